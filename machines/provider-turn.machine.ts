@@ -1,0 +1,207 @@
+import { assign, setup } from "xstate";
+import type { TurnEvent } from "../src/contracts/events.js";
+
+/**
+ * One provider turn (DESIGN.md §1): finalize → normalize IDs → plan → gate → (approve) → run →
+ * packetize → continue. Pure: it is driven with XState's `initialTransition` / `transition`, every
+ * event it receives is a logged turnlog event, and the actions it returns are only *names* that
+ * the runtime interprets — a decision to compute and append, or an effect to perform.
+ */
+
+export interface ProviderTurnInput {
+  turnId: string;
+  turnSeq: number;
+  iteration: number;
+  /** Provider attempts allowed for this turn (1 + retries). */
+  maxAttempts: number;
+}
+
+export interface ProviderTurnContext extends ProviderTurnInput {
+  /** The attempt number of the last `turn.provider.requested`. */
+  attempt: number;
+  /** Calls held for a person's answer. */
+  awaiting: string[];
+  /** Calls cleared to run that have not reached a terminal event. */
+  toRun: string[];
+  /** Calls whose `turn.tool.started` is logged (a started call without an end is in doubt). */
+  started: string[];
+}
+
+/** The names of what the runtime must do after a transition. */
+export type ProviderTurnActionType =
+  | "requestProvider"
+  | "callProvider"
+  | "completeTurn"
+  | "failTurn"
+  | "normalizeToolCalls"
+  | "planToolCalls"
+  | "gateToolCalls"
+  | "awaitApprovals"
+  | "runToolCalls"
+  | "packetizeResults"
+  | "decideContinuation";
+
+const without = (list: readonly string[], item: string) => list.filter((value) => value !== item);
+
+const noop = () => {};
+
+export const providerTurnMachine = setup({
+  types: {
+    context: {} as ProviderTurnContext,
+    input: {} as ProviderTurnInput,
+    events: {} as TurnEvent,
+  },
+  actions: {
+    requestProvider: noop,
+    callProvider: noop,
+    completeTurn: noop,
+    failTurn: noop,
+    normalizeToolCalls: noop,
+    planToolCalls: noop,
+    gateToolCalls: noop,
+    awaitApprovals: noop,
+    runToolCalls: noop,
+    packetizeResults: noop,
+    decideContinuation: noop,
+    recordAnswer: assign(({ context, event }) => {
+      if (event.type !== "turn.approval.granted" && event.type !== "turn.approval.denied") return {};
+      return {
+        awaiting: without(context.awaiting, event.data.callId),
+        toRun: event.type === "turn.approval.granted" ? [...context.toRun, event.data.callId] : context.toRun,
+      };
+    }),
+    recordStarted: assign(({ context, event }) =>
+      event.type === "turn.tool.started" ? { started: [...context.started, event.data.callId] } : {},
+    ),
+    recordTerminal: assign(({ context, event }) => {
+      if (event.type !== "turn.tool.succeeded" && event.type !== "turn.tool.failed" && event.type !== "turn.tool.interrupted") return {};
+      return { toRun: without(context.toRun, event.data.callId) };
+    }),
+  },
+  guards: {
+    respondedWithToolCalls: ({ event }) => event.type === "turn.provider.responded" && event.data.toolCalls.length > 0,
+    retryLeft: ({ context, event }) =>
+      event.type === "turn.provider.failed" && event.data.retryable && context.attempt < context.maxAttempts,
+    anyAsk: ({ event }) =>
+      event.type === "turn.tool_calls.gated" && event.data.decisions.some((decision) => decision.decision === "ask"),
+    anyAllow: ({ event }) =>
+      event.type === "turn.tool_calls.gated" && event.data.decisions.some((decision) => decision.decision === "allow"),
+    lastAnswerWithCallsToRun: ({ context, event }) => {
+      if (event.type !== "turn.approval.granted" && event.type !== "turn.approval.denied") return false;
+      const remaining = without(context.awaiting, event.data.callId);
+      const toRun = event.type === "turn.approval.granted" ? [...context.toRun, event.data.callId] : context.toRun;
+      return remaining.length === 0 && toRun.length > 0;
+    },
+    lastAnswerNothingToRun: ({ context, event }) => {
+      if (event.type !== "turn.approval.granted" && event.type !== "turn.approval.denied") return false;
+      const remaining = without(context.awaiting, event.data.callId);
+      const toRun = event.type === "turn.approval.granted" ? [...context.toRun, event.data.callId] : context.toRun;
+      return remaining.length === 0 && toRun.length === 0;
+    },
+    lastToolTerminal: ({ context, event }) =>
+      (event.type === "turn.tool.succeeded" || event.type === "turn.tool.failed" || event.type === "turn.tool.interrupted") &&
+      context.toRun.length === 1 &&
+      context.toRun[0] === event.data.callId,
+  },
+}).createMachine({
+  id: "providerTurn",
+  context: ({ input }) => ({ ...input, attempt: 0, awaiting: [], toRun: [], started: [] }),
+  initial: "finalizing",
+  // Cancel and unrecoverable errors end the turn from any state.
+  on: {
+    "turn.stopped": ".stopped",
+    "turn.failed": ".failed",
+  },
+  states: {
+    finalizing: {
+      entry: "requestProvider",
+      on: {
+        "turn.provider.requested": {
+          actions: [assign({ attempt: ({ event }) => event.data.attempt }), "callProvider"],
+        },
+        "turn.provider.responded": [
+          { guard: "respondedWithToolCalls", target: "normalizing" },
+          { actions: "completeTurn" },
+        ],
+        "turn.provider.failed": [{ guard: "retryLeft", target: "finalizing", reenter: true }, { actions: "failTurn" }],
+        "turn.completed": "completed",
+      },
+    },
+    normalizing: {
+      entry: "normalizeToolCalls",
+      on: { "turn.tool_calls.normalized": "planning" },
+    },
+    planning: {
+      entry: "planToolCalls",
+      on: { "turn.tool_calls.planned": "gating" },
+    },
+    gating: {
+      entry: "gateToolCalls",
+      on: {
+        "turn.tool_calls.gated": [
+          {
+            guard: "anyAsk",
+            target: "awaitingApproval",
+            actions: assign({
+              awaiting: ({ event }) => event.data.decisions.filter((d) => d.decision === "ask").map((d) => d.callId),
+              toRun: ({ event }) => event.data.decisions.filter((d) => d.decision === "allow").map((d) => d.callId),
+            }),
+          },
+          {
+            guard: "anyAllow",
+            target: "running",
+            actions: assign({
+              toRun: ({ event }) => event.data.decisions.filter((d) => d.decision === "allow").map((d) => d.callId),
+            }),
+          },
+          { target: "packetizing" },
+        ],
+      },
+    },
+    awaitingApproval: {
+      entry: "awaitApprovals",
+      on: {
+        "turn.approval.granted": [
+          { guard: "lastAnswerWithCallsToRun", target: "running", actions: "recordAnswer" },
+          { guard: "lastAnswerNothingToRun", target: "packetizing", actions: "recordAnswer" },
+          { actions: "recordAnswer" },
+        ],
+        "turn.approval.denied": [
+          { guard: "lastAnswerWithCallsToRun", target: "running", actions: "recordAnswer" },
+          { guard: "lastAnswerNothingToRun", target: "packetizing", actions: "recordAnswer" },
+          { actions: "recordAnswer" },
+        ],
+      },
+    },
+    running: {
+      entry: "runToolCalls",
+      on: {
+        "turn.tool.started": { actions: "recordStarted" },
+        "turn.tool.succeeded": [
+          { guard: "lastToolTerminal", target: "packetizing", actions: "recordTerminal" },
+          { actions: "recordTerminal" },
+        ],
+        "turn.tool.failed": [
+          { guard: "lastToolTerminal", target: "packetizing", actions: "recordTerminal" },
+          { actions: "recordTerminal" },
+        ],
+        "turn.tool.interrupted": [
+          { guard: "lastToolTerminal", target: "packetizing", actions: "recordTerminal" },
+          { actions: "recordTerminal" },
+        ],
+      },
+    },
+    packetizing: {
+      entry: "packetizeResults",
+      on: { "turn.results.packetized": "continuing" },
+    },
+    continuing: {
+      entry: "decideContinuation",
+      on: { "turn.continued": "continued" },
+    },
+    completed: { type: "final" },
+    continued: { type: "final" },
+    stopped: { type: "final" },
+    failed: { type: "final" },
+  },
+});

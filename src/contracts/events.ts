@@ -1,0 +1,329 @@
+import { z } from "zod";
+import { BudgetsSchema } from "./budgets.js";
+import { GateDecisionSchema, ApprovalModeSchema, PolicySnapshotSchema } from "./policy.js";
+import {
+  FinishReasonSchema,
+  ProviderFailureKindSchema,
+  ProviderFormatSchema,
+  RawToolCallSchema,
+  UsageSchema,
+} from "./provider.js";
+import { RiskClassSchema } from "./risk.js";
+import { ToolSnapshotSchema } from "./tools.js";
+
+/*
+ * The event catalogue (DESIGN.md §2). One schema per event type; the TypeScript union is inferred
+ * from them. Add fields freely; rename nothing without a schema version bump.
+ */
+
+const turnId = z.string().min(1);
+const callId = z.string().min(1);
+
+function event<const Type extends string, Data extends z.ZodType>(type: Type, data: Data) {
+  return z.object({ type: z.literal(type), data });
+}
+
+export const SessionStartedSchema = event(
+  "session.started",
+  z.object({
+    sessionId: z.string().min(1),
+    policy: PolicySnapshotSchema,
+    tools: z.array(ToolSnapshotSchema),
+    budgets: BudgetsSchema,
+    concurrency: z.number().int().positive(),
+    provider: z.object({
+      id: z.string(),
+      format: ProviderFormatSchema,
+      /** Provider attempts allowed per turn (1 + retries of retryable failures). */
+      maxAttempts: z.number().int().positive(),
+    }),
+  }),
+);
+
+export const SessionConfigChangedSchema = event(
+  "session.config.changed",
+  z.object({
+    policy: PolicySnapshotSchema.optional(),
+    tools: z.array(ToolSnapshotSchema).optional(),
+    budgets: BudgetsSchema.optional(),
+  }),
+);
+
+export const UserMessageAddedSchema = event("session.user_message.added", z.object({ content: z.string() }));
+
+export const TurnStartedSchema = event(
+  "turn.started",
+  z.object({
+    turnId,
+    /** 1-based sequence number of the turn in the session. */
+    turnSeq: z.number().int().positive(),
+    /** 1-based provider iteration within the current user message. */
+    iteration: z.number().int().positive(),
+  }),
+);
+
+export const ProviderRequestedSchema = event(
+  "turn.provider.requested",
+  z.object({
+    turnId,
+    attempt: z.number().int().positive(),
+    providerId: z.string(),
+    format: ProviderFormatSchema,
+    messageCount: z.number().int().nonnegative(),
+    toolNames: z.array(z.string()),
+  }),
+);
+
+export const ProviderRespondedSchema = event(
+  "turn.provider.responded",
+  z.object({
+    turnId,
+    attempt: z.number().int().positive(),
+    content: z.string(),
+    toolCalls: z.array(RawToolCallSchema),
+    finishReason: FinishReasonSchema,
+    usage: UsageSchema.optional(),
+    /** Provider replay echo (e.g. `reasoning_content`), kept only for native replay. */
+    echo: z.record(z.string(), z.unknown()).optional(),
+  }),
+);
+
+export const ProviderFailedSchema = event(
+  "turn.provider.failed",
+  z.object({
+    turnId,
+    attempt: z.number().int().positive(),
+    kind: ProviderFailureKindSchema,
+    retryable: z.boolean(),
+    message: z.string().optional(),
+    status: z.number().int().optional(),
+  }),
+);
+
+export const NormalizedCallSchema = z.object({
+  index: z.number().int().nonnegative(),
+  id: callId,
+  idSource: z.enum(["provider", "derived"]),
+  /** The provider's own ID, when it gave one (kept even when turnlog derived another). */
+  providerId: z.string().optional(),
+  name: z.string(),
+  argumentsText: z.string().optional(),
+  argumentsRedacted: z.boolean().optional(),
+});
+export type NormalizedCall = z.infer<typeof NormalizedCallSchema>;
+
+export const ToolCallsNormalizedSchema = event(
+  "turn.tool_calls.normalized",
+  z.object({
+    turnId,
+    content: z.string(),
+    calls: z.array(NormalizedCallSchema),
+    nativeReplaySafe: z.boolean(),
+    unsafeReasons: z.array(z.string()),
+  }),
+);
+
+export const RejectionReasonSchema = z.enum([
+  "unknown-tool",
+  "missing-name",
+  "missing-arguments",
+  "malformed-arguments",
+  "not-an-object",
+  "schema-invalid",
+  "duplicate-id",
+  "over-budget",
+]);
+export type RejectionReason = z.infer<typeof RejectionReasonSchema>;
+
+export const ToolPlanSchema = z.object({
+  callId,
+  status: z.enum(["planned", "rejected"]),
+  tool: z.string().optional(),
+  input: z.unknown().optional(),
+  reason: RejectionReasonSchema.optional(),
+  /** Model-readable explanation of a rejection (zod issues, parse error). */
+  issues: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
+});
+export type ToolPlan = z.infer<typeof ToolPlanSchema>;
+
+export const ToolCallsPlannedSchema = event("turn.tool_calls.planned", z.object({ turnId, plans: z.array(ToolPlanSchema) }));
+
+export const GateDecisionRecordSchema = z.object({
+  callId,
+  decision: GateDecisionSchema,
+  /** The rule that decided, e.g. `mode:ask`, `hard-block:unknown-tool`, `deny:tool=rm`. */
+  rule: z.string(),
+  riskClass: RiskClassSchema.nullable(),
+  /** SHA-256 of tool name + canonical arguments: an approval binds to it. */
+  fingerprint: z.string(),
+});
+export type GateDecisionRecord = z.infer<typeof GateDecisionRecordSchema>;
+
+export const ToolCallsGatedSchema = event(
+  "turn.tool_calls.gated",
+  z.object({ turnId, approvalMode: ApprovalModeSchema, decisions: z.array(GateDecisionRecordSchema) }),
+);
+
+const approval = z.object({
+  turnId,
+  callId,
+  fingerprint: z.string(),
+  by: z.string(),
+  note: z.string().optional(),
+  scope: z.enum(["call"]).default("call"),
+});
+export const ApprovalGrantedSchema = event("turn.approval.granted", approval);
+export const ApprovalDeniedSchema = event("turn.approval.denied", approval);
+
+export const ToolStartedSchema = event(
+  "turn.tool.started",
+  z.object({
+    turnId,
+    callId,
+    tool: z.string(),
+    /** Index of the execution segment (calls of one group may overlap). */
+    group: z.number().int().nonnegative(),
+  }),
+);
+
+export const ToolSucceededSchema = event(
+  "turn.tool.succeeded",
+  z.object({
+    turnId,
+    callId,
+    output: z.string(),
+    metadata: z.record(z.string(), z.unknown()).optional(),
+    durationMs: z.number().nonnegative(),
+  }),
+);
+
+export const ToolFailedSchema = event(
+  "turn.tool.failed",
+  z.object({
+    turnId,
+    callId,
+    code: z.string(),
+    message: z.string(),
+    durationMs: z.number().nonnegative(),
+  }),
+);
+
+export const ToolInterruptedSchema = event("turn.tool.interrupted", z.object({ turnId, callId }));
+
+export const PacketSchema = z.object({
+  callId,
+  tool: z.string(),
+  ok: z.boolean(),
+  /** What the model sees as the tool result. */
+  content: z.string(),
+  truncated: z.boolean(),
+  originalChars: z.number().int().nonnegative(),
+  errorCode: z.string().optional(),
+});
+export type Packet = z.infer<typeof PacketSchema>;
+
+export const ResultsPacketizedSchema = event("turn.results.packetized", z.object({ turnId, packets: z.array(PacketSchema) }));
+
+export const TurnCompletedSchema = event("turn.completed", z.object({ turnId, text: z.string() }));
+export const TurnContinuedSchema = event("turn.continued", z.object({ turnId, reason: z.string() }));
+export const TurnStoppedSchema = event("turn.stopped", z.object({ turnId, reason: z.string() }));
+export const TurnFailedSchema = event(
+  "turn.failed",
+  z.object({ turnId, reason: z.string(), message: z.string().optional() }),
+);
+
+export const HistoryCompactedSchema = event(
+  "session.history.compacted",
+  z.object({
+    /** Units recorded before this stream position are replaced by the summary. */
+    beforePosition: z.number().int().positive(),
+    summary: z.string(),
+    unitsSummarized: z.number().int().nonnegative(),
+  }),
+);
+
+export const DiagnosticRecordedSchema = event(
+  "session.diagnostic.recorded",
+  z.object({
+    name: z.enum([
+      "structured-tool-history-selected",
+      "structured-tool-history-repaired",
+      "structured-tool-history-skipped",
+      "structured-tool-history-serialized",
+    ]),
+    counts: z.record(z.string(), z.number().int().nonnegative()),
+    reasons: z.array(z.string().regex(/^[a-z_]+$/)),
+  }),
+);
+
+/** Every event schema, keyed by type, with its kind: input (recorded) or decision (recomputable). */
+export const eventCatalogue = {
+  "session.started": { schema: SessionStartedSchema, kind: "input", summary: "a session began, with the policy, tools and budgets in force" },
+  "session.config.changed": { schema: SessionConfigChangedSchema, kind: "input", summary: "a new policy, tool set or budgets for later turns" },
+  "session.user_message.added": { schema: UserMessageAddedSchema, kind: "input", summary: "the user said something" },
+  "turn.started": { schema: TurnStartedSchema, kind: "decision", summary: "a provider turn began" },
+  "turn.provider.requested": { schema: ProviderRequestedSchema, kind: "decision", summary: "the provider is about to be called (write-ahead)" },
+  "turn.provider.responded": { schema: ProviderRespondedSchema, kind: "input", summary: "the provider's finalized response" },
+  "turn.provider.failed": { schema: ProviderFailedSchema, kind: "input", summary: "a provider attempt failed" },
+  "turn.tool_calls.normalized": { schema: ToolCallsNormalizedSchema, kind: "decision", summary: "the persisted provider tool-call turn with stable call IDs" },
+  "turn.tool_calls.planned": { schema: ToolCallsPlannedSchema, kind: "decision", summary: "each call planned against its tool's schema, or rejected as data" },
+  "turn.tool_calls.gated": { schema: ToolCallsGatedSchema, kind: "decision", summary: "the gate's decision and deciding rule for each planned call" },
+  "turn.approval.granted": { schema: ApprovalGrantedSchema, kind: "input", summary: "a person approved a held call" },
+  "turn.approval.denied": { schema: ApprovalDeniedSchema, kind: "input", summary: "a person denied a held call" },
+  "turn.tool.started": { schema: ToolStartedSchema, kind: "decision", summary: "a tool is about to run (write-ahead)" },
+  "turn.tool.succeeded": { schema: ToolSucceededSchema, kind: "input", summary: "a tool returned" },
+  "turn.tool.failed": { schema: ToolFailedSchema, kind: "input", summary: "a tool threw, timed out or returned garbage" },
+  "turn.tool.interrupted": { schema: ToolInterruptedSchema, kind: "input", summary: "recovery found a tool that started but never ended" },
+  "turn.results.packetized": { schema: ResultsPacketizedSchema, kind: "decision", summary: "the model-visible results, in call order" },
+  "turn.completed": { schema: TurnCompletedSchema, kind: "decision", summary: "the model answered without tool calls" },
+  "turn.continued": { schema: TurnContinuedSchema, kind: "decision", summary: "another provider turn follows" },
+  "turn.stopped": { schema: TurnStoppedSchema, kind: "decision", summary: "the loop stopped (budget, cancel, refusal)" },
+  "turn.failed": { schema: TurnFailedSchema, kind: "decision", summary: "the turn could not go on" },
+  "session.history.compacted": { schema: HistoryCompactedSchema, kind: "decision", summary: "older history units replaced by a summary" },
+  "session.diagnostic.recorded": { schema: DiagnosticRecordedSchema, kind: "decision", summary: "counts and reason enums about a history build" },
+} as const;
+
+export type TurnlogEventType = keyof typeof eventCatalogue;
+export const eventTypes = Object.keys(eventCatalogue) as TurnlogEventType[];
+
+export const TurnlogEventSchema = z.discriminatedUnion("type", [
+  SessionStartedSchema,
+  SessionConfigChangedSchema,
+  UserMessageAddedSchema,
+  TurnStartedSchema,
+  ProviderRequestedSchema,
+  ProviderRespondedSchema,
+  ProviderFailedSchema,
+  ToolCallsNormalizedSchema,
+  ToolCallsPlannedSchema,
+  ToolCallsGatedSchema,
+  ApprovalGrantedSchema,
+  ApprovalDeniedSchema,
+  ToolStartedSchema,
+  ToolSucceededSchema,
+  ToolFailedSchema,
+  ToolInterruptedSchema,
+  ResultsPacketizedSchema,
+  TurnCompletedSchema,
+  TurnContinuedSchema,
+  TurnStoppedSchema,
+  TurnFailedSchema,
+  HistoryCompactedSchema,
+  DiagnosticRecordedSchema,
+]);
+
+/** Any turnlog event: `{ type, data }`, discriminated on `type`. */
+export type TurnlogEvent = z.infer<typeof TurnlogEventSchema>;
+/** The event of one type. */
+export type EventOf<Type extends TurnlogEventType> = Extract<TurnlogEvent, { type: Type }>;
+/** The events that belong to one provider turn (they all carry `turnId`). */
+export type TurnEvent = Extract<TurnlogEvent, { type: `turn.${string}` }>;
+
+export function isDecisionEvent(type: string): boolean {
+  return Object.hasOwn(eventCatalogue, type) && eventCatalogue[type as TurnlogEventType].kind === "decision";
+}
+
+/** Validates an event against the catalogue; throws a `ZodError` naming the bad field. */
+export function parseEvent(value: unknown): TurnlogEvent {
+  return TurnlogEventSchema.parse(value);
+}

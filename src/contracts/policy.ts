@@ -1,0 +1,31 @@
+import { z } from "zod";
+import { RiskClassSchema } from "./risk.js";
+
+export const ApprovalModeSchema = z.enum(["read-only", "ask", "auto-edit", "full-auto"]);
+export type ApprovalMode = z.infer<typeof ApprovalModeSchema>;
+
+/** An explicit `deny` or `allow` rule, matched by tool name and/or risk class. */
+export const PolicyRuleSchema = z.object({
+  tool: z.string().optional(),
+  risk: RiskClassSchema.optional(),
+  reason: z.string().optional(),
+});
+export type PolicyRule = z.infer<typeof PolicyRuleSchema>;
+
+/** The policy in force for a session: recorded in `session.started` so replays use it. */
+export const PolicySnapshotSchema = z.object({
+  approvalMode: ApprovalModeSchema,
+  workspace: z.object({ root: z.string(), trusted: z.boolean() }),
+  deny: z.array(PolicyRuleSchema),
+  allow: z.array(PolicyRuleSchema),
+  blockedRiskClasses: z.array(RiskClassSchema),
+});
+export type PolicySnapshot = z.infer<typeof PolicySnapshotSchema>;
+
+/** What a host may pass: every field optional, merged over the defaults. */
+export type PolicyInput = Partial<Omit<PolicySnapshot, "workspace">> & {
+  workspace?: Partial<PolicySnapshot["workspace"]>;
+};
+
+export const GateDecisionSchema = z.enum(["allow", "ask", "deny", "block"]);
+export type GateDecision = z.infer<typeof GateDecisionSchema>;

@@ -1,0 +1,22 @@
+import { z } from "zod";
+import { RiskClassSchema } from "./risk.js";
+
+/**
+ * What `session.started` records of each tool: enough to tell, at replay, whether the tool set
+ * a decision was made under is the one in force now.
+ */
+export const ToolSnapshotSchema = z.object({
+  name: z.string(),
+  description: z.string(),
+  riskClass: RiskClassSchema,
+  /** SHA-256 of the canonical JSON Schema of the tool's input. */
+  schemaDigest: z.string(),
+  flags: z.object({
+    serial: z.boolean(),
+    idempotent: z.boolean(),
+    command: z.boolean(),
+  }),
+  maxResultChars: z.number().int().positive(),
+  timeoutMs: z.number().int().positive(),
+});
+export type ToolSnapshot = z.infer<typeof ToolSnapshotSchema>;

@@ -1,0 +1,62 @@
+/**
+ * turnlog: an event-sourced runtime for the tool path of an LLM agent. Public names only; the
+ * list is a contract (DESIGN.md §11).
+ */
+export { createRuntime } from "./runtime/create-runtime.js";
+export type { Runtime, RuntimeOptions } from "./runtime/create-runtime.js";
+export { Session } from "./runtime/session.js";
+export type { ApprovalAnswer } from "./runtime/session.js";
+export { ProviderTurnLoop } from "./runtime/provider-turn-loop.js";
+export type { PendingApproval, SendOutcome } from "./runtime/provider-turn-loop.js";
+
+export { defineTool } from "./tools/define-tool.js";
+export type { ToolContext, ToolDefinition, ToolOptions, ToolResult } from "./tools/define-tool.js";
+export { ToolRegistry } from "./tools/tool-registry.js";
+export type { ProviderToolSchema } from "./tools/tool-registry.js";
+export { stableToolCallId } from "./tools/stable-tool-call-id.js";
+export { planToolCalls } from "./tools/tool-call-planner.js";
+export { gateToolCall } from "./policy/gate.js";
+export { callFingerprint } from "./policy/fingerprint.js";
+
+export { MemoryEventLog } from "./log/memory-event-log.js";
+export { LevelEventLog } from "./log/level-event-log.js";
+export type {
+  AppendOptions,
+  AppendResult,
+  Clock,
+  EventLog,
+  EventToAppend,
+  IdSource,
+  ReadAllOptions,
+  ReadStreamOptions,
+  RecordedEvent,
+  RecordedEventMeta,
+  VerifyReport,
+} from "./log/event-log.js";
+
+export {
+  ExpectedVersionConflictError,
+  NO_CONCURRENCY_CHECK,
+  STREAM_DOES_NOT_EXIST,
+  STREAM_EXISTS,
+} from "./errors/expected-version-conflict-error.js";
+export type { ExpectedStreamVersion } from "./errors/expected-version-conflict-error.js";
+export { TurnlogError } from "./errors/turnlog-error.js";
+export { LogLockedError } from "./errors/log-locked-error.js";
+export { LogClosedError } from "./errors/log-closed-error.js";
+export { SessionStateError, UnknownSessionError } from "./errors/session-state-error.js";
+export { ProviderError } from "./providers/provider.js";
+export type { FinalizedResponse, FinalizedToolCall, Provider, ProviderRequest } from "./providers/provider.js";
+
+export { sessionStateProjection } from "./projections/session-state.js";
+export type { CallState, SessionMessage, SessionState, TurnState } from "./projections/session-state.js";
+export type { Divergence, ReplayReport } from "./replay/replay-verifier.js";
+
+export { eventCatalogue, eventTypes, parseEvent, TurnlogEventSchema } from "./contracts/events.js";
+export type { EventOf, TurnlogEvent, TurnlogEventType } from "./contracts/events.js";
+export { defaultBudgets } from "./contracts/budgets.js";
+export type { Budgets } from "./contracts/budgets.js";
+export type { ApprovalMode, GateDecision, PolicyInput, PolicyRule, PolicySnapshot } from "./contracts/policy.js";
+export { riskClasses } from "./contracts/risk.js";
+export type { RiskClass } from "./contracts/risk.js";
+export type { FinishReason, ProviderFormat } from "./contracts/provider.js";

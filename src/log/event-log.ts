@@ -1,0 +1,118 @@
+import type { ExpectedStreamVersion } from "../errors/expected-version-conflict-error.js";
+
+/** A JSON value: what an event's data may hold (it is hashed as RFC 8785 canonical JSON). */
+export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+
+/** An event as a caller hands it to `appendToStream`. */
+export interface EventToAppend<Type extends string = string, Data = unknown> {
+  type: Type;
+  data: Data;
+  metadata?: {
+    /** Overrides the log's ID source (e.g. when copying events in a fork). */
+    eventId?: string;
+    causationId?: string;
+    schemaVersion?: number;
+  };
+}
+
+/** What the log adds to every event it stores. */
+export interface RecordedEventMeta {
+  eventId: string;
+  stream: string;
+  /** 1-based position within the stream. */
+  streamPosition: number;
+  /** 1-based position across every stream of the log. */
+  globalPosition: number;
+  /** ISO-8601 time from the log's injected clock. */
+  recordedAt: string;
+  schemaVersion: number;
+  causationId?: string;
+  /** The hash of the previous event of the same stream ("" for the first). */
+  prevHash: string;
+  /** SHA-256 (hex) over prevHash and the canonical JSON of this event without `hash`. */
+  hash: string;
+}
+
+export interface RecordedEvent<Type extends string = string, Data = unknown> {
+  type: Type;
+  data: Data;
+  meta: RecordedEventMeta;
+}
+
+export interface AppendOptions {
+  /** Default: NO_CONCURRENCY_CHECK. */
+  expectedStreamVersion?: ExpectedStreamVersion;
+  /**
+   * `false` lets a `sync` log skip the fsync for this append; the next synced append makes it
+   * durable, since the log is written in order. Ignored by `relaxed` logs (never synced).
+   */
+  durable?: boolean;
+}
+
+export interface AppendResult {
+  nextExpectedStreamVersion: number;
+  lastGlobalPosition: number;
+  /** The events as recorded (with their meta), so a caller can fold them without reading back. */
+  events: RecordedEvent[];
+}
+
+export interface ReadStreamOptions {
+  /** Inclusive, 1-based. Default 1 (forwards) or the last position (backwards). */
+  from?: number;
+  /** Inclusive, 1-based. */
+  to?: number;
+  maxCount?: number;
+  direction?: "forwards" | "backwards";
+}
+
+export interface ReadAllOptions {
+  /** Global position to start after (exclusive). Default 0. */
+  after?: number;
+  limit?: number;
+}
+
+export interface SubscribeOptions {
+  /** Only events of this stream. */
+  stream?: string;
+}
+
+export interface VerifyReport {
+  ok: boolean;
+  /** Number of events checked. */
+  checked: number;
+  /** Stream position of the first bad event in `stream`. */
+  firstBadPosition?: number;
+  stream?: string;
+  reason?: string;
+}
+
+/** Injected time source: milliseconds since the epoch. */
+export interface Clock {
+  now(): number;
+}
+
+/** Injected ID source. */
+export interface IdSource {
+  next(): string;
+}
+
+/**
+ * The append-only event log every turnlog backend implements. Streams are append-only
+ * sequences of events; positions are plain 1-based integers; each stream is hash-chained.
+ */
+export interface EventLog {
+  appendToStream(stream: string, events: readonly EventToAppend[], options?: AppendOptions): Promise<AppendResult>;
+  /** Events of one stream, bounded by `maxCount`. An unknown stream reads as `[]`. */
+  readStream(stream: string, options?: ReadStreamOptions): Promise<RecordedEvent[]>;
+  /** Every event in global order; streams, never loads the whole log. */
+  readAll(options?: ReadAllOptions): AsyncIterable<RecordedEvent>;
+  /** The stream's current version: 0 when it does not exist. */
+  streamVersion(stream: string): Promise<number>;
+  streamExists(stream: string): Promise<boolean>;
+  listStreams(): Promise<string[]>;
+  /** Live tail: the listener sees each event appended after subscribing, in global order. */
+  subscribe(listener: (event: RecordedEvent) => void, options?: SubscribeOptions): () => void;
+  /** Walks every stream's hash chain (or one stream's) and reports the first bad position. */
+  verify(options?: { stream?: string }): Promise<VerifyReport>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,13 @@
+import type { PolicyInput, PolicySnapshot } from "../contracts/policy.js";
+import { PolicySnapshotSchema } from "../contracts/policy.js";
+
+/** `ask` mode, an untrusted workspace at the current directory, no rules, `sandbox-escape` blocked. */
+export function resolvePolicy(input: PolicyInput = {}, cwd: string = process.cwd()): PolicySnapshot {
+  return PolicySnapshotSchema.parse({
+    approvalMode: input.approvalMode ?? "ask",
+    workspace: { root: input.workspace?.root ?? cwd, trusted: input.workspace?.trusted ?? false },
+    deny: input.deny ?? [],
+    allow: input.allow ?? [],
+    blockedRiskClasses: input.blockedRiskClasses ?? ["sandbox-escape"],
+  });
+}

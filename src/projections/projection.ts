@@ -1,0 +1,25 @@
+import { produce, type Draft } from "immer";
+import type { RecordedEvent } from "../log/event-log.js";
+
+/**
+ * A projection: state rebuilt from the log by evolving one event at a time (with immer, so old
+ * states stay cheap and frozen). Snapshots of a projection are caches that can be thrown away.
+ */
+export interface Projection<State> {
+  name: string;
+  version: number;
+  initialState(): State;
+  evolve(draft: Draft<State>, event: RecordedEvent): void;
+}
+
+/** Evolves a state by one event, returning a new frozen state (the old one is untouched). */
+export function applyEvent<State>(projection: Projection<State>, state: State, event: RecordedEvent): State {
+  return produce(state, (draft) => projection.evolve(draft, event));
+}
+
+/** Folds events into a projection's state from its initial state (or a given one). */
+export function foldEvents<State>(projection: Projection<State>, events: Iterable<RecordedEvent>, from?: State): State {
+  let state = from ?? projection.initialState();
+  for (const event of events) state = applyEvent(projection, state, event);
+  return state;
+}

@@ -1,0 +1,343 @@
+import { enableMapSet } from "immer";
+import type { Budgets } from "../contracts/budgets.js";
+import type { EventOf, Packet, RejectionReason, TurnlogEvent } from "../contracts/events.js";
+import type { GateDecision, PolicySnapshot } from "../contracts/policy.js";
+import type { ProviderFormat } from "../contracts/provider.js";
+import type { RiskClass } from "../contracts/risk.js";
+import type { ToolSnapshot } from "../contracts/tools.js";
+import type { RecordedEvent } from "../log/event-log.js";
+import type { Projection } from "./projection.js";
+
+// Calls and counters live in Maps: keys come from models and providers, and a Map never lets
+// `__proto__` reach a prototype.
+enableMapSet();
+
+/** A message in the familiar session-message shape (DESIGN.md §4). */
+export type SessionMessage =
+  | { role: "user"; content: string }
+  | {
+      role: "agent";
+      content: string;
+      metadata: {
+        kind: "provider-tool-call-turn";
+        turnId: string;
+        providerToolCalls: { id: string; name: string; argumentsText?: string; argumentsRedacted?: boolean }[];
+        nativeReplaySafe: boolean;
+      };
+    }
+  | { role: "tool"; content: string; metadata: { tool_call_id: string; tool_name: string; ok: boolean } }
+  | { role: "agent"; content: string; metadata?: undefined };
+
+export type CallStatus =
+  | "proposed"
+  | "planned"
+  | "rejected"
+  | "allowed"
+  | "awaiting-approval"
+  | "denied"
+  | "blocked"
+  | "running"
+  | "succeeded"
+  | "failed"
+  | "interrupted";
+
+export interface CallState {
+  callId: string;
+  turnId: string;
+  index: number;
+  name: string;
+  argumentsText?: string;
+  status: CallStatus;
+  input?: unknown;
+  rejection?: { reason: RejectionReason; issues?: { path: string; message: string }[] };
+  decision?: { decision: GateDecision; rule: string; riskClass: RiskClass | null; fingerprint: string };
+  approval?: { granted: boolean; by: string; note?: string; scope: string };
+  result?: { kind: "succeeded"; output: string } | { kind: "failed"; code: string; message: string } | { kind: "interrupted" };
+  packet?: Packet;
+  startedAt?: string;
+  endedAt?: string;
+  durationMs?: number;
+  /** Stream position of the last event about this call. */
+  position: number;
+}
+
+export type TurnStatus = "active" | "completed" | "continued" | "stopped" | "failed";
+
+export interface TurnState {
+  turnId: string;
+  turnSeq: number;
+  iteration: number;
+  status: TurnStatus;
+  /** Last provider attempt requested. */
+  attempt: number;
+  response?: EventOf<"turn.provider.responded">["data"];
+  failures: { kind: string; retryable: boolean; message?: string }[];
+  callIds: string[];
+  text?: string;
+  reason?: string;
+  /** Stream position of `turn.started`. */
+  startPosition: number;
+}
+
+export interface SessionOutcome {
+  status: "completed" | "awaiting-approval" | "stopped" | "failed";
+  text?: string;
+  reason?: string;
+}
+
+export interface SessionState {
+  sessionId: string;
+  policy: PolicySnapshot | null;
+  tools: ToolSnapshot[];
+  budgets: Budgets | null;
+  concurrency: number;
+  provider: { id: string; format: ProviderFormat; maxAttempts: number } | null;
+  messages: SessionMessage[];
+  turns: TurnState[];
+  calls: Map<string, CallState>;
+  /** Counters for the current user message (budgets are per user message). */
+  current: {
+    userMessages: number;
+    iterations: number;
+    toolCalls: number;
+    startedAt: string | null;
+    /** (tool, error code) → count of failures, rejections, denials and blocks. */
+    failures: Map<string, number>;
+  };
+  totals: { turns: number; toolCalls: number; inputTokens: number; outputTokens: number };
+  lastOutcome: SessionOutcome | null;
+  /** Stream position of the last event folded. */
+  position: number;
+  lastRecordedAt: string | null;
+}
+
+function initialState(): SessionState {
+  return {
+    sessionId: "",
+    policy: null,
+    tools: [],
+    budgets: null,
+    concurrency: 4,
+    provider: null,
+    messages: [],
+    turns: [],
+    calls: new Map(),
+    current: { userMessages: 0, iterations: 0, toolCalls: 0, startedAt: null, failures: new Map() },
+    totals: { turns: 0, toolCalls: 0, inputTokens: 0, outputTokens: 0 },
+    lastOutcome: null,
+    position: 0,
+    lastRecordedAt: null,
+  };
+}
+
+type Draft = import("immer").Draft<SessionState>;
+
+function turnOf(draft: Draft, turnId: string) {
+  // The active turn is nearly always the last one; search from the end.
+  for (let index = draft.turns.length - 1; index >= 0; index -= 1) {
+    const turn = draft.turns[index];
+    if (turn?.turnId === turnId) return turn;
+  }
+  throw new Error(`session projection: event for unknown turn ${turnId}`);
+}
+
+function callOf(draft: Draft, callId: string) {
+  const call = draft.calls.get(callId);
+  if (call === undefined) throw new Error(`session projection: event for unknown call ${callId}`);
+  return call;
+}
+
+function countFailure(draft: Draft, tool: string, code: string) {
+  const key = `${tool}\u0000${code}`;
+  draft.current.failures.set(key, (draft.current.failures.get(key) ?? 0) + 1);
+}
+
+function evolve(draft: Draft, recorded: RecordedEvent): void {
+  const event = recorded as unknown as TurnlogEvent & { meta: RecordedEvent["meta"] };
+  const position = recorded.meta.streamPosition;
+  draft.position = position;
+  draft.lastRecordedAt = recorded.meta.recordedAt;
+  switch (event.type) {
+    case "session.started": {
+      const { sessionId, policy, tools, budgets, concurrency, provider } = event.data;
+      Object.assign(draft, { sessionId, policy, tools, budgets, concurrency, provider });
+      return;
+    }
+    case "session.config.changed": {
+      if (event.data.policy) draft.policy = event.data.policy;
+      if (event.data.tools) draft.tools = event.data.tools;
+      if (event.data.budgets) draft.budgets = event.data.budgets;
+      return;
+    }
+    case "session.user_message.added": {
+      draft.messages.push({ role: "user", content: event.data.content });
+      draft.current = { userMessages: draft.current.userMessages + 1, iterations: 0, toolCalls: 0, startedAt: recorded.meta.recordedAt, failures: new Map() };
+      draft.lastOutcome = null;
+      return;
+    }
+    case "turn.started": {
+      draft.turns.push({ ...event.data, status: "active", attempt: 0, failures: [], callIds: [], startPosition: position });
+      draft.current.iterations = event.data.iteration;
+      draft.totals.turns += 1;
+      return;
+    }
+    case "turn.provider.requested": {
+      turnOf(draft, event.data.turnId).attempt = event.data.attempt;
+      return;
+    }
+    case "turn.provider.responded": {
+      turnOf(draft, event.data.turnId).response = event.data;
+      draft.totals.inputTokens += event.data.usage?.inputTokens ?? 0;
+      draft.totals.outputTokens += event.data.usage?.outputTokens ?? 0;
+      return;
+    }
+    case "turn.provider.failed": {
+      const { kind, retryable, message } = event.data;
+      turnOf(draft, event.data.turnId).failures.push(message === undefined ? { kind, retryable } : { kind, retryable, message });
+      return;
+    }
+    case "turn.tool_calls.normalized": {
+      const turn = turnOf(draft, event.data.turnId);
+      draft.messages.push({
+        role: "agent",
+        content: event.data.content,
+        metadata: {
+          kind: "provider-tool-call-turn",
+          turnId: event.data.turnId,
+          providerToolCalls: event.data.calls.map(({ id, name, argumentsText, argumentsRedacted }) => ({
+            id,
+            name,
+            ...(argumentsRedacted ? { argumentsRedacted } : { argumentsText: argumentsText ?? "" }),
+          })),
+          nativeReplaySafe: event.data.nativeReplaySafe,
+        },
+      });
+      for (const call of event.data.calls) {
+        turn.callIds.push(call.id);
+        const state: CallState = { callId: call.id, turnId: turn.turnId, index: call.index, name: call.name, status: "proposed", position };
+        if (call.argumentsText !== undefined) state.argumentsText = call.argumentsText;
+        draft.calls.set(call.id, state);
+      }
+      draft.current.toolCalls += event.data.calls.length;
+      draft.totals.toolCalls += event.data.calls.length;
+      return;
+    }
+    case "turn.tool_calls.planned": {
+      for (const plan of event.data.plans) {
+        const call = callOf(draft, plan.callId);
+        call.position = position;
+        if (plan.status === "planned") {
+          call.status = "planned";
+          call.input = plan.input;
+        } else {
+          call.status = "rejected";
+          call.rejection = plan.issues ? { reason: plan.reason ?? "schema-invalid", issues: plan.issues } : { reason: plan.reason ?? "schema-invalid" };
+          countFailure(draft, call.name, `rejected:${call.rejection.reason}`);
+        }
+      }
+      return;
+    }
+    case "turn.tool_calls.gated": {
+      for (const { callId, decision, rule, riskClass, fingerprint } of event.data.decisions) {
+        const call = callOf(draft, callId);
+        call.position = position;
+        call.decision = { decision, rule, riskClass, fingerprint };
+        call.status = { allow: "allowed", ask: "awaiting-approval", deny: "denied", block: "blocked" }[decision] as CallStatus;
+        if (decision === "deny" || decision === "block") countFailure(draft, call.name, decision);
+      }
+      return;
+    }
+    case "turn.approval.granted":
+    case "turn.approval.denied": {
+      const call = callOf(draft, event.data.callId);
+      const granted = event.type === "turn.approval.granted";
+      call.position = position;
+      call.approval = { granted, by: event.data.by, scope: event.data.scope, ...(event.data.note !== undefined ? { note: event.data.note } : {}) };
+      call.status = granted ? "allowed" : "denied";
+      if (!granted) countFailure(draft, call.name, "denied-by-user");
+      return;
+    }
+    case "turn.tool.started": {
+      const call = callOf(draft, event.data.callId);
+      call.position = position;
+      call.status = "running";
+      call.startedAt = recorded.meta.recordedAt;
+      return;
+    }
+    case "turn.tool.succeeded": {
+      const call = callOf(draft, event.data.callId);
+      Object.assign(call, { position, status: "succeeded", result: { kind: "succeeded", output: event.data.output }, endedAt: recorded.meta.recordedAt, durationMs: event.data.durationMs });
+      return;
+    }
+    case "turn.tool.failed": {
+      const call = callOf(draft, event.data.callId);
+      Object.assign(call, {
+        position,
+        status: "failed",
+        result: { kind: "failed", code: event.data.code, message: event.data.message },
+        endedAt: recorded.meta.recordedAt,
+        durationMs: event.data.durationMs,
+      });
+      countFailure(draft, call.name, event.data.code);
+      return;
+    }
+    case "turn.tool.interrupted": {
+      const call = callOf(draft, event.data.callId);
+      Object.assign(call, { position, status: "interrupted", result: { kind: "interrupted" }, endedAt: recorded.meta.recordedAt });
+      return;
+    }
+    case "turn.results.packetized": {
+      for (const packet of event.data.packets) {
+        const call = callOf(draft, packet.callId);
+        call.packet = packet;
+        draft.messages.push({ role: "tool", content: packet.content, metadata: { tool_call_id: packet.callId, tool_name: packet.tool, ok: packet.ok } });
+      }
+      return;
+    }
+    case "turn.completed": {
+      const turn = turnOf(draft, event.data.turnId);
+      turn.status = "completed";
+      turn.text = event.data.text;
+      draft.messages.push({ role: "agent", content: event.data.text });
+      draft.lastOutcome = { status: "completed", text: event.data.text };
+      return;
+    }
+    case "turn.continued": {
+      const turn = turnOf(draft, event.data.turnId);
+      turn.status = "continued";
+      turn.reason = event.data.reason;
+      return;
+    }
+    case "turn.stopped":
+    case "turn.failed": {
+      const turn = turnOf(draft, event.data.turnId);
+      turn.status = event.type === "turn.stopped" ? "stopped" : "failed";
+      turn.reason = event.data.reason;
+      draft.lastOutcome = { status: turn.status as "stopped" | "failed", reason: event.data.reason };
+      return;
+    }
+    case "session.history.compacted":
+    case "session.diagnostic.recorded":
+      return;
+    default: {
+      const unknown: never = event;
+      throw new Error(`session projection: unknown event ${(unknown as { type: string }).type}`);
+    }
+  }
+}
+
+/** The session-state projection: messages, turns, calls, pending approvals, budget counters. */
+export const sessionStateProjection: Projection<SessionState> = { name: "session-state", version: 1, initialState, evolve };
+
+/** The turn still in progress, if any. */
+export function activeTurn(state: SessionState): TurnState | undefined {
+  const last = state.turns.at(-1);
+  return last?.status === "active" ? last : undefined;
+}
+
+/** Calls held for a person's answer, in call order. */
+export function pendingApprovals(state: SessionState): CallState[] {
+  const turn = activeTurn(state);
+  if (turn === undefined) return [];
+  return turn.callIds.map((id) => state.calls.get(id)).filter((call): call is CallState => call?.status === "awaiting-approval");
+}

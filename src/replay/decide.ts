@@ -1,0 +1,220 @@
+import type { Budgets } from "../contracts/budgets.js";
+import type { TurnlogEvent } from "../contracts/events.js";
+import type { PolicySnapshot } from "../contracts/policy.js";
+import { buildProviderMessages } from "../history/provider-messages.js";
+import { gateToolCall } from "../policy/gate.js";
+import type { CallState, SessionState, TurnState } from "../projections/session-state.js";
+import { packetize } from "../tools/packetizer.js";
+import { normalizeToolCalls } from "../tools/tool-call-normalizer.js";
+import { planToolCalls } from "../tools/tool-call-planner.js";
+import type { ToolRegistry } from "../tools/tool-registry.js";
+import type { ProviderTurnContext } from "../../machines/provider-turn.machine.js";
+
+/** A decision the fold owes next: a turn machine action, or starting a turn. */
+export type DecisionAction =
+  | "startTurn"
+  | "requestProvider"
+  | "completeTurn"
+  | "failTurn"
+  | "normalizeToolCalls"
+  | "planToolCalls"
+  | "gateToolCalls"
+  | "packetizeResults"
+  | "decideContinuation"
+  /** Which cleared call starts next, in which execution group (while `running`). */
+  | "startTool";
+
+/** An effect the runtime performs (never during replay). */
+export type EffectAction = "callProvider" | "runToolCalls" | "awaitApprovals";
+
+export const decisionActions: ReadonlySet<string> = new Set<DecisionAction>([
+  "startTurn",
+  "requestProvider",
+  "completeTurn",
+  "failTurn",
+  "normalizeToolCalls",
+  "planToolCalls",
+  "gateToolCalls",
+  "packetizeResults",
+  "decideContinuation",
+  "startTool",
+]);
+
+/**
+ * The decision the fold owes next, if any: the last transition's decision action, or — while
+ * tools run — the start of the next cleared call.
+ */
+export function owedDecision(pending: readonly string[], turnState: string | undefined): DecisionAction | undefined {
+  const owed = pending[0];
+  if (owed !== undefined && decisionActions.has(owed)) return owed as DecisionAction;
+  if (turnState === "running") return "startTool";
+  return undefined;
+}
+
+/** What a decision is computed from: the state before it, and the configuration it is judged by. */
+export interface DecisionInputs {
+  state: SessionState;
+  /** The active turn's machine context (absent for `startTurn`). */
+  turn?: ProviderTurnContext;
+  registry: ToolRegistry;
+  policy: PolicySnapshot;
+  budgets: Budgets;
+}
+
+/**
+ * Computes the decision event an action calls for. Pure: the live runtime appends what it returns,
+ * and replay recomputes it from the recorded inputs and compares.
+ */
+export function decide(action: DecisionAction, inputs: DecisionInputs): TurnlogEvent {
+  const { state, registry, policy, budgets } = inputs;
+  if (action === "startTurn") {
+    const turnSeq = state.turns.length + 1;
+    return { type: "turn.started", data: { turnId: `turn-${turnSeq}`, turnSeq, iteration: state.current.iterations + 1 } };
+  }
+  const context = inputs.turn;
+  if (context === undefined) throw new Error(`decide(${action}): no active turn`);
+  const turn = findTurn(state, context.turnId);
+  const turnId = turn.turnId;
+  switch (action) {
+    case "requestProvider": {
+      const provider = state.provider;
+      if (provider === null) throw new Error("decide(requestProvider): the session has no provider");
+      return {
+        type: "turn.provider.requested",
+        data: {
+          turnId,
+          attempt: context.attempt + 1,
+          providerId: provider.id,
+          format: provider.format,
+          messageCount: buildProviderMessages(state.messages, provider.format).length,
+          toolNames: registry.names(),
+        },
+      };
+    }
+    case "completeTurn":
+      return { type: "turn.completed", data: { turnId, text: turn.response?.content ?? "" } };
+    case "failTurn": {
+      const failure = turn.failures.at(-1);
+      const kind = failure?.kind ?? "unknown";
+      const reason = failure?.retryable ? `provider:${kind}:retries-exhausted` : kind === "script-exhausted" ? kind : `provider:${kind}`;
+      return { type: "turn.failed", data: { turnId, reason, ...(failure?.message !== undefined ? { message: failure.message } : {}) } };
+    }
+    case "normalizeToolCalls": {
+      const response = turn.response;
+      if (response === undefined) throw new Error("decide(normalizeToolCalls): no response");
+      return {
+        type: "turn.tool_calls.normalized",
+        data: normalizeToolCalls({
+          sessionId: state.sessionId,
+          turnId,
+          turnSeq: turn.turnSeq,
+          content: response.content,
+          toolCalls: response.toolCalls,
+          finishReason: response.finishReason,
+          usedIds: new Set(state.calls.keys()),
+        }),
+      };
+    }
+    case "planToolCalls": {
+      const calls = callsOf(state, turn);
+      const plans = planToolCalls(
+        calls.map((call) => ({ id: call.callId, name: call.name, argumentsText: call.argumentsText })),
+        registry,
+      );
+      // Calls beyond a budget are not dropped silently: they are rejected, and their packet says so.
+      const before = state.current.toolCalls - calls.length;
+      const allowed = Math.max(0, Math.min(budgets.maxToolCallsPerTurn ?? Infinity, budgets.maxToolCalls - before));
+      return {
+        type: "turn.tool_calls.planned",
+        data: {
+          turnId,
+          plans: plans.map((plan, position) =>
+            position < allowed
+              ? plan
+              : {
+                  callId: plan.callId,
+                  status: "rejected" as const,
+                  ...(plan.tool !== undefined ? { tool: plan.tool } : {}),
+                  reason: "over-budget" as const,
+                  issues: [{ path: "", message: "the tool-call budget for this request is used up" }],
+                },
+          ),
+        },
+      };
+    }
+    case "gateToolCalls": {
+      const decisions = callsOf(state, turn)
+        .filter((call) => call.status === "planned")
+        .map((call) => {
+          const tool = registry.get(call.name);
+          return gateToolCall(
+            { callId: call.callId, status: "planned", tool: call.name, input: call.input },
+            tool === undefined ? undefined : { name: tool.name, risk: tool.risk },
+            policy,
+          );
+        });
+      return { type: "turn.tool_calls.gated", data: { turnId, approvalMode: policy.approvalMode, decisions } };
+    }
+    case "packetizeResults": {
+      const packets = packetize(
+        callsOf(state, turn).map((call) => ({
+          callId: call.callId,
+          tool: call.name,
+          maxResultChars: registry.get(call.name)?.maxResultChars ?? 12_000,
+          ...(call.rejection !== undefined ? { rejection: call.rejection } : {}),
+          ...(call.decision !== undefined ? { decision: call.decision.decision } : {}),
+          ...(call.approval !== undefined ? { approval: call.approval } : {}),
+          ...(call.result !== undefined ? { result: call.result } : {}),
+        })),
+      );
+      return { type: "turn.results.packetized", data: { turnId, packets } };
+    }
+    case "startTool": {
+      const runnable = runnableCalls(state, turn);
+      const next = runnable.findIndex((call) => call.status === "allowed");
+      const call = runnable[next];
+      if (call === undefined) throw new Error(`decide(startTool): no cleared call left to start in ${turnId}`);
+      // One call per group for now: the concurrent segments of DESIGN.md §14 come with issue #4.
+      return { type: "turn.tool.started", data: { turnId, callId: call.callId, tool: call.name, group: next } };
+    }
+    case "decideContinuation": {
+      const reason = budgetExceeded(state, budgets);
+      return reason === undefined
+        ? { type: "turn.continued", data: { turnId, reason: "tool-results" } }
+        : { type: "turn.stopped", data: { turnId, reason } };
+    }
+  }
+}
+
+/** The budget a continuation would exceed, if any (DESIGN.md §8). */
+function budgetExceeded(state: SessionState, budgets: Budgets): string | undefined {
+  const current = state.current;
+  if (current.iterations >= budgets.maxIterations) return "budget:max-iterations";
+  if (current.toolCalls >= budgets.maxToolCalls) return "budget:max-tool-calls";
+  for (const count of current.failures.values()) {
+    if (count >= budgets.maxRepeatedFailures) return "budget:repeated-failures";
+  }
+  if (current.startedAt !== null && state.lastRecordedAt !== null) {
+    if (Date.parse(state.lastRecordedAt) - Date.parse(current.startedAt) >= budgets.wallClockMs) return "budget:wall-clock";
+  }
+  return undefined;
+}
+
+/** The calls of a turn cleared to run (by the gate or a person), in call order. */
+export function runnableCalls(state: SessionState, turn: TurnState): CallState[] {
+  return callsOf(state, turn).filter((call) => call.decision?.decision === "allow" || call.approval?.granted === true);
+}
+
+function findTurn(state: SessionState, turnId: string): TurnState {
+  const turn = state.turns.findLast((candidate) => candidate.turnId === turnId);
+  if (turn === undefined) throw new Error(`decide: unknown turn ${turnId}`);
+  return turn;
+}
+
+function callsOf(state: SessionState, turn: TurnState): CallState[] {
+  return turn.callIds.map((id) => {
+    const call = state.calls.get(id);
+    if (call === undefined) throw new Error(`decide: unknown call ${id}`);
+    return call;
+  });
+}

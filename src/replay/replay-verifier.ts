@@ -1,0 +1,83 @@
+import type { Budgets } from "../contracts/budgets.js";
+import { isDecisionEvent, parseEvent } from "../contracts/events.js";
+import type { PolicySnapshot } from "../contracts/policy.js";
+import type { RecordedEvent } from "../log/event-log.js";
+import type { ToolRegistry } from "../tools/tool-registry.js";
+import { firstDifference } from "../util/first-difference.js";
+import { decide, owedDecision } from "./decide.js";
+import { SessionFold, UnexpectedEventError } from "./session-fold.js";
+
+export interface Divergence {
+  /** Stream position of the logged event. */
+  position: number;
+  type: string;
+  /** JSON path of the first difference, e.g. `data.decisions[0].rule`. */
+  path: string;
+  /** What the log holds there. */
+  expected: unknown;
+  /** What the current code computes there. */
+  actual: unknown;
+}
+
+export interface ReplayReport {
+  identical: boolean;
+  /** Decision events recomputed and compared. */
+  compared: number;
+  divergences: Divergence[];
+}
+
+export interface ReplayConfiguration {
+  registry: ToolRegistry;
+  /** Judge decisions by this policy instead of the recorded one (what-if). */
+  policy?: (recorded: PolicySnapshot) => PolicySnapshot;
+  budgets?: (recorded: Budgets) => Budgets;
+}
+
+/**
+ * Folds a session's events through the current machine and recomputes every decision event from
+ * the recorded inputs, comparing it with the log. No provider and no tool is called: input events
+ * are taken as given. The log stays the truth while folding, so one divergence does not cascade.
+ */
+export async function verifyReplay(events: AsyncIterable<RecordedEvent> | Iterable<RecordedEvent>, config: ReplayConfiguration): Promise<ReplayReport> {
+  const fold = new SessionFold();
+  const divergences: Divergence[] = [];
+  let compared = 0;
+  for await (const event of events) {
+    const position = event.meta.streamPosition;
+    if (isDecisionEvent(event.type)) {
+      compared += 1;
+      const action = owedDecision(fold.pending, fold.turnState);
+      if (action === undefined) {
+        divergences.push({ position, type: event.type, path: "type", expected: event.type, actual: fold.pending[0] ?? null });
+      } else {
+        const { state } = fold;
+        const recordedPolicy = state.policy;
+        const recordedBudgets = state.budgets;
+        if (recordedPolicy === null || recordedBudgets === null) {
+          divergences.push({ position, type: event.type, path: "type", expected: event.type, actual: "session.started missing" });
+        } else {
+          const turn = fold.turn?.context;
+          const recomputed = parseEvent(
+            decide(action, {
+              state,
+              ...(turn !== undefined ? { turn } : {}),
+              registry: config.registry,
+              policy: config.policy ? config.policy(recordedPolicy) : recordedPolicy,
+              budgets: config.budgets ? config.budgets(recordedBudgets) : recordedBudgets,
+            }),
+          );
+          const difference = firstDifference({ type: event.type, data: event.data }, recomputed);
+          if (difference !== undefined) divergences.push({ position, type: event.type, ...difference });
+        }
+      }
+    }
+    try {
+      fold.apply(event);
+    } catch (error) {
+      if (!UnexpectedEventError.isInstance(error)) throw error;
+      divergences.push({ position, type: event.type, path: "type", expected: event.type, actual: `not accepted in state ${error.machineState}` });
+      break;
+    }
+  }
+  return { identical: divergences.length === 0, compared, divergences };
+}

@@ -1,0 +1,173 @@
+import { randomUUID } from "node:crypto";
+import type { Budgets } from "../contracts/budgets.js";
+import { resolveBudgets } from "../contracts/budgets.js";
+import type { PolicyInput } from "../contracts/policy.js";
+import { UnknownSessionError } from "../errors/session-state-error.js";
+import type { Clock, EventLog, IdSource, RecordedEvent, VerifyReport } from "../log/event-log.js";
+import { LevelEventLog } from "../log/level-event-log.js";
+import { resolvePolicy } from "../policy/default-policy.js";
+import { foldEvents } from "../projections/projection.js";
+import { sessionStateProjection, type SessionState } from "../projections/session-state.js";
+import type { Provider } from "../providers/provider.js";
+import { verifyReplay, type ReplayReport } from "../replay/replay-verifier.js";
+import type { ToolDefinition } from "../tools/define-tool.js";
+import { ToolRegistry } from "../tools/tool-registry.js";
+import { Session } from "./session.js";
+import { sessionStream, SessionStore } from "./session-store.js";
+
+export interface RuntimeOptions {
+  /** Default: a LevelEventLog at $TURNLOG_DIR or ./.turnlog (closed by `runtime.close()`). */
+  log?: EventLog;
+  provider: Provider;
+  tools?: readonly ToolDefinition[];
+  policy?: PolicyInput;
+  /** Partial overrides merge with the defaults. */
+  budgets?: Partial<Budgets>;
+  /** Max concurrent read-only tools. Default 4. */
+  concurrency?: number;
+  /** Provider attempts per turn for retryable failures. Default 3. */
+  providerAttempts?: number;
+  clock?: Clock;
+  ids?: IdSource;
+  /** Receives visible text as the provider streams it. */
+  onDelta?: (text: string) => void;
+}
+
+export interface Runtime {
+  readonly log: EventLog;
+  /** Opens a session (a new one when the ID is omitted or unknown), recovering a crashed turn. */
+  openSession(sessionId?: string): Promise<Session>;
+  /** IDs of every session in the log. */
+  listSessions(): Promise<string[]>;
+  /** A session's recorded events, in order. */
+  events(sessionId: string): Promise<RecordedEvent[]>;
+  /** Recomputes every decision of a session and compares it with the log. */
+  replay(sessionId: string, options?: { policy?: PolicyInput; tools?: readonly ToolDefinition[] }): Promise<ReplayReport>;
+  /** The session state right after the event at a stream position (1-based). */
+  stateAt(sessionId: string, position: number): Promise<SessionState>;
+  /** Walks every hash chain in the log. */
+  verify(): Promise<VerifyReport>;
+  close(): Promise<void>;
+}
+
+const sessionIdPattern = /^[A-Za-z0-9._-]{1,128}$/;
+
+/**
+ * Creates a turnlog runtime.
+ *
+ * @example
+ * const runtime = await createRuntime({ log: new MemoryEventLog(), provider, tools: [readFile] });
+ * const session = await runtime.openSession();
+ * const outcome = await session.send("What is in a.txt?");
+ */
+export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
+  if (options?.provider === undefined) throw new TypeError("createRuntime needs a provider");
+  const ownsLog = options.log === undefined;
+  const log = options.log ?? (await LevelEventLog.open(process.env.TURNLOG_DIR ?? ".turnlog", { durability: "sync" }));
+  const registry = new ToolRegistry(options.tools ?? []);
+  const policy = resolvePolicy(options.policy);
+  const budgets = resolveBudgets(options.budgets);
+  const concurrency = options.concurrency ?? 4;
+  const maxAttempts = options.providerAttempts ?? 3;
+  const clock = options.clock ?? { now: () => Date.now() };
+  const ids = options.ids ?? { next: () => randomUUID() };
+  const provider = options.provider;
+  const open = new Map<string, Promise<Session>>();
+
+  async function load(sessionId: string): Promise<Session> {
+    const store = await SessionStore.load(log, sessionId);
+    if (store.version === 0) {
+      await store.append([
+        {
+          type: "session.started",
+          data: {
+            sessionId,
+            policy,
+            tools: registry.snapshot(),
+            budgets,
+            concurrency,
+            provider: { id: provider.id, format: provider.format, maxAttempts },
+          },
+        },
+      ]);
+    } else {
+      await recover(store);
+    }
+    return new Session(store, { provider, registry, clock, ...(options.onDelta ? { onDelta: options.onDelta } : {}) });
+  }
+
+  async function readSession(sessionId: string): Promise<RecordedEvent[]> {
+    const events = await log.readStream(sessionStream(sessionId), { maxCount: Number.MAX_SAFE_INTEGER });
+    if (events.length === 0) throw new UnknownSessionError(sessionId);
+    return events;
+  }
+
+  return {
+    log,
+    openSession(sessionId = ids.next()) {
+      if (!sessionIdPattern.test(sessionId)) throw new TypeError(`session ID "${sessionId}" must match ${sessionIdPattern}`);
+      let session = open.get(sessionId);
+      if (session === undefined) {
+        session = load(sessionId);
+        open.set(sessionId, session);
+        session.catch(() => open.delete(sessionId));
+      }
+      return session;
+    },
+    async listSessions() {
+      return (await log.listStreams()).filter((stream) => stream.startsWith("session-")).map((stream) => stream.slice("session-".length));
+    },
+    events: readSession,
+    async replay(sessionId, replayOptions = {}) {
+      const events = await readSession(sessionId);
+      const whatIfPolicy = replayOptions.policy;
+      return verifyReplay(events, {
+        registry: replayOptions.tools ? new ToolRegistry(replayOptions.tools) : registry,
+        ...(whatIfPolicy
+          ? {
+              policy: (recorded) =>
+                resolvePolicy({ ...recorded, ...whatIfPolicy, workspace: { ...recorded.workspace, ...whatIfPolicy.workspace } }, recorded.workspace.root),
+            }
+          : {}),
+      });
+    },
+    async stateAt(sessionId, position) {
+      if (!Number.isInteger(position) || position < 1) throw new TypeError("position must be a stream position ≥ 1");
+      const events = await log.readStream(sessionStream(sessionId), { from: 1, to: position, maxCount: position });
+      if (events.length === 0) throw new UnknownSessionError(sessionId);
+      return foldEvents(sessionStateProjection, events);
+    },
+    verify() {
+      return log.verify();
+    },
+    async close() {
+      if (ownsLog) await log.close();
+    },
+  };
+}
+
+/**
+ * Makes a crashed turn consistent before anything continues it (DESIGN.md §6): a provider
+ * request with no response becomes a failed, retryable attempt; a tool that started and never
+ * ended is marked interrupted and is not run again.
+ */
+async function recover(store: SessionStore): Promise<void> {
+  const fold = store.fold;
+  const context = fold.turn?.context;
+  if (context === undefined) return;
+  if (fold.pending[0] === "callProvider") {
+    await store.append([
+      {
+        type: "turn.provider.failed",
+        data: { turnId: context.turnId, attempt: context.attempt, kind: "interrupted", retryable: true, message: "the process stopped before the provider answered" },
+      },
+    ]);
+    return;
+  }
+  if (fold.turnState === "running") {
+    const inDoubt = context.toRun.filter((id) => store.state.calls.get(id)?.status === "running");
+    if (inDoubt.length > 0) {
+      await store.append(inDoubt.map((callId) => ({ type: "turn.tool.interrupted" as const, data: { turnId: context.turnId, callId } })));
+    }
+  }
+}

@@ -1,0 +1,188 @@
+import type { ProviderRespondedSchema, TurnlogEvent } from "../contracts/events.js";
+import type { Clock } from "../log/event-log.js";
+import { buildProviderMessages } from "../history/provider-messages.js";
+import { activeTurn, pendingApprovals, type CallState, type SessionState } from "../projections/session-state.js";
+import type { Provider } from "../providers/provider.js";
+import { ProviderError } from "../providers/provider.js";
+import { decide, decisionActions, runnableCalls, type DecisionAction } from "../replay/decide.js";
+import type { ToolRegistry } from "../tools/tool-registry.js";
+import type { z } from "zod";
+import type { SessionStore } from "./session-store.js";
+import { runTool } from "./tool-plan-runner.js";
+
+/** A call held for a person's answer, as `send` and `resume` report it. */
+export interface PendingApproval {
+  callId: string;
+  tool: string;
+  input: unknown;
+  riskClass: string | null;
+  rule: string;
+  fingerprint: string;
+}
+
+/** How a `send` or `resume` ended. */
+export interface SendOutcome {
+  status: "completed" | "awaiting-approval" | "stopped" | "failed";
+  text?: string;
+  reason?: string;
+  pendingApprovals: PendingApproval[];
+}
+
+export interface LoopDependencies {
+  provider: Provider;
+  registry: ToolRegistry;
+  clock: Clock;
+  onDelta?: (text: string) => void;
+}
+
+/**
+ * Drives a session's turns until one completes with a final answer, stops (budget, cancel),
+ * pauses for approval, or fails. It is an interpreter of the turn machine: each step either
+ * computes the decision the machine owes (pure, shared with replay) and appends it, or performs an
+ * effect (call the provider, run tools) whose outcome is appended as an input event. The event is
+ * always durable before the next action runs.
+ */
+export class ProviderTurnLoop {
+  constructor(
+    private readonly store: SessionStore,
+    private readonly deps: LoopDependencies,
+  ) {}
+
+  async run(signal: AbortSignal): Promise<SendOutcome> {
+    for (;;) {
+      if (signal.aborted) return this.#cancel();
+      const action = this.#nextAction();
+      if (action === undefined) return outcomeOf(this.store.state);
+      if (action === "awaitApprovals") return outcomeOf(this.store.state, "awaiting-approval");
+      try {
+        if (decisionActions.has(action)) {
+          await this.store.append([this.#decide(action as DecisionAction)]);
+        } else if (action === "callProvider") {
+          await this.#callProvider(signal);
+        } else if (action === "runToolCalls") {
+          await this.#runTools(signal);
+        } else {
+          throw new Error(`turn loop: no handler for action ${action}`);
+        }
+      } catch (error) {
+        if (signal.aborted) return this.#cancel();
+        throw error;
+      }
+    }
+  }
+
+  /** What is owed next: the last transition's action, or (after a recovery) the state's own work. */
+  #nextAction(): string | undefined {
+    const fold = this.store.fold;
+    const owed = fold.pending[0];
+    if (owed !== undefined) return owed;
+    switch (fold.turnState) {
+      case "awaitingApproval":
+        return "awaitApprovals";
+      case "running":
+        return "runToolCalls";
+      default:
+        return undefined;
+    }
+  }
+
+  #decide(action: DecisionAction): TurnlogEvent {
+    const { state } = this.store;
+    const turn = this.store.fold.turn?.context;
+    return decide(action, {
+      state,
+      ...(turn !== undefined ? { turn } : {}),
+      registry: this.deps.registry,
+      policy: this.store.policy,
+      budgets: this.store.budgets,
+    });
+  }
+
+  async #callProvider(signal: AbortSignal): Promise<void> {
+    const { state } = this.store;
+    const turn = activeTurn(state);
+    if (turn === undefined) throw new Error("turn loop: callProvider without an active turn");
+    const { provider, registry } = this.deps;
+    const request = { messages: buildProviderMessages(state.messages, provider.format), tools: registry.providerSchemas() };
+    let event: TurnlogEvent;
+    try {
+      const response = await provider.complete(request, { signal, ...(this.deps.onDelta ? { onDelta: this.deps.onDelta } : {}) });
+      const toolCalls = response.toolCalls.map((call, index) => ({
+        index,
+        ...(call.id !== undefined ? { id: call.id } : {}),
+        ...(call.name !== undefined ? { name: call.name } : {}),
+        argumentsText: call.arguments,
+      }));
+      const data: z.input<typeof ProviderRespondedSchema>["data"] = {
+        turnId: turn.turnId,
+        attempt: turn.attempt,
+        content: response.content,
+        toolCalls,
+        finishReason: response.finishReason ?? (toolCalls.length > 0 ? "tool_calls" : "stop"),
+      };
+      if (response.usage !== undefined) data.usage = response.usage;
+      if (response.echo !== undefined) data.echo = response.echo;
+      event = { type: "turn.provider.responded", data };
+    } catch (error) {
+      if (signal.aborted) throw error;
+      const known = ProviderError.isInstance(error);
+      event = {
+        type: "turn.provider.failed",
+        data: {
+          turnId: turn.turnId,
+          attempt: turn.attempt,
+          kind: known ? error.kind : "transport",
+          retryable: known ? error.retryable : true,
+          message: error instanceof Error ? error.message : String(error),
+          ...(known && error.status !== undefined ? { status: error.status } : {}),
+        },
+      };
+    }
+    await this.store.append([event]);
+  }
+
+  /**
+   * Runs the turn's cleared calls one at a time in call order: the start of each is decided (the
+   * same decision replay recomputes) and made durable before its handler runs. A call that started
+   * and never ended is in doubt and is never run again (recovery marks it interrupted).
+   */
+  async #runTools(signal: AbortSignal): Promise<void> {
+    while (this.store.fold.turnState === "running") {
+      const turn = activeTurn(this.store.state);
+      if (turn === undefined || !runnableCalls(this.store.state, turn).some((call) => call.status === "allowed")) return;
+      signal.throwIfAborted();
+      const [started] = await this.store.append([this.#decide("startTool")]);
+      const call = this.store.state.calls.get((started?.data as { callId: string }).callId) as CallState;
+      const ended = await runTool(call, turn.turnId, {
+        registry: this.deps.registry,
+        clock: this.deps.clock,
+        sessionId: this.store.state.sessionId,
+        workspace: this.store.policy.workspace,
+        signal,
+      });
+      await this.store.append([ended]);
+    }
+  }
+
+  async #cancel(): Promise<SendOutcome> {
+    const turn = activeTurn(this.store.state);
+    if (turn !== undefined) await this.store.append([{ type: "turn.stopped", data: { turnId: turn.turnId, reason: "cancelled" } }]);
+    return outcomeOf(this.store.state);
+  }
+}
+
+/** The outcome a host sees for the session as it stands. */
+export function outcomeOf(state: SessionState, status?: SendOutcome["status"]): SendOutcome {
+  const pending = pendingApprovals(state).map((call) => ({
+    callId: call.callId,
+    tool: call.name,
+    input: call.input,
+    riskClass: call.decision?.riskClass ?? null,
+    rule: call.decision?.rule ?? "",
+    fingerprint: call.decision?.fingerprint ?? "",
+  }));
+  if (status === "awaiting-approval" || pending.length > 0) return { status: "awaiting-approval", pendingApprovals: pending };
+  const last = state.lastOutcome;
+  if (last === null) return { status: "stopped", reason: "idle", pendingApprovals: [] };
+  return { ...last, pendingApprovals: [] };
+}

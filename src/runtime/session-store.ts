@@ -1,0 +1,74 @@
+import type { Budgets } from "../contracts/budgets.js";
+import type { TurnlogEvent } from "../contracts/events.js";
+import { parseEvent } from "../contracts/events.js";
+import type { PolicySnapshot } from "../contracts/policy.js";
+import type { EventLog, RecordedEvent } from "../log/event-log.js";
+import { SessionFold } from "../replay/session-fold.js";
+
+/** The stream that holds one session's events. */
+export function sessionStream(sessionId: string): string {
+  return `session-${sessionId}`;
+}
+
+/**
+ * One session's events and their fold: appends validated events with an exact expected version
+ * (a second writer is detected, never interleaved), then folds what the log recorded.
+ */
+export class SessionStore {
+  readonly fold = new SessionFold();
+  #version = 0;
+
+  private constructor(
+    readonly log: EventLog,
+    readonly sessionId: string,
+  ) {}
+
+  /** Loads a session by folding its stream (empty for a new session). */
+  static async load(log: EventLog, sessionId: string): Promise<SessionStore> {
+    const store = new SessionStore(log, sessionId);
+    // Paged so a long session never sits in memory twice.
+    const page = 10_000;
+    for (let from = 1; ; from += page) {
+      const events = await log.readStream(sessionStream(sessionId), { from, maxCount: page });
+      for (const event of events) store.#foldOne(event);
+      if (events.length < page) break;
+    }
+    return store;
+  }
+
+  get version(): number {
+    return this.#version;
+  }
+
+  get state() {
+    return this.fold.state;
+  }
+
+  get policy(): PolicySnapshot {
+    const policy = this.fold.state.policy;
+    if (policy === null) throw new Error(`session ${this.sessionId} has not started`);
+    return policy;
+  }
+
+  get budgets(): Budgets {
+    const budgets = this.fold.state.budgets;
+    if (budgets === null) throw new Error(`session ${this.sessionId} has not started`);
+    return budgets;
+  }
+
+  /** Validates, appends atomically, folds. Resolves once the log acknowledged the append. */
+  async append(events: readonly TurnlogEvent[], options: { durable?: boolean } = {}): Promise<RecordedEvent[]> {
+    const validated = events.map((event) => parseEvent(event));
+    const result = await this.log.appendToStream(sessionStream(this.sessionId), validated, {
+      expectedStreamVersion: this.#version,
+      ...(options.durable === false ? { durable: false } : {}),
+    });
+    for (const recorded of result.events) this.#foldOne(recorded);
+    return result.events;
+  }
+
+  #foldOne(event: RecordedEvent): void {
+    this.fold.apply(event);
+    this.#version = event.meta.streamPosition;
+  }
+}

@@ -1,0 +1,97 @@
+import type { ProviderFormat } from "../contracts/provider.js";
+import { SessionStateError } from "../errors/session-state-error.js";
+import { buildProviderMessages } from "../history/provider-messages.js";
+import { activeTurn, pendingApprovals, type SessionState } from "../projections/session-state.js";
+import { outcomeOf, ProviderTurnLoop, type LoopDependencies, type SendOutcome } from "./provider-turn-loop.js";
+import type { SessionStore } from "./session-store.js";
+
+export interface ApprovalAnswer {
+  /** Who answered (a user name, a reviewer ID). */
+  by: string;
+  note?: string;
+}
+
+/**
+ * One conversation: `send` a user message and get the outcome of the tool loop; answer held calls
+ * with `approve` / `deny` and continue with `resume`. Operations on one session run one at a time.
+ */
+export class Session {
+  #queue: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    private readonly store: SessionStore,
+    private readonly deps: LoopDependencies,
+  ) {}
+
+  get id(): string {
+    return this.store.sessionId;
+  }
+
+  /** Adds a user message and runs the tool loop until it completes, stops, fails or waits for approval. */
+  send(text: string, options: { signal?: AbortSignal } = {}): Promise<SendOutcome> {
+    return this.#exclusive(async () => {
+      if (activeTurn(this.store.state) !== undefined) {
+        throw new SessionStateError(`session ${this.id} has an unfinished turn: answer its approvals and resume() it first`);
+      }
+      await this.store.append([{ type: "session.user_message.added", data: { content: text } }]);
+      return this.#loop().run(options.signal ?? new AbortController().signal);
+    });
+  }
+
+  /** Approves a held call; `resume()` then runs it. */
+  approve(callId: string, answer: ApprovalAnswer): Promise<void> {
+    return this.#answer(callId, answer, true);
+  }
+
+  /** Denies a held call; the model is told it was not executed. */
+  deny(callId: string, answer: ApprovalAnswer): Promise<void> {
+    return this.#answer(callId, answer, false);
+  }
+
+  /** Continues an unfinished turn; with nothing unfinished, returns the last outcome unchanged. */
+  resume(options: { signal?: AbortSignal } = {}): Promise<SendOutcome> {
+    return this.#exclusive(() => this.#loop().run(options.signal ?? new AbortController().signal));
+  }
+
+  /** The session-state projection (frozen). */
+  state(): SessionState {
+    return this.store.state;
+  }
+
+  /** The outcome as it stands, without running anything. */
+  outcome(): SendOutcome {
+    return outcomeOf(this.store.state);
+  }
+
+  /** The provider-native message history built from the log. */
+  history(options: { format: ProviderFormat }): { messages: unknown[]; diagnostics: never[] } {
+    return { messages: buildProviderMessages(this.store.state.messages, options.format), diagnostics: [] };
+  }
+
+  #answer(callId: string, answer: ApprovalAnswer, granted: boolean): Promise<void> {
+    return this.#exclusive(async () => {
+      if (typeof answer?.by !== "string" || answer.by === "") throw new TypeError("an approval answer needs `by`: who answered");
+      const call = pendingApprovals(this.store.state).find((candidate) => candidate.callId === callId);
+      if (call === undefined) throw new SessionStateError(`call ${callId} is not awaiting approval in session ${this.id}`);
+      const data = {
+        turnId: call.turnId,
+        callId,
+        fingerprint: call.decision?.fingerprint ?? "",
+        by: answer.by,
+        scope: "call" as const,
+        ...(answer.note !== undefined ? { note: answer.note } : {}),
+      };
+      await this.store.append([granted ? { type: "turn.approval.granted", data } : { type: "turn.approval.denied", data }]);
+    });
+  }
+
+  #loop(): ProviderTurnLoop {
+    return new ProviderTurnLoop(this.store, this.deps);
+  }
+
+  #exclusive<T>(work: () => Promise<T>): Promise<T> {
+    const result = this.#queue.then(work);
+    this.#queue = result.catch(() => undefined);
+    return result;
+  }
+}

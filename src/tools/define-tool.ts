@@ -1,0 +1,79 @@
+import { z } from "zod";
+import type { RiskClass } from "../contracts/risk.js";
+import { RiskClassSchema } from "../contracts/risk.js";
+
+/** What a tool handler receives besides its input. */
+export interface ToolContext {
+  signal: AbortSignal;
+  callId: string;
+  sessionId: string;
+  workspace: { root: string; trusted: boolean };
+}
+
+/** A handler returns a string, or an explicit result. */
+export type ToolResult = string | { ok: boolean; content: string; metadata?: Record<string, unknown> };
+
+export interface ToolOptions<Input extends z.ZodType> {
+  name: string;
+  description: string;
+  risk: RiskClass;
+  /** The zod schema every model-proposed argument object must satisfy. */
+  input: Input;
+  run(input: z.infer<Input>, ctx: ToolContext): ToolResult | Promise<ToolResult>;
+  /** Model-visible result size; head and tail are kept. Default 12 000. */
+  maxResultChars?: number;
+  /** Default 120 000. */
+  timeoutMs?: number;
+  /** Never overlaps any other call. */
+  serial?: boolean;
+  /** Safe to run again after a crash (only honoured for read-only tools). */
+  idempotent?: boolean;
+  /** The shell text a command tool will run (checked by command safety). */
+  command?(input: z.infer<Input>): string;
+  /** The path arguments of a call, confined to the workspace by the gate. */
+  paths?(input: z.infer<Input>): string[];
+}
+
+/** A tool as the runtime holds it: options resolved, defaults applied. */
+export interface ToolDefinition<Input extends z.ZodType = z.ZodType> extends ToolOptions<Input> {
+  maxResultChars: number;
+  timeoutMs: number;
+  serial: boolean;
+  idempotent: boolean;
+}
+
+export const defaultMaxResultChars = 12_000;
+export const defaultToolTimeoutMs = 120_000;
+
+const toolNamePattern = /^[a-zA-Z0-9_-]{1,64}$/;
+
+/**
+ * Declares a tool the model may call.
+ *
+ * @example
+ * const readFile = defineTool({
+ *   name: "read_file", description: "Read a UTF-8 file", risk: "read-only-local",
+ *   input: z.object({ path: z.string() }),
+ *   run: async ({ path }) => fs.readFile(path, "utf8"),
+ *   paths: ({ path }) => [path],
+ * });
+ */
+export function defineTool<Input extends z.ZodType>(options: ToolOptions<Input>): ToolDefinition<Input> {
+  if (!toolNamePattern.test(options.name)) {
+    throw new TypeError(`tool name "${options.name}" must match ${toolNamePattern} (both providers accept only these)`);
+  }
+  if (!RiskClassSchema.safeParse(options.risk).success) {
+    throw new TypeError(`tool "${options.name}" has an unknown risk class "${String(options.risk)}"`);
+  }
+  if (!(options.input instanceof z.ZodType)) {
+    throw new TypeError(`tool "${options.name}" needs a zod schema as its input`);
+  }
+  if (typeof options.run !== "function") throw new TypeError(`tool "${options.name}" needs a run function`);
+  return {
+    ...options,
+    maxResultChars: options.maxResultChars ?? defaultMaxResultChars,
+    timeoutMs: options.timeoutMs ?? defaultToolTimeoutMs,
+    serial: options.serial ?? false,
+    idempotent: options.idempotent ?? false,
+  };
+}
