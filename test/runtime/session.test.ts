@@ -1,0 +1,300 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { createRuntime, defineTool, LevelEventLog, parseEvent, SessionStateError } from "../../src/index.js";
+import type { EventLog } from "../../src/index.js";
+import { MemoryEventLog, scriptedProvider } from "../../src/testing/index.js";
+import type { ScriptStep } from "../../src/testing/index.js";
+import { sequentialIds, steppingClock, workspace } from "../support/tools.js";
+
+const read = (path: string, id?: string) => ({ ...(id ? { id } : {}), name: "read_file", arguments: JSON.stringify({ path }) });
+const write = (path: string, content: string) => ({ name: "write_file", arguments: JSON.stringify({ path, content }) });
+
+async function setup(script: ScriptStep[], options: { log?: EventLog; budgets?: Record<string, number>; extraTools?: ReturnType<typeof defineTool>[] } = {}) {
+  const ws = workspace();
+  const provider = scriptedProvider(script);
+  const log = options.log ?? new MemoryEventLog({ clock: steppingClock(), ids: sequentialIds("event") });
+  const runtime = await createRuntime({
+    log,
+    provider,
+    tools: [...ws.tools, ...(options.extraTools ?? [])],
+    clock: steppingClock(),
+    ids: sequentialIds("session"),
+    ...(options.budgets ? { budgets: options.budgets } : {}),
+  });
+  const session = await runtime.openSession("s1");
+  return { ws, provider, runtime, session, log };
+}
+
+/** The tool messages the provider was sent in its last request. */
+function lastToolMessages(provider: { requests: { messages: unknown[] }[] }) {
+  return (provider.requests.at(-1)?.messages ?? []).filter((message) => (message as { role: string }).role === "tool") as {
+    tool_call_id: string;
+    content: string;
+  }[];
+}
+
+describe("session.send", () => {
+  it("completes with the model's answer when it calls no tools", async () => {
+    const { session, provider, runtime } = await setup([{ content: "Hello there." }]);
+    const outcome = await session.send("hi");
+    expect(outcome).toEqual({ status: "completed", text: "Hello there.", pendingApprovals: [] });
+    expect(session.state().messages).toEqual([
+      { role: "user", content: "hi" },
+      { role: "agent", content: "Hello there." },
+    ]);
+    provider.assertConsumed();
+    expect(await runtime.replay("s1")).toMatchObject({ identical: true });
+  });
+
+  it("runs read-only tools without asking and shows the model every result in call order", async () => {
+    const { session, provider, ws } = await setup([{ toolCalls: [read("a.txt", "call_1"), read("b.txt")] }, { content: "alpha and beta" }]);
+    const outcome = await session.send("read both");
+    expect(outcome).toMatchObject({ status: "completed", text: "alpha and beta" });
+    expect(ws.ran).toEqual(["read_file a.txt", "read_file b.txt"]);
+    const results = lastToolMessages(provider);
+    expect(results.map((message) => message.content)).toEqual(["alpha", "beta"]);
+    expect(results[0]?.tool_call_id).toBe("call_1");
+    // The call without a provider ID got a derived one, valid for both providers.
+    expect(results[1]?.tool_call_id).toMatch(/^[a-zA-Z0-9_-]{1,40}$/);
+  });
+
+  it("turns an unknown tool, malformed JSON and a schema failure into results the model can read", async () => {
+    const { session, provider, ws } = await setup([
+      {
+        toolCalls: [
+          { name: "delete_everything", arguments: "{}" },
+          { name: "read_file", arguments: '{"path": "a.txt"' },
+          { name: "read_file", arguments: '{"path": 42}' },
+          { name: "read_file", arguments: "[1]" },
+        ],
+      },
+      { content: "sorry" },
+    ]);
+    expect(await session.send("go")).toMatchObject({ status: "completed" });
+    expect(ws.ran).toEqual([]);
+    const [unknown, malformed, invalid, notObject] = lastToolMessages(provider).map((message) => message.content);
+    expect(unknown).toContain("unknown-tool");
+    expect(unknown).toContain("read_file, write_file");
+    expect(malformed).toContain("malformed-arguments");
+    expect(invalid).toContain("schema-invalid");
+    expect(invalid).toContain("path:");
+    expect(notObject).toContain("not-an-object");
+  });
+
+  it("treats empty argument text as an empty object", async () => {
+    const ping = defineTool({ name: "ping", description: "ping", risk: "read-only-local", input: z.object({}), run: () => "pong" });
+    const { session, provider } = await setup([{ toolCalls: [{ name: "ping", arguments: "" }] }, { content: "ok" }], { extraTools: [ping] });
+    await session.send("ping");
+    expect(lastToolMessages(provider).map((message) => message.content)).toEqual(["pong"]);
+  });
+
+  it("a tool that throws fails alone; the loop goes on", async () => {
+    const { session, provider } = await setup([{ toolCalls: [read("missing.txt"), read("a.txt")] }, { content: "one failed" }]);
+    expect(await session.send("go")).toMatchObject({ status: "completed", text: "one failed" });
+    const [failed, ok] = lastToolMessages(provider).map((message) => message.content);
+    expect(failed).toContain("no such file: missing.txt");
+    expect(ok).toBe("alpha");
+  });
+
+  it("holds a write for approval, with what a reviewer needs to decide", async () => {
+    const { session, ws } = await setup([{ toolCalls: [read("a.txt"), write("c.txt", "new")] }, { content: "written" }]);
+    const outcome = await session.send("copy");
+    expect(outcome.status).toBe("awaiting-approval");
+    expect(outcome.pendingApprovals).toEqual([
+      {
+        callId: expect.stringMatching(/^call_/),
+        tool: "write_file",
+        input: { path: "c.txt", content: "new" },
+        riskClass: "workspace-write",
+        rule: "mode:ask",
+        fingerprint: expect.stringMatching(/^[0-9a-f]{64}$/),
+      },
+    ]);
+    // Nothing ran yet: a read after a write must see it, so the turn waits as a whole.
+    expect(ws.ran).toEqual([]);
+    await expect(session.send("another")).rejects.toThrow(SessionStateError);
+
+    await session.approve(outcome.pendingApprovals[0]!.callId, { by: "alice", note: "fine" });
+    expect(await session.resume()).toMatchObject({ status: "completed", text: "written" });
+    expect(ws.files.get("c.txt")).toBe("new");
+    expect(ws.ran).toEqual(["read_file a.txt", "write_file c.txt"]);
+  });
+
+  it("a denied call never runs and the model is told so", async () => {
+    const { session, ws, provider } = await setup([{ toolCalls: [write("c.txt", "new")] }, { content: "ok, not writing" }]);
+    const outcome = await session.send("write");
+    await session.deny(outcome.pendingApprovals[0]!.callId, { by: "bob", note: "not now" });
+    expect(await session.resume()).toMatchObject({ status: "completed" });
+    expect(ws.ran).toEqual([]);
+    expect(lastToolMessages(provider)[0]?.content).toBe("Error: the user denied this call; it was not executed. Reason given: not now");
+  });
+
+  it("refuses to approve a call that is not held", async () => {
+    const { session } = await setup([{ content: "hi" }]);
+    await session.send("hi");
+    await expect(session.approve("call_x", { by: "alice" })).rejects.toThrow(SessionStateError);
+  });
+
+  it("stops at maxIterations with a reason, after exactly that many provider calls", async () => {
+    const { session, provider } = await setup([{ toolCalls: [read("a.txt")] }, { toolCalls: [read("a.txt")] }, { toolCalls: [read("a.txt")] }], {
+      budgets: { maxIterations: 2 },
+    });
+    expect(await session.send("loop")).toEqual({ status: "stopped", reason: "budget:max-iterations", pendingApprovals: [] });
+    expect(provider.remaining).toBe(1);
+  });
+
+  it("retries a retryable provider failure and records both attempts", async () => {
+    const { session, runtime } = await setup([{ error: { kind: "transport" } }, { content: "second time lucky" }]);
+    expect(await session.send("hi")).toMatchObject({ status: "completed", text: "second time lucky" });
+    const requests = (await runtime.events("s1")).filter((event) => event.type === "turn.provider.requested");
+    expect(requests.map((event) => (event.data as { attempt: number }).attempt)).toEqual([1, 2]);
+  });
+
+  it("fails the turn when the script runs out", async () => {
+    const { session } = await setup([{ toolCalls: [read("a.txt")] }]);
+    expect(await session.send("hi")).toMatchObject({ status: "failed", reason: "script-exhausted" });
+  });
+
+  it("cancels through the signal and records why", async () => {
+    const controller = new AbortController();
+    const slow = defineTool({
+      name: "slow",
+      description: "waits",
+      risk: "read-only-local",
+      input: z.object({}),
+      run: (_input, ctx) =>
+        new Promise((_resolve, reject) => {
+          controller.abort();
+          ctx.signal.addEventListener("abort", () => reject(new Error("aborted")));
+        }),
+    });
+    const { session, runtime } = await setup([{ toolCalls: [{ name: "slow", arguments: "{}" }] }], { extraTools: [slow] });
+    expect(await session.send("go", { signal: controller.signal })).toMatchObject({ status: "stopped", reason: "cancelled" });
+    expect((await runtime.events("s1")).at(-1)?.type).toBe("turn.stopped");
+  });
+
+  it("writes only events that match the catalogue", async () => {
+    const { session, runtime } = await setup([{ toolCalls: [read("a.txt"), write("c.txt", "x")] }, { content: "ok" }]);
+    const outcome = await session.send("go");
+    await session.approve(outcome.pendingApprovals[0]!.callId, { by: "alice" });
+    await session.resume();
+    for (const event of await runtime.events("s1")) expect(() => parseEvent({ type: event.type, data: event.data })).not.toThrow();
+  });
+});
+
+describe("replay", () => {
+  async function finishedSession() {
+    const context = await setup([{ toolCalls: [read("a.txt"), write("c.txt", "x"), { name: "nope", arguments: "{}" }] }, { content: "ok" }]);
+    const outcome = await context.session.send("go");
+    await context.session.approve(outcome.pendingApprovals[0]!.callId, { by: "alice" });
+    await context.session.resume();
+    return context;
+  }
+
+  it("recomputes every decision and finds the log identical", async () => {
+    const { runtime } = await finishedSession();
+    const report = await runtime.replay("s1");
+    expect(report.divergences).toEqual([]);
+    expect(report.identical).toBe(true);
+    const decisions = (await runtime.events("s1")).filter((event) =>
+      ["turn.started", "turn.provider.requested", "turn.tool_calls.normalized", "turn.tool_calls.planned", "turn.tool_calls.gated", "turn.tool.started", "turn.results.packetized", "turn.continued", "turn.completed"].includes(event.type),
+    );
+    expect(report.compared).toBe(decisions.length);
+  });
+
+  it("never calls the provider or a tool", async () => {
+    const { runtime, provider, ws } = await finishedSession();
+    const requestsBefore = provider.requests.length;
+    const ranBefore = ws.ran.length;
+    await runtime.replay("s1");
+    expect(provider.requests.length).toBe(requestsBefore);
+    expect(ws.ran.length).toBe(ranBefore);
+  });
+
+  it("names the decisions another policy would change", async () => {
+    const { runtime } = await finishedSession();
+    const report = await runtime.replay("s1", { policy: { approvalMode: "full-auto" } });
+    expect(report.identical).toBe(false);
+    expect(report.divergences[0]).toMatchObject({ type: "turn.tool_calls.gated", path: "data.approvalMode", expected: "ask", actual: "full-auto" });
+  });
+
+  it("reports a tampered decision with its position and path", async () => {
+    const { log } = await finishedSession();
+    const events = await log.readStream("session-s1");
+    const copy = new MemoryEventLog();
+    for (const event of events) {
+      const data = event.type === "turn.tool_calls.gated" ? JSON.parse(JSON.stringify(event.data).replace('"rule":"mode:ask"', '"rule":"allow:tool=read_file"')) : event.data;
+      await copy.appendToStream("session-s1", [{ type: event.type, data }]);
+    }
+    const ws = workspace();
+    const runtime = await createRuntime({ log: copy, provider: scriptedProvider([]), tools: ws.tools });
+    const report = await runtime.replay("s1");
+    const gatedPosition = events.find((event) => event.type === "turn.tool_calls.gated")?.meta.streamPosition;
+    expect(report.divergences).toEqual([
+      { position: gatedPosition, type: "turn.tool_calls.gated", path: "data.decisions[0].rule", expected: "allow:tool=read_file", actual: "mode:ask" },
+    ]);
+  });
+});
+
+describe("on disk", () => {
+  const dirs: string[] = [];
+  afterEach(async () => {
+    await Promise.all(dirs.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
+  });
+
+  it("a held call can be approved and resumed by a later runtime on the same directory", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "turnlog-session-"));
+    dirs.push(dir);
+    const first = await setup([{ toolCalls: [write("c.txt", "x")] }], { log: await LevelEventLog.open(dir, { durability: "sync" }) });
+    const outcome = await first.session.send("write it");
+    expect(outcome.status).toBe("awaiting-approval");
+    await first.log.close();
+
+    const ws = workspace();
+    const log = await LevelEventLog.open(dir, { durability: "sync" });
+    const provider = scriptedProvider([{ content: "written" }]);
+    const runtime = await createRuntime({ log, provider, tools: ws.tools });
+    const session = await runtime.openSession("s1");
+    expect(session.outcome()).toMatchObject({ status: "awaiting-approval", pendingApprovals: [{ callId: outcome.pendingApprovals[0]!.callId }] });
+    await session.approve(outcome.pendingApprovals[0]!.callId, { by: "carol" });
+    expect(await session.resume()).toMatchObject({ status: "completed", text: "written" });
+    expect(ws.files.get("c.txt")).toBe("x");
+    expect(await runtime.replay("s1")).toMatchObject({ identical: true });
+    expect(await runtime.verify()).toMatchObject({ ok: true });
+    await log.close();
+  });
+
+  it("a tool that started and never ended is marked interrupted on reopen and not run again", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "turnlog-session-"));
+    dirs.push(dir);
+    // Simulate a crash: the first runtime's log is closed while the tool's end was never written.
+    const first = await setup([{ toolCalls: [read("a.txt"), read("b.txt")] }], { log: await LevelEventLog.open(dir, { durability: "sync" }) });
+    await first.session.send("read").catch(() => undefined);
+    const events = await first.log.readStream("session-s1");
+    await first.log.close();
+    const crashed = await LevelEventLog.open(join(dir, "crashed"), { durability: "sync" });
+    const cut = events.findIndex((event) => event.type === "turn.tool.succeeded");
+    for (const event of events.slice(0, cut)) await crashed.appendToStream("session-s1", [{ type: event.type, data: event.data }]);
+    await crashed.close();
+
+    const ws = workspace();
+    const log = await LevelEventLog.open(join(dir, "crashed"), { durability: "sync" });
+    const provider = scriptedProvider([{ content: "one was interrupted" }]);
+    const runtime = await createRuntime({ log, provider, tools: ws.tools });
+    const session = await runtime.openSession("s1");
+    const types = (await runtime.events("s1")).map((event) => event.type);
+    expect(types.at(-1)).toBe("turn.tool.interrupted");
+    expect(await session.resume()).toMatchObject({ status: "completed" });
+    // The in-doubt read was not run again; the one that never started did run.
+    expect(ws.ran).toEqual(["read_file b.txt"]);
+    expect(lastToolMessages(provider).map((message) => message.content)).toEqual([
+      "Error: the call was interrupted before it finished and was not run again.",
+      "beta",
+    ]);
+    expect(await runtime.replay("s1")).toMatchObject({ identical: true });
+    await log.close();
+  });
+});

@@ -1,0 +1,46 @@
+import { z } from "zod";
+import { defineTool } from "../../src/index.js";
+
+/** A tiny in-memory workspace with the tools a test needs, and a record of what ran. */
+export function workspace(initial: Record<string, string> = { "a.txt": "alpha", "b.txt": "beta" }) {
+  const files = new Map(Object.entries(initial));
+  const ran: string[] = [];
+  const readFile = defineTool({
+    name: "read_file",
+    description: "Read a file",
+    risk: "read-only-local",
+    input: z.object({ path: z.string() }),
+    paths: ({ path }) => [path],
+    run: ({ path }) => {
+      ran.push(`read_file ${path}`);
+      const content = files.get(path);
+      if (content === undefined) throw new Error(`no such file: ${path}`);
+      return content;
+    },
+  });
+  const writeFile = defineTool({
+    name: "write_file",
+    description: "Write a file",
+    risk: "workspace-write",
+    input: z.object({ path: z.string(), content: z.string() }),
+    paths: ({ path }) => [path],
+    run: ({ path, content }) => {
+      ran.push(`write_file ${path}`);
+      files.set(path, content);
+      return `wrote ${content.length} characters to ${path}`;
+    },
+  });
+  return { files, ran, tools: [readFile, writeFile], readFile, writeFile };
+}
+
+/** A clock that advances one millisecond per reading: deterministic, and durations are non-zero. */
+export function steppingClock(start = Date.UTC(2026, 0, 1)) {
+  let now = start;
+  return { now: () => (now += 1) };
+}
+
+/** Sequential IDs. */
+export function sequentialIds(prefix = "id") {
+  let next = 0;
+  return { next: () => `${prefix}-${(next += 1)}` };
+}
