@@ -1,0 +1,165 @@
+import { randomUUID } from "node:crypto";
+import canonicalize from "canonicalize";
+import type { Clock, EventToAppend, IdSource, RecordedEvent, RecordedEventMeta } from "./event-log.js";
+import { computeEventHash } from "./hash-chain.js";
+import type { StreamHead } from "./hash-chain.js";
+
+/** The clock a log uses when none is injected. */
+export const systemClock: Clock = { now: () => Date.now() };
+
+/** The ID source a log uses when none is injected. */
+export const randomIds: IdSource = { next: () => randomUUID() };
+
+/**
+ * An event checked and snapshotted at the moment `appendToStream` was called: its data is the
+ * JSON form of what the caller passed, so later mutation of the caller's object cannot change
+ * what is stored, and every backend stores (and hashes) exactly what it will read back.
+ */
+export interface PreparedEvent {
+  type: string;
+  data: unknown;
+  eventId: string | undefined;
+  causationId: string | undefined;
+  schemaVersion: number;
+}
+
+/** Throws a `TypeError` for a stream name no backend can store. */
+export function assertStreamName(stream: unknown): asserts stream is string {
+  if (typeof stream !== "string" || stream.length === 0) {
+    throw new TypeError(`a stream name must be a non-empty string, got ${describe(stream)}`);
+  }
+  if (canonicalizeOrUndefined(stream) === undefined) {
+    throw new TypeError("a stream name must be valid Unicode (it contains a lone surrogate)");
+  }
+}
+
+/** Validates and snapshots the events of one append; a bad event is the caller's `TypeError`. */
+export function prepareEvents(events: readonly EventToAppend[]): PreparedEvent[] {
+  if (!Array.isArray(events)) {
+    throw new TypeError(`appendToStream takes an array of events, got ${describe(events)}`);
+  }
+  return events.map((event: EventToAppend, index) => prepareEvent(event, index));
+}
+
+function prepareEvent(event: EventToAppend, index: number): PreparedEvent {
+  if (typeof event !== "object" || event === null) {
+    throw new TypeError(`event ${index} must be an object, got ${describe(event)}`);
+  }
+  if (typeof event.type !== "string" || event.type.length === 0) {
+    throw new TypeError(`event ${index} must have a non-empty string type, got ${describe(event.type)}`);
+  }
+  let json: string | undefined;
+  try {
+    json = JSON.stringify(event.data);
+  } catch (error) {
+    throw new TypeError(`event ${index} (${event.type}) has data that cannot be written as JSON`, { cause: error });
+  }
+  if (json === undefined) {
+    throw new TypeError(`event ${index} (${event.type}) has data that cannot be written as JSON: ${describe(event.data)}`);
+  }
+  const data: unknown = JSON.parse(json);
+  // JSON.stringify lets lone surrogates through; RFC 8785 (and so the hash) does not.
+  if (canonicalizeOrUndefined({ type: event.type, data }) === undefined) {
+    throw new TypeError(`event ${index} (${event.type}) contains a string that is not valid Unicode`);
+  }
+  const metadata = event.metadata ?? {};
+  if (typeof metadata !== "object" || metadata === null) {
+    throw new TypeError(`event ${index} has metadata that is not an object`);
+  }
+  const { eventId, causationId, schemaVersion } = metadata;
+  if (eventId !== undefined && (typeof eventId !== "string" || eventId.length === 0)) {
+    throw new TypeError(`event ${index} has an eventId that is not a non-empty string`);
+  }
+  if (causationId !== undefined && typeof causationId !== "string") {
+    throw new TypeError(`event ${index} has a causationId that is not a string`);
+  }
+  if (schemaVersion !== undefined && !(Number.isSafeInteger(schemaVersion) && schemaVersion >= 1)) {
+    throw new TypeError(`event ${index} has a schemaVersion that is not a positive integer`);
+  }
+  return { type: event.type, data, eventId, causationId, schemaVersion: schemaVersion ?? 1 };
+}
+
+/** What one append adds to a stream, computed before anything is written. */
+export interface RecordedAppend {
+  /** The recorded events, deeply frozen. */
+  events: RecordedEvent[];
+  /** `JSON.stringify` of each event, in order: what a backend stores. */
+  raws: string[];
+  head: StreamHead;
+  lastGlobalPosition: number;
+}
+
+/**
+ * Turns prepared events into recorded, hash-chained events that follow `head` in their stream
+ * and `lastGlobalPosition` in the log. Reads the clock once per append (all its events share one
+ * `recordedAt`) and the ID source once per event without its own `eventId`, in order, so that
+ * injected sources give the same log on every backend.
+ */
+export function recordEvents(
+  stream: string,
+  head: StreamHead,
+  lastGlobalPosition: number,
+  prepared: readonly PreparedEvent[],
+  clock: Clock,
+  ids: IdSource,
+): RecordedAppend {
+  const recordedAt = new Date(clock.now()).toISOString();
+  const events: RecordedEvent[] = [];
+  const raws: string[] = [];
+  let prevHash = head.hash;
+  let streamPosition = head.version;
+  let globalPosition = lastGlobalPosition;
+  for (const event of prepared) {
+    streamPosition += 1;
+    globalPosition += 1;
+    const eventId = event.eventId ?? ids.next();
+    if (typeof eventId !== "string" || eventId.length === 0) {
+      throw new TypeError(`the ID source returned ${describe(eventId)}, not a non-empty string`);
+    }
+    // Key order here is the order a person reading the stored JSON sees; the hash ignores it.
+    const meta: Omit<RecordedEventMeta, "hash"> = {
+      eventId,
+      stream,
+      streamPosition,
+      globalPosition,
+      recordedAt,
+      schemaVersion: event.schemaVersion,
+      ...(event.causationId === undefined ? {} : { causationId: event.causationId }),
+      prevHash,
+    };
+    const hash = computeEventHash(prevHash, { type: event.type, data: event.data, meta });
+    const recorded: RecordedEvent = { type: event.type, data: event.data, meta: { ...meta, hash } };
+    raws.push(JSON.stringify(recorded));
+    // The same object goes to every subscriber and back to the appender; freezing it keeps one
+    // of them from changing what the others see. Reads return fresh, unfrozen copies.
+    events.push(deepFreeze(recorded));
+    prevHash = hash;
+  }
+  return { events, raws, head: { version: streamPosition, hash: prevHash }, lastGlobalPosition: globalPosition };
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === "object" && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
+}
+
+function canonicalizeOrUndefined(value: unknown): string | undefined {
+  try {
+    return canonicalize(value);
+  } catch {
+    return undefined;
+  }
+}
+
+function describe(value: unknown): string {
+  if (typeof value === "string") return JSON.stringify(value);
+  if (typeof value === "function") return "a function";
+  if (typeof value === "bigint") return `${value}n`;
+  if (typeof value === "symbol") return value.toString();
+  if (Array.isArray(value)) return "an array";
+  if (value === null) return "null";
+  return typeof value === "object" ? "an object" : String(value);
+}

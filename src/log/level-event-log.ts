@@ -1,0 +1,486 @@
+import { mkdir } from "node:fs/promises";
+import path from "node:path";
+import { Level } from "level";
+import type { ExpectedStreamVersion } from "../errors/expected-version-conflict-error.js";
+import { LogClosedError } from "../errors/log-closed-error.js";
+import { LogLockedError } from "../errors/log-locked-error.js";
+import type {
+  AppendOptions,
+  AppendResult,
+  Clock,
+  EventLog,
+  EventToAppend,
+  IdSource,
+  ReadAllOptions,
+  ReadStreamOptions,
+  RecordedEvent,
+  SubscribeOptions,
+  VerifyReport,
+} from "./event-log.js";
+import { assertStreamName, prepareEvents, randomIds, recordEvents, systemClock } from "./event-recording.js";
+import type { PreparedEvent, RecordedAppend } from "./event-recording.js";
+import { assertExpectedStreamVersion, findVersionConflict } from "./expected-version.js";
+import { ChainVerifier, EMPTY_STREAM_HEAD } from "./hash-chain.js";
+import type { ChainVerification, StreamHead } from "./hash-chain.js";
+import {
+  FORMAT_KEY,
+  HEAD_PREFIX,
+  LAST_GLOBAL_KEY,
+  LAYOUT_FORMAT,
+  globalKey,
+  positionOfIndexKey,
+  prefixRange,
+  streamHeadKey,
+  streamIndexKey,
+  streamIndexPrefix,
+} from "./level-keys.js";
+import { resolveReadAll, resolveStreamWindow } from "./read-options.js";
+import { SubscriberRegistry } from "./subscriber-registry.js";
+import type { ListenerErrorHandler } from "./subscriber-registry.js";
+
+/** Options of {@link LevelEventLog.open}. */
+export interface LevelEventLogOptions {
+  /**
+   * `sync` (default): an append resolves only once its batch is fsynced. `relaxed`: never fsync;
+   * for tests and throw-away runs, where a machine crash may lose the last appends.
+   */
+  durability?: "sync" | "relaxed";
+  /** Where `recordedAt` comes from. Default: the system clock. */
+  clock?: Clock;
+  /** Where event IDs come from. Default: `crypto.randomUUID`. */
+  ids?: IdSource;
+  /** Told about a subscriber that threw. Default: ignore it (the append has committed anyway). */
+  onListenerError?: ListenerErrorHandler;
+}
+
+type Database = Level<string, string>;
+
+interface PutOperation {
+  type: "put";
+  key: string;
+  value: string;
+}
+
+/** What one group of appends writes and, once written, tells its callers. */
+interface GroupPlan {
+  operations: PutOperation[];
+  heads: Map<string, StreamHead>;
+  committed: RecordedEvent[];
+  settle: Array<() => void>;
+  lastGlobalPosition: number;
+  wantsSync: boolean;
+}
+
+interface AppendRequest {
+  stream: string;
+  prepared: PreparedEvent[];
+  expected: ExpectedStreamVersion | undefined;
+  durable: boolean;
+  resolve(result: AppendResult): void;
+  reject(error: unknown): void;
+}
+
+/** At most this many appends share one batch, so one batch stays a bounded amount of work. */
+const MAX_GROUP_SIZE = 256;
+/** Events read per LevelDB iterator call by `readAll` and `verify`. */
+const PAGE_SIZE = 256;
+
+/**
+ * The default, embedded {@link EventLog}: one LevelDB directory owned by one process.
+ *
+ * Every append is one atomic LevelDB batch. Appends are queued and committed in call order by a
+ * single writer, which makes version checks and positions race-free; appends that arrive while
+ * a batch is being written are group-committed into the next batch (one fsync for all of them),
+ * and each still gets its own result or conflict.
+ *
+ * @example
+ * const log = await LevelEventLog.open(".turnlog", { durability: "sync" });
+ * await log.appendToStream("s1", [{ type: "session.opened", data: {} }], { expectedStreamVersion: STREAM_DOES_NOT_EXIST });
+ * await log.close();
+ */
+export class LevelEventLog implements EventLog {
+  /**
+   * Heads of the streams the writer has looked at. Only the writer fills it, because only the
+   * writer knows that no batch is in flight; a reader filling it could cache a stale head.
+   */
+  private readonly heads = new Map<string, StreamHead>();
+  private readonly subscribers: SubscriberRegistry;
+  private pending: AppendRequest[] = [];
+  private flushing: Promise<void> | undefined;
+  private closed = false;
+  private closing: Promise<void> | undefined;
+  /** A `sync` log has written batches (of `durable: false` appends) that no fsync covers yet. */
+  private unsynced = false;
+
+  private constructor(
+    private readonly db: Database,
+    /** The absolute path of the log directory. */
+    readonly directory: string,
+    private lastGlobalPosition: number,
+    private readonly durability: "sync" | "relaxed",
+    private readonly clock: Clock,
+    private readonly ids: IdSource,
+    onListenerError: ListenerErrorHandler | undefined,
+  ) {
+    this.subscribers = new SubscriberRegistry(onListenerError);
+  }
+
+  /**
+   * Opens (creating if missing) the log in `directory`. Throws {@link LogLockedError} when the
+   * directory is already open, in another process or through another handle in this one.
+   *
+   * @example
+   * const log = await LevelEventLog.open(".turnlog");
+   */
+  static async open(directory: string, options: LevelEventLogOptions = {}): Promise<LevelEventLog> {
+    if (typeof directory !== "string" || directory.length === 0) {
+      throw new TypeError("LevelEventLog.open takes a directory path");
+    }
+    const durability = options.durability ?? "sync";
+    if (durability !== "sync" && durability !== "relaxed") {
+      throw new TypeError(`durability must be "sync" or "relaxed", got ${String(durability)}`);
+    }
+    const location = path.resolve(directory);
+    await mkdir(location, { recursive: true });
+    const db: Database = new Level<string, string>(location, { keyEncoding: "utf8", valueEncoding: "utf8" });
+    try {
+      await db.open();
+    } catch (error) {
+      if (isLockedError(error)) throw new LogLockedError(location, { cause: error });
+      throw error;
+    }
+    try {
+      const format = await db.get(FORMAT_KEY);
+      if (format === undefined) {
+        await db.put(FORMAT_KEY, LAYOUT_FORMAT, { sync: durability === "sync" });
+      } else if (format !== LAYOUT_FORMAT) {
+        throw new Error(`${location} holds a log in layout ${JSON.stringify(format)}; this turnlog reads ${LAYOUT_FORMAT}`);
+      }
+      const lastGlobalPosition = parsePosition(await db.get(LAST_GLOBAL_KEY)) ?? 0;
+      return new LevelEventLog(
+        db,
+        location,
+        lastGlobalPosition,
+        durability,
+        options.clock ?? systemClock,
+        options.ids ?? randomIds,
+        options.onListenerError,
+      );
+    } catch (error) {
+      await db.close();
+      throw error;
+    }
+  }
+
+  /**
+   * Queues the append for the single writer. Resolves once its batch is written (and fsynced,
+   * for a durable append to a `sync` log); rejects with `ExpectedVersionConflictError` carrying
+   * the stream's real version, or with the storage error if the batch failed (then nothing of
+   * it was written). The returned events are frozen: subscribers were handed the same objects.
+   */
+  async appendToStream(stream: string, events: readonly EventToAppend[], options?: AppendOptions): Promise<AppendResult> {
+    this.assertOpen();
+    assertStreamName(stream);
+    const expected = options?.expectedStreamVersion;
+    assertExpectedStreamVersion(expected);
+    const durable = options?.durable ?? true;
+    if (typeof durable !== "boolean") throw new TypeError("durable must be a boolean");
+    const prepared = prepareEvents(events);
+    return new Promise<AppendResult>((resolve, reject) => {
+      this.pending.push({ stream, prepared, expected, durable, resolve, reject });
+      this.scheduleFlush();
+    });
+  }
+
+  async readStream(stream: string, options?: ReadStreamOptions): Promise<RecordedEvent[]> {
+    this.assertOpen();
+    assertStreamName(stream);
+    const window = resolveStreamWindow(options);
+    if (window === undefined) return [];
+    const globalPositions = await this.db
+      .values({
+        gte: streamIndexKey(stream, window.low),
+        lte: streamIndexKey(stream, window.high),
+        reverse: window.backwards,
+        limit: Number.isFinite(window.limit) ? window.limit : -1,
+      })
+      .all();
+    if (globalPositions.length === 0) return [];
+    const keys = globalPositions.map((value) => globalKey(parsePosition(value) ?? 0));
+    const raws = await this.db.getMany(keys);
+    return raws.map((raw, index) => parseStoredEvent(raw, keys[index] ?? ""));
+  }
+
+  readAll(options?: ReadAllOptions): AsyncIterable<RecordedEvent> {
+    const { after, limit } = resolveReadAll(options);
+    return this.iterateAll(after, limit);
+  }
+
+  async streamVersion(stream: string): Promise<number> {
+    this.assertOpen();
+    assertStreamName(stream);
+    const cached = this.heads.get(stream);
+    if (cached !== undefined) return cached.version;
+    return parseHead(await this.db.get(streamHeadKey(stream)), stream).version;
+  }
+
+  async streamExists(stream: string): Promise<boolean> {
+    return (await this.streamVersion(stream)) > 0;
+  }
+
+  async listStreams(): Promise<string[]> {
+    this.assertOpen();
+    const keys = await this.db.keys(prefixRange(HEAD_PREFIX)).all();
+    return keys.map((key) => decodeURIComponent(key.slice(HEAD_PREFIX.length))).sort();
+  }
+
+  subscribe(listener: (event: RecordedEvent) => void, options?: SubscribeOptions): () => void {
+    this.assertOpen();
+    return this.subscribers.add(listener, options);
+  }
+
+  /**
+   * Walks each stream's index and reads the raw stored values, so that an event whose JSON was
+   * corrupted is reported at its stream position rather than crashing the walk.
+   */
+  async verify(options?: { stream?: string }): Promise<VerifyReport> {
+    this.assertOpen();
+    const streams = options?.stream === undefined ? await this.listStreams() : [options.stream];
+    let checked = 0;
+    for (const stream of streams) {
+      assertStreamName(stream);
+      const result = await this.verifyStream(stream);
+      checked += result.checked;
+      if (!result.ok) {
+        return { ok: false, checked, firstBadPosition: result.firstBadPosition, stream, reason: result.reason };
+      }
+    }
+    return { ok: true, checked };
+  }
+
+  /** Waits for queued appends to commit, then closes the database. Calling it again is harmless. */
+  async close(): Promise<void> {
+    this.closed = true;
+    this.closing ??= (async () => {
+      while (this.flushing !== undefined) await this.flushing;
+      this.subscribers.clear();
+      try {
+        if (this.unsynced) {
+          // Closing is a promise that the log is complete on disk, so the last non-durable
+          // appends get the fsync a later durable append would have given them.
+          await this.db.put(LAST_GLOBAL_KEY, String(this.lastGlobalPosition), { sync: true });
+        }
+      } finally {
+        await this.db.close();
+      }
+    })();
+    return this.closing;
+  }
+
+  private scheduleFlush(): void {
+    if (this.flushing !== undefined) return;
+    this.flushing = this.drain().finally(() => {
+      this.flushing = undefined;
+      // An append may have queued between the drain's last look and this callback.
+      if (this.pending.length > 0) this.scheduleFlush();
+    });
+  }
+
+  private async drain(): Promise<void> {
+    // Let appends made in the same tick join the first group instead of waiting for the next.
+    await Promise.resolve();
+    while (this.pending.length > 0) {
+      const group = this.pending.splice(0, MAX_GROUP_SIZE);
+      await this.commitGroup(group);
+    }
+  }
+
+  /**
+   * Writes a group of appends as one batch. Version checks run in call order against the heads
+   * as the earlier appends of the group leave them, so the group behaves exactly like the
+   * appends one after another. Never throws: every outcome goes to its own caller.
+   */
+  private async commitGroup(group: AppendRequest[]): Promise<void> {
+    let plan: GroupPlan;
+    try {
+      await this.loadHeads(group);
+      plan = this.planGroup(group);
+      if (plan.operations.length > 0) {
+        // A synced batch also makes every earlier, unsynced one durable: LevelDB writes in order.
+        const sync = this.durability === "sync" && plan.wantsSync;
+        await this.db.batch(plan.operations, { sync });
+        this.unsynced = this.durability === "sync" && !sync;
+      }
+    } catch (error) {
+      // The batch (or a head lookup) failed: nothing of the group was written, so no append of
+      // it, not even one that would have conflicted, can report anything but this error.
+      for (const request of group) request.reject(error);
+      return;
+    }
+    for (const [stream, head] of plan.heads) this.heads.set(stream, head);
+    this.lastGlobalPosition = plan.lastGlobalPosition;
+    this.subscribers.notify(plan.committed);
+    for (const outcome of plan.settle) outcome();
+  }
+
+  /**
+   * Decides what a group writes: checks versions in call order against the heads as the earlier
+   * appends of the group leave them, so that the group behaves exactly like its appends one
+   * after another, and builds the batch. Writes nothing.
+   */
+  private planGroup(group: readonly AppendRequest[]): GroupPlan {
+    const heads = new Map<string, StreamHead>();
+    const operations: PutOperation[] = [];
+    const committed: RecordedEvent[] = [];
+    const settle: Array<() => void> = [];
+    let lastGlobalPosition = this.lastGlobalPosition;
+    let wantsSync = false;
+    for (const request of group) {
+      const { stream } = request;
+      const head = heads.get(stream) ?? this.heads.get(stream) ?? EMPTY_STREAM_HEAD;
+      const conflict = findVersionConflict(stream, request.expected, head.version);
+      if (conflict !== undefined) {
+        settle.push(() => request.reject(conflict));
+        continue;
+      }
+      if (request.prepared.length === 0) {
+        const result = { nextExpectedStreamVersion: head.version, lastGlobalPosition, events: [] };
+        settle.push(() => request.resolve(result));
+        continue;
+      }
+      let appended: RecordedAppend;
+      try {
+        appended = recordEvents(stream, head, lastGlobalPosition, request.prepared, this.clock, this.ids);
+      } catch (error) {
+        // A throwing clock or ID source fails this append only; nothing of it enters the batch.
+        settle.push(() => request.reject(error));
+        continue;
+      }
+      appended.events.forEach((event, offset) => {
+        const { globalPosition, streamPosition } = event.meta;
+        operations.push({ type: "put", key: globalKey(globalPosition), value: appended.raws[offset] ?? "" });
+        operations.push({ type: "put", key: streamIndexKey(stream, streamPosition), value: String(globalPosition) });
+      });
+      heads.set(stream, appended.head);
+      lastGlobalPosition = appended.lastGlobalPosition;
+      committed.push(...appended.events);
+      wantsSync ||= request.durable;
+      const result = { nextExpectedStreamVersion: appended.head.version, lastGlobalPosition, events: appended.events };
+      settle.push(() => request.resolve(result));
+    }
+    if (operations.length > 0) {
+      for (const [stream, head] of heads) {
+        operations.push({ type: "put", key: streamHeadKey(stream), value: JSON.stringify({ stream, ...head }) });
+      }
+      operations.push({ type: "put", key: LAST_GLOBAL_KEY, value: String(lastGlobalPosition) });
+    }
+    return { operations, heads, committed, settle, lastGlobalPosition, wantsSync };
+  }
+
+  /** Reads into the cache the heads of the group's streams that the writer has not seen yet. */
+  private async loadHeads(group: readonly AppendRequest[]): Promise<void> {
+    const unseen = [...new Set(group.map((request) => request.stream))].filter((stream) => !this.heads.has(stream));
+    if (unseen.length === 0) return;
+    const values = await this.db.getMany(unseen.map(streamHeadKey));
+    unseen.forEach((stream, index) => this.heads.set(stream, parseHead(values[index], stream)));
+  }
+
+  private async *iterateAll(after: number, limit: number): AsyncGenerator<RecordedEvent> {
+    this.assertOpen();
+    // The end is fixed when reading starts, so a reader that appends as it goes still finishes.
+    const end = Math.min(this.lastGlobalPosition, after + limit);
+    let cursor = after;
+    while (cursor < end) {
+      this.assertOpen();
+      const pageEnd = Math.min(end, cursor + PAGE_SIZE);
+      const entries = await this.db.iterator({ gt: globalKey(cursor), lte: globalKey(pageEnd) }).all();
+      for (const [key, raw] of entries) yield parseStoredEvent(raw, key);
+      cursor = pageEnd;
+    }
+  }
+
+  private async verifyStream(stream: string): Promise<ChainVerification> {
+    const head = parseHead(await this.db.get(streamHeadKey(stream)), stream, { lenient: true });
+    const verifier = new ChainVerifier(stream);
+    const range = prefixRange(streamIndexPrefix(stream));
+    let intact = true;
+    let lastKey: string | undefined;
+    while (intact) {
+      const bounds = lastKey === undefined ? range : { gt: lastKey, lt: range.lt };
+      const entries = await this.db.iterator({ ...bounds, limit: PAGE_SIZE }).all();
+      const globalPositions = entries.map(([, value]) => parsePosition(value));
+      const raws = await this.db.getMany(globalPositions.map((position) => globalKey(position ?? 0)));
+      for (const [index, [key]] of entries.entries()) {
+        const globalPosition = globalPositions[index];
+        intact = verifier.check(
+          globalPosition === undefined
+            ? { position: positionOfIndexKey(key), raw: undefined }
+            : { position: positionOfIndexKey(key), globalPosition, raw: raws[index] },
+        );
+        if (!intact) break;
+      }
+      if (entries.length < PAGE_SIZE) break;
+      lastKey = entries[entries.length - 1]?.[0];
+    }
+    if (head !== undefined) return verifier.finish(head);
+    const result = verifier.finish();
+    if (!result.ok) return result;
+    return {
+      ok: false,
+      checked: result.checked,
+      firstBadPosition: Math.max(1, result.checked),
+      kind: "head-mismatch",
+      reason: "head-mismatch: the stream head is unreadable",
+    };
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new LogClosedError();
+  }
+}
+
+/** classic-level reports a held LOCK file as a failed open caused by LEVEL_LOCKED. */
+function isLockedError(error: unknown): boolean {
+  const code = errorCode(error);
+  if (code === "LEVEL_LOCKED") return true;
+  return code === "LEVEL_DATABASE_NOT_OPEN" && errorCode((error as { cause?: unknown }).cause) === "LEVEL_LOCKED";
+}
+
+function errorCode(error: unknown): unknown {
+  return typeof error === "object" && error !== null ? (error as { code?: unknown }).code : undefined;
+}
+
+function parsePosition(value: string | undefined): number | undefined {
+  if (value === undefined || !/^\d{1,16}$/.test(value)) return undefined;
+  return Number(value);
+}
+
+function parseHead(value: string | undefined, stream: string): StreamHead;
+function parseHead(value: string | undefined, stream: string, options: { lenient: true }): StreamHead | undefined;
+function parseHead(value: string | undefined, stream: string, options?: { lenient: true }): StreamHead | undefined {
+  if (value === undefined) return EMPTY_STREAM_HEAD;
+  try {
+    const head: unknown = JSON.parse(value);
+    if (
+      typeof head === "object" &&
+      head !== null &&
+      Number.isSafeInteger((head as StreamHead).version) &&
+      typeof (head as StreamHead).hash === "string"
+    ) {
+      return { version: (head as StreamHead).version, hash: (head as StreamHead).hash };
+    }
+  } catch {
+    // Falls through to the same answer as a head of the wrong shape.
+  }
+  if (options?.lenient) return undefined;
+  throw new Error(`the head of stream ${JSON.stringify(stream)} is unreadable; run verify()`);
+}
+
+function parseStoredEvent(raw: string | undefined, key: string): RecordedEvent {
+  if (raw === undefined) throw new Error(`the event stored under ${key} is missing; run verify()`);
+  try {
+    return JSON.parse(raw) as RecordedEvent;
+  } catch (error) {
+    throw new Error(`the event stored under ${key} is unreadable; run verify()`, { cause: error });
+  }
+}

@@ -1,0 +1,62 @@
+import type { RecordedEvent, SubscribeOptions } from "./event-log.js";
+
+/** Called when a subscriber throws; the append that triggered it has already committed. */
+export type ListenerErrorHandler = (error: unknown, event: RecordedEvent) => void;
+
+interface Subscription {
+  listener: (event: RecordedEvent) => void;
+  stream: string | undefined;
+}
+
+/**
+ * The live tail of a log: listeners registered with `subscribe`, told about committed events in
+ * global order. A throwing listener is reported to `onListenerError` and never reaches the
+ * appender, because the events it was told about are already stored.
+ */
+export class SubscriberRegistry {
+  private readonly subscriptions = new Set<Subscription>();
+
+  constructor(private readonly onListenerError: ListenerErrorHandler = () => {}) {}
+
+  /** Adds a listener; the returned function removes it (calling it twice is harmless). */
+  add(listener: (event: RecordedEvent) => void, options?: SubscribeOptions): () => void {
+    if (typeof listener !== "function") throw new TypeError("subscribe takes a listener function");
+    const stream = options?.stream;
+    if (stream !== undefined && typeof stream !== "string") throw new TypeError("subscribe's stream must be a string");
+    const subscription: Subscription = { listener, stream };
+    this.subscriptions.add(subscription);
+    return () => {
+      this.subscriptions.delete(subscription);
+    };
+  }
+
+  /** Tells every current listener about `events` (already committed, in global order). */
+  notify(events: readonly RecordedEvent[]): void {
+    if (this.subscriptions.size === 0 || events.length === 0) return;
+    // A listener added while we notify starts with the next append, as "after subscribing" says.
+    const current = [...this.subscriptions];
+    for (const event of events) {
+      for (const subscription of current) {
+        if (!this.subscriptions.has(subscription)) continue;
+        if (subscription.stream !== undefined && subscription.stream !== event.meta.stream) continue;
+        try {
+          subscription.listener(event);
+        } catch (error) {
+          this.reportListenerError(error, event);
+        }
+      }
+    }
+  }
+
+  clear(): void {
+    this.subscriptions.clear();
+  }
+
+  private reportListenerError(error: unknown, event: RecordedEvent): void {
+    try {
+      this.onListenerError(error, event);
+    } catch {
+      // The error handler itself failed; there is nobody left to tell, and the append stands.
+    }
+  }
+}

@@ -1,0 +1,390 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { Level } from "level";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { ExpectedVersionConflictError, STREAM_DOES_NOT_EXIST } from "../../src/errors/expected-version-conflict-error.js";
+import { LogLockedError } from "../../src/errors/log-locked-error.js";
+import type { RecordedEvent } from "../../src/log/event-log.js";
+import { LevelEventLog } from "../../src/log/level-event-log.js";
+import type { LevelEventLogOptions } from "../../src/log/level-event-log.js";
+import { LAST_GLOBAL_KEY, globalKey, streamHeadKey, streamIndexKey } from "../../src/log/level-keys.js";
+import { startLogChild } from "../support/log-child-process.js";
+import type { LogChildProcess } from "../support/log-child-process.js";
+import { counterIds, runEventLogConformance, someEvents, steppingClock } from "./event-log.conformance.js";
+
+const temporaryDirectories: string[] = [];
+
+async function freshDirectory(): Promise<string> {
+  const directory = await mkdtemp(path.join(tmpdir(), "turnlog-level-log-"));
+  temporaryDirectories.push(directory);
+  return directory;
+}
+
+afterEach(async () => {
+  for (const directory of temporaryDirectories.splice(0)) await rm(directory, { recursive: true, force: true });
+});
+
+runEventLogConformance("LevelEventLog", async (options) => {
+  const directory = await freshDirectory();
+  const log = await LevelEventLog.open(directory, { durability: "relaxed", ...options });
+  return {
+    log,
+    dispose: async () => {
+      await log.close();
+      await rm(directory, { recursive: true, force: true });
+    },
+  };
+});
+
+async function collect(iterable: AsyncIterable<RecordedEvent>): Promise<RecordedEvent[]> {
+  const events: RecordedEvent[] = [];
+  for await (const event of iterable) events.push(event);
+  return events;
+}
+
+/** Opens the closed log directory with a plain `level` handle, for tampering, and closes it again. */
+async function withRawDatabase(directory: string, tamper: (db: Level<string, string>) => Promise<void>): Promise<void> {
+  const db = new Level<string, string>(directory, { valueEncoding: "utf8" });
+  await db.open();
+  try {
+    await tamper(db);
+  } finally {
+    await db.close();
+  }
+}
+
+describe("LevelEventLog", () => {
+  const openLogs: LevelEventLog[] = [];
+  const children: LogChildProcess[] = [];
+
+  async function open(directory: string, options: LevelEventLogOptions = {}): Promise<LevelEventLog> {
+    const log = await LevelEventLog.open(directory, options);
+    openLogs.push(log);
+    return log;
+  }
+
+  afterEach(async () => {
+    vi.restoreAllMocks();
+    for (const log of openLogs.splice(0)) await log.close();
+    for (const { child, exited } of children.splice(0)) {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+      await exited;
+    }
+  });
+
+  describe("durability across reopening", () => {
+    it("keeps every event and continues positions and the hash chain after close and reopen", async () => {
+      const directory = await freshDirectory();
+      const first = await open(directory, { clock: steppingClock(), ids: counterIds("first") });
+      await first.appendToStream("a", someEvents(3));
+      await first.appendToStream("b", someEvents(2), { durable: false });
+      const before = await collect(first.readAll());
+      await first.close();
+
+      const second = await open(directory, { clock: steppingClock(), ids: counterIds("second") });
+      expect(await collect(second.readAll())).toEqual(before);
+      expect(await second.listStreams()).toEqual(["a", "b"]);
+      expect(await second.streamVersion("a")).toBe(3);
+      expect(await second.appendToStream("a", someEvents(1), { expectedStreamVersion: 3 })).toMatchObject({
+        nextExpectedStreamVersion: 4,
+        lastGlobalPosition: 6,
+      });
+      const [continued] = await second.readStream("a", { from: 4 });
+      const [previous] = await second.readStream("a", { from: 3, to: 3 });
+      expect(continued?.meta.prevHash).toBe(previous?.meta.hash);
+      expect(await second.verify()).toEqual({ ok: true, checked: 6 });
+    });
+
+    it("creates a missing directory, nested", async () => {
+      const directory = path.join(await freshDirectory(), "nested", "log");
+      const log = await open(directory);
+      await log.appendToStream("a", someEvents(1));
+      expect(log.directory).toBe(directory);
+      expect(await log.streamVersion("a")).toBe(1);
+    });
+
+    it("rejects an unknown durability as a TypeError", async () => {
+      const directory = await freshDirectory();
+      await expect(LevelEventLog.open(directory, { durability: "eventually" as "sync" })).rejects.toThrow(TypeError);
+    });
+  });
+
+  describe("batches", () => {
+    it("writes nothing of an append whose batch fails, and carries on afterwards", async () => {
+      const directory = await freshDirectory();
+      const log = await open(directory);
+      await log.appendToStream("a", someEvents(1));
+      const seen: number[] = [];
+      log.subscribe((event) => seen.push(event.meta.globalPosition));
+      vi.spyOn(Level.prototype, "batch").mockRejectedValueOnce(new Error("disk full"));
+      await expect(log.appendToStream("a", someEvents(3))).rejects.toThrow("disk full");
+      expect(await log.streamVersion("a")).toBe(1);
+      expect((await collect(log.readAll())).length).toBe(1);
+      expect(seen).toEqual([]);
+      expect(await log.appendToStream("a", someEvents(1), { expectedStreamVersion: 1 })).toMatchObject({
+        nextExpectedStreamVersion: 2,
+        lastGlobalPosition: 2,
+      });
+      await log.close();
+      const reopened = await open(directory);
+      expect((await collect(reopened.readAll())).map((event) => event.meta.globalPosition)).toEqual([1, 2]);
+      expect(await reopened.verify()).toEqual({ ok: true, checked: 2 });
+    });
+
+    it("group-commits concurrent appends into one batch, each with its own result or conflict", async () => {
+      const directory = await freshDirectory();
+      const log = await open(directory);
+      const batch = vi.spyOn(Level.prototype, "batch");
+      const results = await Promise.allSettled([
+        log.appendToStream("a", someEvents(2), { expectedStreamVersion: STREAM_DOES_NOT_EXIST }),
+        log.appendToStream("a", someEvents(1), { expectedStreamVersion: 0 }),
+        log.appendToStream("b", someEvents(1)),
+        log.appendToStream("a", someEvents(1), { expectedStreamVersion: 2 }),
+      ]);
+      expect(batch).toHaveBeenCalledTimes(1);
+      expect(results[0]).toMatchObject({ status: "fulfilled", value: { nextExpectedStreamVersion: 2, lastGlobalPosition: 2 } });
+      expect(results[1]?.status).toBe("rejected");
+      const conflict = results[1]?.status === "rejected" ? (results[1].reason as unknown) : undefined;
+      expect(ExpectedVersionConflictError.isInstance(conflict)).toBe(true);
+      expect(conflict).toMatchObject({ stream: "a", expected: 0, current: 2 });
+      expect(results[2]).toMatchObject({ status: "fulfilled", value: { nextExpectedStreamVersion: 1, lastGlobalPosition: 3 } });
+      expect(results[3]).toMatchObject({ status: "fulfilled", value: { nextExpectedStreamVersion: 3, lastGlobalPosition: 4 } });
+      expect(await log.verify()).toEqual({ ok: true, checked: 4 });
+    });
+
+    it("fails every append of a group whose batch fails, even one that would have conflicted", async () => {
+      const directory = await freshDirectory();
+      const log = await open(directory);
+      vi.spyOn(Level.prototype, "batch").mockRejectedValueOnce(new Error("disk full"));
+      const results = await Promise.allSettled([
+        log.appendToStream("a", someEvents(2)),
+        log.appendToStream("a", someEvents(1), { expectedStreamVersion: 0 }),
+        log.appendToStream("b", someEvents(1)),
+      ]);
+      expect(results.map((result) => result.status === "rejected" && (result.reason as Error).message)).toEqual([
+        "disk full",
+        "disk full",
+        "disk full",
+      ]);
+      expect(await log.listStreams()).toEqual([]);
+      expect(await log.appendToStream("a", someEvents(1), { expectedStreamVersion: 0 })).toMatchObject({
+        nextExpectedStreamVersion: 1,
+        lastGlobalPosition: 1,
+      });
+    });
+
+    it("fsyncs a group when any of its appends is durable, and not when none is", async () => {
+      const directory = await freshDirectory();
+      const log = await open(directory, { durability: "sync" });
+      const batch = vi.spyOn(Level.prototype, "batch");
+      await log.appendToStream("a", someEvents(1), { durable: false });
+      await Promise.all([log.appendToStream("a", someEvents(1), { durable: false }), log.appendToStream("b", someEvents(1))]);
+      const relaxed = await open(await freshDirectory(), { durability: "relaxed" });
+      await relaxed.appendToStream("a", someEvents(1));
+      const calls = batch.mock.calls as unknown as Array<[unknown, { sync?: boolean }?]>;
+      expect(calls.map(([, options]) => options?.sync)).toEqual([false, true, false]);
+    });
+  });
+
+  describe("closing", () => {
+    it("fsyncs trailing non-durable appends of a sync log, and nothing for a relaxed log", async () => {
+      const put = vi.spyOn(Level.prototype, "put");
+      const synced = await open(await freshDirectory(), { durability: "sync" });
+      const relaxed = await open(await freshDirectory(), { durability: "relaxed" });
+      put.mockClear();
+      await synced.appendToStream("a", someEvents(2), { durable: false });
+      await relaxed.appendToStream("a", someEvents(2));
+      await relaxed.close();
+      expect(put).not.toHaveBeenCalled();
+      await synced.close();
+      expect(put).toHaveBeenCalledTimes(1);
+      expect(put.mock.calls[0]).toEqual([LAST_GLOBAL_KEY, "2", { sync: true }]);
+    });
+  });
+
+  describe("verify on a tampered directory", () => {
+    /** A closed log directory: stream "other" (2 events) interleaved with stream "s1" (5 events). */
+    async function closedLogWithFive(): Promise<string> {
+      const directory = await freshDirectory();
+      const log = await LevelEventLog.open(directory, { durability: "relaxed" });
+      await log.appendToStream("other", someEvents(1));
+      await log.appendToStream("s1", someEvents(3));
+      await log.appendToStream("other", someEvents(1));
+      await log.appendToStream("s1", someEvents(2));
+      await log.close();
+      return directory;
+    }
+
+    /** The global position of stream position `position` of s1 in {@link closedLogWithFive}. */
+    function globalOfS1(position: number): number {
+      return [0, 2, 3, 4, 6, 7][position] ?? Number.NaN;
+    }
+
+    async function verifyReopened(directory: string) {
+      const log = await open(directory);
+      return log.verify();
+    }
+
+    it("names the position of an event whose value was rewritten as other valid JSON", async () => {
+      const directory = await closedLogWithFive();
+      await withRawDatabase(directory, async (db) => {
+        const key = globalKey(globalOfS1(3));
+        const event = JSON.parse((await db.get(key)) ?? "") as RecordedEvent<string, { index: number }>;
+        event.data.index = 42;
+        await db.put(key, JSON.stringify(event));
+      });
+      const report = await verifyReopened(directory);
+      expect(report).toMatchObject({ ok: false, stream: "s1", firstBadPosition: 3 });
+      expect(report.reason).toMatch(/^hash-mismatch/);
+      expect(report.checked).toBe(2 + 2);
+    });
+
+    it("names the position of an event with one flipped byte, wherever the byte is", async () => {
+      const base = await closedLogWithFive();
+      let length = 0;
+      await withRawDatabase(base, async (db) => {
+        length = Buffer.byteLength((await db.get(globalKey(globalOfS1(4)))) ?? "");
+      });
+      // The data, the hash, a position and a brace: each corruption is caught at position 4.
+      for (const fraction of [0.05, 0.3, 0.6, 0.9, 0.999]) {
+        const directory = await closedLogWithFive();
+        await withRawDatabase(directory, async (db) => {
+          const key = globalKey(globalOfS1(4));
+          const bytes = (await db.get(key, { valueEncoding: "buffer" })) as Buffer;
+          const offset = Math.floor(bytes.length * fraction);
+          bytes[offset] = (bytes[offset] ?? 0) ^ 0x01;
+          await db.put(key, bytes, { valueEncoding: "buffer" });
+        });
+        const log = await LevelEventLog.open(directory);
+        const report = await log.verify();
+        await log.close();
+        expect(report, `byte ${Math.floor(length * fraction)} of ${length}`).toMatchObject({
+          ok: false,
+          stream: "s1",
+          firstBadPosition: 4,
+        });
+      }
+    });
+
+    it("names the position of a removed event in the middle of a stream", async () => {
+      const directory = await closedLogWithFive();
+      await withRawDatabase(directory, async (db) => {
+        await db.batch([
+          { type: "del", key: globalKey(globalOfS1(2)) },
+          { type: "del", key: streamIndexKey("s1", 2) },
+        ]);
+      });
+      const report = await verifyReopened(directory);
+      expect(report).toMatchObject({ ok: false, stream: "s1", firstBadPosition: 2 });
+      expect(report.reason).toMatch(/^position-gap/);
+    });
+
+    it("names the position of an event removed from storage but still indexed", async () => {
+      const directory = await closedLogWithFive();
+      await withRawDatabase(directory, (db) => db.del(globalKey(globalOfS1(2))));
+      const report = await verifyReopened(directory);
+      expect(report).toMatchObject({ ok: false, stream: "s1", firstBadPosition: 2 });
+      expect(report.reason).toMatch(/^missing/);
+    });
+
+    it("names the position of a removed last event, through the stream head", async () => {
+      const directory = await closedLogWithFive();
+      await withRawDatabase(directory, async (db) => {
+        await db.batch([
+          { type: "del", key: globalKey(globalOfS1(5)) },
+          { type: "del", key: streamIndexKey("s1", 5) },
+        ]);
+      });
+      const report = await verifyReopened(directory);
+      expect(report).toMatchObject({ ok: false, stream: "s1", firstBadPosition: 5, checked: 2 + 4 });
+      expect(report.reason).toMatch(/^head-mismatch/);
+    });
+
+    it("names the first position of two swapped events", async () => {
+      const directory = await closedLogWithFive();
+      await withRawDatabase(directory, async (db) => {
+        const [second, third] = await db.getMany([globalKey(globalOfS1(2)), globalKey(globalOfS1(3))]);
+        await db.batch([
+          { type: "put", key: globalKey(globalOfS1(2)), value: third ?? "" },
+          { type: "put", key: globalKey(globalOfS1(3)), value: second ?? "" },
+        ]);
+      });
+      const report = await verifyReopened(directory);
+      expect(report).toMatchObject({ ok: false, stream: "s1", firstBadPosition: 2 });
+      expect(report.reason).toMatch(/^out-of-order/);
+    });
+
+    it("reports a corrupted head rather than crashing", async () => {
+      const directory = await closedLogWithFive();
+      await withRawDatabase(directory, (db) => db.put(streamHeadKey("s1"), "{not json"));
+      expect(await verifyReopened(directory)).toMatchObject({ ok: false, stream: "s1", firstBadPosition: 5 });
+    });
+
+    it("still verifies a stream longer than one iterator page", async () => {
+      const directory = await freshDirectory();
+      const log = await open(directory, { durability: "relaxed" });
+      await log.appendToStream("long", someEvents(600));
+      expect(await log.verify()).toEqual({ ok: true, checked: 600 });
+      await log.close();
+      await withRawDatabase(directory, (db) => db.del(streamIndexKey("long", 590)));
+      expect(await verifyReopened(directory)).toMatchObject({ ok: false, stream: "long", firstBadPosition: 590, checked: 589 });
+    });
+  });
+
+  describe("the directory lock", () => {
+    it("refuses a second handle in the same process with a clear message", async () => {
+      const directory = await freshDirectory();
+      const first = await open(directory);
+      const error: unknown = await LevelEventLog.open(directory).catch((reason: unknown) => reason);
+      expect(LogLockedError.isInstance(error)).toBe(true);
+      expect((error as Error).message).toBe(`log is locked by another process: ${directory}`);
+      await first.close();
+      const second = await open(directory);
+      expect(await second.listStreams()).toEqual([]);
+    });
+
+    it("refuses a directory held by another process, and opens it once that process is gone", async () => {
+      const directory = await freshDirectory();
+      const holder = startLogChild("log-lock-holder.ts", [directory]);
+      children.push(holder);
+      await holder.waitForLine((line) => line === "ready");
+      const error: unknown = await LevelEventLog.open(directory).catch((reason: unknown) => reason);
+      expect(LogLockedError.isInstance(error)).toBe(true);
+      expect((error as Error).message).toBe(`log is locked by another process: ${directory}`);
+      holder.child.kill("SIGKILL");
+      await holder.exited;
+      const log = await open(directory);
+      expect(await log.verify()).toEqual({ ok: true, checked: 0 });
+    });
+  });
+
+  describe("a crash", () => {
+    it("leaves a verified prefix holding every append reported durable before SIGKILL", async () => {
+      const directory = await freshDirectory();
+      const writer = startLogChild("log-crash-child.ts", [directory, "4", "1000000"]);
+      children.push(writer);
+      await writer.waitForLine((_, index) => index >= 150);
+      writer.child.kill("SIGKILL");
+      expect(await writer.exited).toEqual({ code: null, signal: "SIGKILL" });
+      const reported = writer.lines.map((line) => {
+        const [stream = "", version = "", globalPosition = ""] = line.split(" ");
+        return { stream, version: Number(version), globalPosition: Number(globalPosition) };
+      });
+      expect(reported.length).toBeGreaterThanOrEqual(150);
+
+      const log = await open(directory);
+      expect(await log.verify()).toMatchObject({ ok: true });
+      const all = await collect(log.readAll());
+      // A prefix: global positions 1..n with no hole.
+      expect(all.map((event) => event.meta.globalPosition)).toEqual(all.map((_, index) => index + 1));
+      for (const { stream, version, globalPosition } of reported) {
+        const event = all[globalPosition - 1];
+        expect(event?.meta).toMatchObject({ stream, streamPosition: version });
+        expect(event?.data).toMatchObject({ stream, version });
+      }
+      const lastReported = Math.max(...reported.map((entry) => entry.globalPosition));
+      expect(all.length).toBeGreaterThanOrEqual(lastReported);
+    });
+  });
+});
