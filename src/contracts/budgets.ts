@@ -7,7 +7,7 @@ export const BudgetsSchema = z.object({
   maxRepeatedFailures: z.number().int().positive(),
   wallClockMs: z.number().int().positive(),
   maxToolCallsPerTurn: z.number().int().positive().optional(),
-});
+}).meta({ id: "Budgets" });
 export type Budgets = z.infer<typeof BudgetsSchema>;
 
 export const defaultBudgets: Budgets = {

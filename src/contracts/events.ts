@@ -109,7 +109,7 @@ export const NormalizedCallSchema = z.object({
   name: z.string(),
   argumentsText: z.string().optional(),
   argumentsRedacted: z.boolean().optional(),
-});
+}).meta({ id: "NormalizedCall" });
 export type NormalizedCall = z.infer<typeof NormalizedCallSchema>;
 
 export const ToolCallsNormalizedSchema = event(
@@ -143,7 +143,7 @@ export const ToolPlanSchema = z.object({
   reason: RejectionReasonSchema.optional(),
   /** Model-readable explanation of a rejection (zod issues, parse error). */
   issues: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
-});
+}).meta({ id: "ToolPlan" });
 export type ToolPlan = z.infer<typeof ToolPlanSchema>;
 
 export const ToolCallsPlannedSchema = event("turn.tool_calls.planned", z.object({ turnId, plans: z.array(ToolPlanSchema) }));
@@ -156,7 +156,7 @@ export const GateDecisionRecordSchema = z.object({
   riskClass: RiskClassSchema.nullable(),
   /** SHA-256 of tool name + canonical arguments: an approval binds to it. */
   fingerprint: z.string(),
-});
+}).meta({ id: "GateDecisionRecord" });
 export type GateDecisionRecord = z.infer<typeof GateDecisionRecordSchema>;
 
 export const ToolCallsGatedSchema = event(
@@ -219,7 +219,7 @@ export const PacketSchema = z.object({
   truncated: z.boolean(),
   originalChars: z.number().int().nonnegative(),
   errorCode: z.string().optional(),
-});
+}).meta({ id: "Packet" });
 export type Packet = z.infer<typeof PacketSchema>;
 
 export const ResultsPacketizedSchema = event("turn.results.packetized", z.object({ turnId, packets: z.array(PacketSchema) }));

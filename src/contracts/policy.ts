@@ -9,7 +9,7 @@ export const PolicyRuleSchema = z.object({
   tool: z.string().optional(),
   risk: RiskClassSchema.optional(),
   reason: z.string().optional(),
-});
+}).meta({ id: "PolicyRule" });
 export type PolicyRule = z.infer<typeof PolicyRuleSchema>;
 
 /** The policy in force for a session: recorded in `session.started` so replays use it. */
@@ -19,7 +19,7 @@ export const PolicySnapshotSchema = z.object({
   deny: z.array(PolicyRuleSchema),
   allow: z.array(PolicyRuleSchema),
   blockedRiskClasses: z.array(RiskClassSchema),
-});
+}).meta({ id: "PolicySnapshot" });
 export type PolicySnapshot = z.infer<typeof PolicySnapshotSchema>;
 
 /** What a host may pass: every field optional, merged over the defaults. */

@@ -12,7 +12,7 @@ export const RawToolCallSchema = z.object({
   id: z.string().optional(),
   name: z.string().optional(),
   argumentsText: z.string(),
-});
+}).meta({ id: "RawToolCall" });
 export type RawToolCall = z.infer<typeof RawToolCallSchema>;
 
 export const UsageSchema = z.object({

@@ -13,7 +13,7 @@ export const riskClasses = [
   "sandbox-escape",
 ] as const;
 
-export const RiskClassSchema = z.enum(riskClasses);
+export const RiskClassSchema = z.enum(riskClasses).meta({ id: "RiskClass" });
 export type RiskClass = z.infer<typeof RiskClassSchema>;
 
 /** The two classes that may run without asking in `ask` mode and may run concurrently. */

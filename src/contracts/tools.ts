@@ -18,5 +18,12 @@ export const ToolSnapshotSchema = z.object({
   }),
   maxResultChars: z.number().int().positive(),
   timeoutMs: z.number().int().positive(),
-});
+}).meta({ id: "ToolSnapshot" });
 export type ToolSnapshot = z.infer<typeof ToolSnapshotSchema>;
+
+/** A tool as offered to a provider: name, description and JSON Schema of its input. */
+export interface ProviderToolSchema {
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>;
+}

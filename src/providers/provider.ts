@@ -1,6 +1,6 @@
 import type { FinishReason, ProviderFailureKind, ProviderFormat, Usage } from "../contracts/provider.js";
 import { hasCode, TurnlogError } from "../errors/turnlog-error.js";
-import type { ProviderToolSchema } from "../tools/tool-registry.js";
+import type { ProviderToolSchema } from "../contracts/tools.js";
 
 /** What the runtime asks of a provider: messages in the provider's own format, tools, system. */
 export interface ProviderRequest {

@@ -3,12 +3,9 @@ import type { ToolSnapshot } from "../contracts/tools.js";
 import { canonicalJson, sha256 } from "../util/digest.js";
 import type { ToolDefinition } from "./define-tool.js";
 
-/** A tool as offered to a provider: name, description and JSON Schema of its input. */
-export interface ProviderToolSchema {
-  name: string;
-  description: string;
-  parameters: Record<string, unknown>;
-}
+import type { ProviderToolSchema } from "../contracts/tools.js";
+
+export type { ProviderToolSchema };
 
 /**
  * The tools of a runtime, looked up in a `Map` so that a model-supplied name (`__proto__`,

@@ -1,0 +1,77 @@
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { join, relative, resolve } from "node:path";
+import { describe, expect, it } from "vitest";
+
+// DESIGN.md §13: contracts ← log, tools, policy, providers ← projections ← history ← replay ←
+// runtime ← cli. Replay sits below runtime because the live loop is the replay engine plus
+// effects (docs/architecture.md). A folder may import from its own layer's folder and lower layers.
+const layers: Record<string, number> = {
+  contracts: 0,
+  errors: 0,
+  util: 0,
+  log: 1,
+  tools: 1,
+  policy: 1,
+  providers: 1,
+  projections: 2,
+  history: 3,
+  machines: 3,
+  replay: 4,
+  runtime: 5,
+  testing: 6,
+  demo: 6,
+  cli: 7,
+  "index.ts": 7,
+};
+
+const root = resolve(import.meta.dirname, "../..");
+
+function files(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    return statSync(path).isDirectory() ? files(path) : path.endsWith(".ts") ? [path] : [];
+  });
+}
+
+function imports(file: string): { specifier: string; typeOnly: boolean }[] {
+  const text = readFileSync(file, "utf8");
+  return [...text.matchAll(/^(import|export)\s+(type\s+)?[^;]*?from\s+["']([^"']+)["']/gms)].map((match) => ({
+    specifier: match[3] as string,
+    typeOnly: match[2] !== undefined,
+  }));
+}
+
+function folderOf(path: string): string {
+  const parts = relative(root, path).split("/");
+  return parts[0] === "machines" ? "machines" : (parts[1] as string);
+}
+
+describe("dependency direction", () => {
+  const sources = [...files(join(root, "src")), ...files(join(root, "machines"))];
+
+  it("no module imports upward", () => {
+    const violations: string[] = [];
+    for (const file of sources) {
+      const from = folderOf(file);
+      for (const { specifier } of imports(file)) {
+        if (!specifier.startsWith(".")) continue;
+        const target = folderOf(resolve(file, "..", specifier));
+        if (target === from) continue;
+        if ((layers[target] ?? Infinity) >= (layers[from] ?? -Infinity)) violations.push(`${relative(root, file)} → ${specifier}`);
+      }
+    }
+    expect(violations).toEqual([]);
+  });
+
+  it("machines/ imports only xstate and types from src/", () => {
+    const violations: string[] = [];
+    for (const file of files(join(root, "machines"))) {
+      for (const { specifier, typeOnly } of imports(file)) {
+        if (specifier === "xstate" || (specifier.startsWith("../src/") && typeOnly)) continue;
+        violations.push(`${relative(root, file)} → ${specifier}`);
+      }
+      expect(readFileSync(file, "utf8")).not.toMatch(/Date\.now|Math\.random|new Date\(|process\./);
+    }
+    expect(violations).toEqual([]);
+  });
+});
