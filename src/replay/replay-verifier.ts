@@ -44,9 +44,9 @@ export async function verifyReplay(events: AsyncIterable<RecordedEvent> | Iterab
   let compared = 0;
   for await (const event of events) {
     const position = event.meta.streamPosition;
-    if (isDecisionEvent(event.type)) {
+    const action = owedDecision(fold.pending, fold.turnState);
+    if (isDecisionEvent(event.type) && !isHostCancel(event, action)) {
       compared += 1;
-      const action = owedDecision(fold.pending, fold.turnState);
       if (action === undefined) {
         divergences.push({ position, type: event.type, path: "type", expected: event.type, actual: fold.pending[0] ?? null });
       } else {
@@ -80,4 +80,12 @@ export async function verifyReplay(events: AsyncIterable<RecordedEvent> | Iterab
     }
   }
   return { identical: divergences.length === 0, compared, divergences };
+}
+
+/**
+ * A cancel is the host's doing, not a decision: the `turn.stopped` it causes can come in any state
+ * and is taken as given, unless a continuation decision was owed at that point anyway.
+ */
+function isHostCancel(event: RecordedEvent, owed: string | undefined): boolean {
+  return event.type === "turn.stopped" && (event.data as { reason?: unknown }).reason === "cancelled" && owed !== "decideContinuation";
 }

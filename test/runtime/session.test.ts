@@ -174,6 +174,8 @@ describe("session.send", () => {
     const { session, runtime } = await setup([{ toolCalls: [{ name: "slow", arguments: "{}" }] }], { extraTools: [slow] });
     expect(await session.send("go", { signal: controller.signal })).toMatchObject({ status: "stopped", reason: "cancelled" });
     expect((await runtime.events("s1")).at(-1)?.type).toBe("turn.stopped");
+    // The cancel is the host's input: replay takes it as given.
+    expect(await runtime.replay("s1")).toMatchObject({ identical: true });
   });
 
   it("writes only events that match the catalogue", async () => {

@@ -1,0 +1,74 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { createRuntime } from "../src/index.js";
+import { foldEvents } from "../src/projections/projection.js";
+import { sessionStateProjection } from "../src/projections/session-state.js";
+import { MemoryEventLog, scriptedProvider } from "../src/testing/index.js";
+import type { ScriptStep } from "../src/testing/index.js";
+import { sequentialIds, steppingClock, workspace } from "../test/support/tools.js";
+
+const toolCall = fc.oneof(
+  fc.record({ name: fc.constant("read_file"), arguments: fc.constantFrom('{"path":"a.txt"}', '{"path":"b.txt"}', '{"path":"nope.txt"}', "{bad", "[]", "") }),
+  fc.record({ name: fc.constant("write_file"), arguments: fc.constantFrom('{"path":"c.txt","content":"x"}', '{"path":"a.txt","content":"y"}', '{"path":1}') }),
+  fc.record({ name: fc.constantFrom("unknown_tool", "__proto__", "constructor", ""), arguments: fc.constant("{}") }),
+  fc.record({ id: fc.constantFrom("call_1", "call_1", "bad id!", "x".repeat(50)), name: fc.constant("read_file"), arguments: fc.constant('{"path":"a.txt"}') }),
+);
+
+const step: fc.Arbitrary<ScriptStep> = fc.oneof(
+  { weight: 5, arbitrary: fc.record({ content: fc.constantFrom("", "working"), toolCalls: fc.array(toolCall, { minLength: 1, maxLength: 4 }) }) },
+  { weight: 1, arbitrary: fc.record({ error: fc.record({ kind: fc.constantFrom("transport" as const, "http-status" as const), retryable: fc.boolean() }) }) },
+);
+
+describe("any scripted session", () => {
+  it("replays identical, answers every call exactly once, and runs no tool twice", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(step, { maxLength: 6 }),
+        fc.array(fc.boolean(), { minLength: 8, maxLength: 8 }),
+        fc.integer({ min: 1, max: 4 }),
+        async (steps, answers, maxIterations) => {
+          const ws = workspace();
+          const provider = scriptedProvider([...steps, { content: "final" }]);
+          const log = new MemoryEventLog({ clock: steppingClock(), ids: sequentialIds("event") });
+          const runtime = await createRuntime({ log, provider, tools: ws.tools, clock: steppingClock(), budgets: { maxIterations } });
+          const session = await runtime.openSession("p1");
+          let outcome = await session.send("go");
+          for (let round = 0; outcome.status === "awaiting-approval" && round < 20; round += 1) {
+            for (const [index, call] of outcome.pendingApprovals.entries()) {
+              if (answers[(round + index) % answers.length]) await session.approve(call.callId, { by: "p" });
+              else await session.deny(call.callId, { by: "p" });
+            }
+            outcome = await session.resume();
+          }
+          expect(["completed", "stopped", "failed"]).toContain(outcome.status);
+
+          const report = await runtime.replay("p1");
+          expect(report.divergences).toEqual([]);
+
+          const events = await runtime.events("p1");
+          const state = foldEvents(sessionStateProjection, events);
+          expect(foldEvents(sessionStateProjection, events)).toEqual(state);
+          // Every call of a packetized turn has exactly one packet, in call order.
+          for (const turn of state.turns) {
+            const packets = events.filter((event) => event.type === "turn.results.packetized" && (event.data as { turnId: string }).turnId === turn.turnId);
+            if (packets.length === 0) continue;
+            expect(packets).toHaveLength(1);
+            expect((packets[0]?.data as { packets: { callId: string }[] }).packets.map((packet) => packet.callId)).toEqual(turn.callIds);
+          }
+          // No call ID is used twice in the session, and every one is valid for both providers.
+          const ids = [...state.calls.keys()];
+          expect(new Set(ids).size).toBe(ids.length);
+          for (const id of ids) expect(id).toMatch(/^[a-zA-Z0-9_-]{1,40}$/);
+          // No tool started twice.
+          const started = events.filter((event) => event.type === "turn.tool.started").map((event) => (event.data as { callId: string }).callId);
+          expect(new Set(started).size).toBe(started.length);
+          // A write ran only if a person approved it.
+          for (const call of state.calls.values()) {
+            if (call.name === "write_file" && call.status === "succeeded") expect(call.approval?.granted).toBe(true);
+          }
+        },
+      ),
+      { numRuns: 150 },
+    );
+  });
+});
