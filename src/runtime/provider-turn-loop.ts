@@ -1,4 +1,4 @@
-import type { ProviderRespondedSchema, TurnlogEvent } from "../contracts/events.js";
+import { parseEvent, type ProviderRespondedSchema, type TurnlogEvent } from "../contracts/events.js";
 import type { Clock } from "../log/event-log.js";
 import { buildProviderMessages } from "../history/provider-messages.js";
 import { activeTurn, pendingApprovals, type CallState, type SessionState } from "../projections/session-state.js";
@@ -122,7 +122,8 @@ export class ProviderTurnLoop {
       };
       if (response.usage !== undefined) data.usage = response.usage;
       if (response.echo !== undefined) data.echo = response.echo;
-      event = { type: "turn.provider.responded", data };
+      // A response that does not fit the catalogue is the provider's failure, not the loop's crash.
+      event = parseEvent({ type: "turn.provider.responded", data });
     } catch (error) {
       if (signal.aborted) throw error;
       const known = ProviderError.isInstance(error);

@@ -30,7 +30,8 @@ export class Session {
   /** Adds a user message and runs the tool loop until it completes, stops, fails or waits for approval. */
   send(text: string, options: { signal?: AbortSignal } = {}): Promise<SendOutcome> {
     return this.#exclusive(async () => {
-      if (activeTurn(this.store.state) !== undefined) {
+      // Owed work (a held call, a turn to continue after a restart) must finish first.
+      if (activeTurn(this.store.state) !== undefined || this.store.fold.pending.length > 0) {
         throw new SessionStateError(`session ${this.id} has an unfinished turn: answer its approvals and resume() it first`);
       }
       await this.store.append([{ type: "session.user_message.added", data: { content: text } }]);

@@ -300,3 +300,22 @@ describe("on disk", () => {
     await log.close();
   });
 });
+
+describe("a provider that misbehaves", () => {
+  it("a response that does not fit the catalogue is a failed attempt, not a crash", async () => {
+    const provider = {
+      id: "broken",
+      format: "openai-chat" as const,
+      calls: 0,
+      async complete() {
+        this.calls += 1;
+        return this.calls === 1 ? ({ content: 42, toolCalls: [] } as never) : { content: "fine now", toolCalls: [] };
+      },
+    };
+    const runtime = await createRuntime({ log: new MemoryEventLog(), provider, tools: workspace().tools });
+    const session = await runtime.openSession("s1");
+    expect(await session.send("hi")).toMatchObject({ status: "completed", text: "fine now" });
+    const failed = (await runtime.events("s1")).find((event) => event.type === "turn.provider.failed");
+    expect(failed?.data).toMatchObject({ kind: "transport", retryable: true });
+  });
+});
