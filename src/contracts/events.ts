@@ -132,6 +132,8 @@ export const RejectionReasonSchema = z.enum([
   "schema-invalid",
   "duplicate-id",
   "over-budget",
+  /** The arguments held a secret (never stored) and the process restarted before planning. */
+  "arguments-unavailable",
 ]);
 export type RejectionReason = z.infer<typeof RejectionReasonSchema>;
 

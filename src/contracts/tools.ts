@@ -14,10 +14,16 @@ export const ToolSnapshotSchema = z.object({
   flags: z.object({
     serial: z.boolean(),
     idempotent: z.boolean(),
+    /** A command tool: its shell text goes through command safety. */
     command: z.boolean(),
+    /** Declares path arguments, confined to the workspace. */
+    paths: z.boolean().optional(),
   }),
   maxResultChars: z.number().int().positive(),
   timeoutMs: z.number().int().positive(),
+  /** The registration phase and who registered it (`host`, `mcp:<server>`, a provider's name). */
+  phase: z.string().optional(),
+  source: z.string().optional(),
 }).meta({ id: "ToolSnapshot" });
 export type ToolSnapshot = z.infer<typeof ToolSnapshotSchema>;
 

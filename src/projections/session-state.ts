@@ -51,7 +51,7 @@ export interface CallState {
   input?: unknown;
   rejection?: { reason: RejectionReason; issues?: { path: string; message: string }[] };
   decision?: { decision: GateDecision; rule: string; riskClass: RiskClass | null; fingerprint: string };
-  approval?: { granted: boolean; by: string; note?: string; scope: string };
+  approval?: { granted: boolean; by: string; note?: string; scope: string; fingerprint: string };
   result?: { kind: "succeeded"; output: string } | { kind: "failed"; code: string; message: string } | { kind: "interrupted" };
   packet?: Packet;
   startedAt?: string;
@@ -252,7 +252,13 @@ function evolve(draft: Draft, recorded: RecordedEvent): void {
       const call = callOf(draft, event.data.callId);
       const granted = event.type === "turn.approval.granted";
       call.position = position;
-      call.approval = { granted, by: event.data.by, scope: event.data.scope, ...(event.data.note !== undefined ? { note: event.data.note } : {}) };
+      call.approval = {
+        granted,
+        by: event.data.by,
+        scope: event.data.scope,
+        fingerprint: event.data.fingerprint,
+        ...(event.data.note !== undefined ? { note: event.data.note } : {}),
+      };
       call.status = granted ? "allowed" : "denied";
       if (!granted) countFailure(draft, call.name, "denied-by-user");
       return;

@@ -9,6 +9,11 @@ export interface ApprovalAnswer {
   /** Who answered (a user name, a reviewer ID). */
   by: string;
   note?: string;
+  /**
+   * The fingerprint the person reviewed (from `pendingApprovals`). When given, the answer is
+   * refused if the held call's fingerprint differs: an approval never covers a changed call.
+   */
+  fingerprint?: string;
 }
 
 /**
@@ -74,6 +79,9 @@ export class Session {
       if (typeof answer?.by !== "string" || answer.by === "") throw new TypeError("an approval answer needs `by`: who answered");
       const call = pendingApprovals(this.store.state).find((candidate) => candidate.callId === callId);
       if (call === undefined) throw new SessionStateError(`call ${callId} is not awaiting approval in session ${this.id}`);
+      if (answer.fingerprint !== undefined && answer.fingerprint !== call.decision?.fingerprint) {
+        throw new SessionStateError(`call ${callId} is not the call that was reviewed: its fingerprint differs`);
+      }
       const data = {
         turnId: call.turnId,
         callId,

@@ -12,10 +12,23 @@ export interface CallForPacket {
   result?: { kind: "succeeded"; output: string } | { kind: "failed"; code: string; message: string } | { kind: "interrupted" };
 }
 
+/** What the model is told first for each planning rejection, in words it can act on. */
+const rejectionLeads: Record<RejectionReason, string> = {
+  "unknown-tool": "Error: not run: unknown tool",
+  "missing-name": "Error: not run: the call named no tool",
+  "missing-arguments": "Error: not run: the call's arguments are not available",
+  "malformed-arguments": "Error: not run: the arguments are not valid JSON; send one JSON object",
+  "not-an-object": "Error: not run: the arguments must be a JSON object",
+  "schema-invalid": "Error: not run: arguments did not match the schema",
+  "duplicate-id": "Error: not run: this call repeats the ID of another call in the same response",
+  "over-budget": "Error: not run: the tool-call budget for this request is used up",
+  "arguments-unavailable": "Error: not run: the arguments held a secret that is never stored, and the process restarted before the call could run",
+};
+
 /**
- * Builds the model-visible results of a turn, one per call, in call order. Calls that did not run
- * still get a packet saying so and why — without the policy's rule names, which the model need not
- * see.
+ * Builds the model-visible results of a turn: one packet per call, in call order. Calls that did
+ * not run still get an `ok: false` packet with a distinct error code saying what happened and
+ * why — without the policy's rule names, which the model need not see.
  */
 export function packetize(calls: readonly CallForPacket[]): Packet[] {
   return calls.map(packetFor);
@@ -25,13 +38,13 @@ function packetFor(call: CallForPacket): Packet {
   const base = { callId: call.callId, tool: call.tool };
   if (call.rejection !== undefined) {
     const detail = (call.rejection.issues ?? []).map((issue) => (issue.path ? `${issue.path}: ${issue.message}` : issue.message)).join("; ");
-    return error(base, `rejected:${call.rejection.reason}`, `Error: the call was not executed (${call.rejection.reason})${detail ? `: ${detail}` : "."}`);
+    return notRun(base, call.rejection.reason, `${rejectionLeads[call.rejection.reason]}${detail ? `: ${detail}` : "."}`, call.maxResultChars);
   }
-  if (call.decision === "block") return error(base, "blocked", "Error: the call was blocked by policy and was not executed.");
-  if (call.decision === "deny") return error(base, "denied", "Error: the call was denied by policy and was not executed.");
+  if (call.decision === "block") return notRun(base, "blocked", "Error: not run: the security policy blocks this call. Do not retry it; choose another approach.", call.maxResultChars);
+  if (call.decision === "deny") return notRun(base, "denied", "Error: not run: the policy does not allow this call in this session.", call.maxResultChars);
   if (call.approval?.granted === false) {
-    const note = call.approval.note ? ` Reason given: ${call.approval.note}` : "";
-    return error(base, "denied-by-user", `Error: the user denied this call; it was not executed.${note}`);
+    const note = call.approval.note ? ` Their reason: ${call.approval.note}` : "";
+    return notRun(base, "denied-by-user", `Error: not run: the user denied this call.${note}`, call.maxResultChars);
   }
   switch (call.result?.kind) {
     case "succeeded":
@@ -39,24 +52,28 @@ function packetFor(call: CallForPacket): Packet {
     case "failed":
       return { ...base, ok: false, errorCode: call.result.code, ...truncate(`Error (${call.result.code}): ${call.result.message}`, call.maxResultChars) };
     case "interrupted":
-      return error(base, "interrupted", "Error: the call was interrupted before it finished and was not run again.");
+      return notRun(base, "interrupted", "Error: the call was interrupted before it finished (the process stopped) and was not run again.", call.maxResultChars);
     default:
-      return error(base, "not-run", "Error: the call did not run.");
+      return notRun(base, "not-run", "Error: not run.", call.maxResultChars);
   }
 }
 
-function error(base: { callId: string; tool: string }, errorCode: string, content: string): Packet {
-  return { ...base, ok: false, content, truncated: false, originalChars: content.length, errorCode };
+function notRun(base: { callId: string; tool: string }, errorCode: string, content: string, maxChars: number): Packet {
+  return { ...base, ok: false, errorCode, ...truncate(content, maxChars) };
 }
 
-/** Keeps the head and the tail, with a marker saying how much was cut. */
+/**
+ * Caps text at `maxChars`, keeping the head and the tail with a marker that states how many
+ * characters were removed. `truncated` is true only when characters were actually removed.
+ */
 export function truncate(text: string, maxChars: number): { content: string; truncated: boolean; originalChars: number } {
   if (text.length <= maxChars) return { content: text, truncated: false, originalChars: text.length };
   // Sized for the longest possible count, so the result never exceeds maxChars.
-  const markerFor = (omitted: number) => `\n…[${omitted} characters omitted]…\n`;
-  const keep = Math.max(0, maxChars - markerFor(text.length).length);
-  const marker = markerFor(text.length - keep);
+  const markerFor = (removed: number) => `\n…[${removed} characters removed]…\n`;
+  const keep = maxChars - markerFor(text.length).length;
+  if (keep <= 0) return { content: text.slice(0, maxChars), truncated: true, originalChars: text.length };
   const head = Math.ceil(keep / 2);
   const tail = keep - head;
+  const marker = markerFor(text.length - keep);
   return { content: text.slice(0, head) + marker + (tail > 0 ? text.slice(-tail) : ""), truncated: true, originalChars: text.length };
 }

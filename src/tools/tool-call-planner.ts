@@ -40,7 +40,7 @@ function planOne(call: PlannableCall, registry: ToolRegistry, seen: ReadonlySet<
     }
   }
   if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
-    return rejected(callId, call.name, "not-an-object", "", "arguments must be a JSON object");
+    return rejected(callId, call.name, "not-an-object", "", `received ${Array.isArray(parsed) ? "an array" : parsed === null ? "null" : `a ${typeof parsed}`}`);
   }
   const result = (tool.input as z.ZodType).safeParse(parsed);
   if (!result.success) {

@@ -1,65 +1,138 @@
 import { z } from "zod";
-import type { ToolSnapshot } from "../contracts/tools.js";
+import type { ProviderToolSchema, ToolSnapshot } from "../contracts/tools.js";
 import { canonicalJson, sha256 } from "../util/digest.js";
 import type { ToolDefinition } from "./define-tool.js";
-
-import type { ProviderToolSchema } from "../contracts/tools.js";
 
 export type { ProviderToolSchema };
 
 /**
+ * Registration phases, in order (DESIGN.md §11): MCP tools first, then the four host phases. A
+ * tool provider registers in one named phase and sees what earlier phases registered.
+ */
+export const registrationPhases = ["mcp", "pre-skill-visibility", "post-skill-visibility", "post-memory-provider", "post-tool-executor"] as const;
+export type RegistrationPhase = (typeof registrationPhases)[number];
+
+/** What a tool provider's `register` receives. */
+export interface ToolRegistrationContext {
+  phase: RegistrationPhase;
+  /** Every tool registered so far (earlier phases, and earlier providers of this phase). */
+  registered(): readonly ToolDefinition[];
+  has(name: string): boolean;
+  add(tool: ToolDefinition): void;
+}
+
+/**
+ * Registers tools in one phase, e.g. a skill system that exposes tools depending on what is
+ * already visible.
+ *
+ * @example
+ * const memory: ToolProvider = {
+ *   name: "memory", phase: "post-memory-provider",
+ *   register: ({ add, has }) => { if (!has("recall")) add(recallTool); },
+ * };
+ */
+export interface ToolProvider {
+  name: string;
+  phase: Exclude<RegistrationPhase, "mcp">;
+  register(context: ToolRegistrationContext): void | Promise<void>;
+}
+
+interface Entry {
+  tool: ToolDefinition;
+  schema: ProviderToolSchema;
+  phase: RegistrationPhase;
+  source: string;
+}
+
+/**
  * The tools of a runtime, looked up in a `Map` so that a model-supplied name (`__proto__`,
- * `constructor`) can never reach an object prototype.
+ * `constructor`) can never reach an object prototype. A duplicate name is an error at
+ * registration, naming both registrants — never a surprise at call time.
  */
 export class ToolRegistry {
-  readonly #tools = new Map<string, ToolDefinition>();
-  readonly #schemas = new Map<string, ProviderToolSchema>();
+  readonly #entries = new Map<string, Entry>();
 
+  /** A registry of plain tools (registered as the host's, in `pre-skill-visibility`). */
   constructor(tools: readonly ToolDefinition[] = []) {
-    for (const tool of tools) this.register(tool);
+    for (const tool of tools) this.register(tool, { phase: "pre-skill-visibility", source: "host" });
   }
 
-  /** Adds a tool; a duplicate name is a programming mistake, reported now rather than at call time. */
-  register(tool: ToolDefinition): void {
-    if (this.#tools.has(tool.name)) throw new TypeError(`a tool named "${tool.name}" is already registered`);
-    this.#tools.set(tool.name, tool);
+  /**
+   * Builds a registry phase by phase: MCP tools, then the host's own `tools` (at the start of
+   * `pre-skill-visibility`), then each provider in its phase, in the order given.
+   */
+  static async build(options: { mcp?: readonly { source: string; tools: readonly ToolDefinition[] }[]; tools?: readonly ToolDefinition[]; providers?: readonly ToolProvider[] }): Promise<ToolRegistry> {
+    const registry = new ToolRegistry();
+    for (const server of options.mcp ?? []) {
+      for (const tool of server.tools) registry.register(tool, { phase: "mcp", source: `mcp:${server.source}` });
+    }
+    for (const tool of options.tools ?? []) registry.register(tool, { phase: "pre-skill-visibility", source: "host" });
+    const providers = options.providers ?? [];
+    for (const provider of providers) {
+      if (!registrationPhases.includes(provider.phase) || provider.phase === ("mcp" as RegistrationPhase)) {
+        throw new TypeError(`tool provider "${provider.name}" names an unknown phase "${String(provider.phase)}"; use one of ${registrationPhases.slice(1).join(", ")}`);
+      }
+    }
+    for (const phase of registrationPhases.slice(1)) {
+      for (const provider of providers.filter((candidate) => candidate.phase === phase)) {
+        await provider.register({
+          phase,
+          registered: () => registry.list(),
+          has: (name) => registry.has(name),
+          add: (tool) => registry.register(tool, { phase, source: provider.name }),
+        });
+      }
+    }
+    return registry;
+  }
+
+  /** Adds a tool; a duplicate name throws a `TypeError` naming both registrants. */
+  register(tool: ToolDefinition, origin: { phase: RegistrationPhase; source: string } = { phase: "pre-skill-visibility", source: "host" }): void {
+    const existing = this.#entries.get(tool.name);
+    if (existing !== undefined) {
+      throw new TypeError(
+        `tool "${tool.name}" from ${origin.source} (${origin.phase}) duplicates the one from ${existing.source} (${existing.phase}); tool names must be unique`,
+      );
+    }
     // zod's own JSON Schema output; `io: "input"` describes what the model must send.
     const parameters = z.toJSONSchema(tool.input, { io: "input", unrepresentable: "any" }) as Record<string, unknown>;
     delete parameters.$schema;
-    this.#schemas.set(tool.name, { name: tool.name, description: tool.description, parameters });
+    this.#entries.set(tool.name, { tool, schema: { name: tool.name, description: tool.description, parameters }, ...origin });
   }
 
   get(name: string): ToolDefinition | undefined {
-    return this.#tools.get(name);
+    return this.#entries.get(name)?.tool;
   }
 
   has(name: string): boolean {
-    return this.#tools.has(name);
+    return this.#entries.has(name);
   }
 
   names(): string[] {
-    return [...this.#tools.keys()];
+    return [...this.#entries.keys()];
   }
 
   list(): ToolDefinition[] {
-    return [...this.#tools.values()];
+    return [...this.#entries.values()].map((entry) => entry.tool);
   }
 
   /** The tool schemas offered to a provider, in registration order. */
   providerSchemas(): ProviderToolSchema[] {
-    return [...this.#schemas.values()];
+    return [...this.#entries.values()].map((entry) => entry.schema);
   }
 
   /** What `session.started` records of the tool set. */
   snapshot(): ToolSnapshot[] {
-    return this.list().map((tool) => ({
+    return [...this.#entries.values()].map(({ tool, schema, phase, source }) => ({
       name: tool.name,
       description: tool.description,
       riskClass: tool.risk,
-      schemaDigest: sha256(canonicalJson(this.#schemas.get(tool.name)?.parameters ?? {})),
-      flags: { serial: tool.serial, idempotent: tool.idempotent, command: typeof tool.command === "function" },
+      schemaDigest: sha256(canonicalJson(schema.parameters)),
+      flags: { serial: tool.serial, idempotent: tool.idempotent, command: typeof tool.command === "function", paths: typeof tool.paths === "function" },
       maxResultChars: tool.maxResultChars,
       timeoutMs: tool.timeoutMs,
+      phase,
+      source,
     }));
   }
 }

@@ -76,12 +76,10 @@ describe("session.send", () => {
     expect(await session.send("go")).toMatchObject({ status: "completed" });
     expect(ws.ran).toEqual([]);
     const [unknown, malformed, invalid, notObject] = lastToolMessages(provider).map((message) => message.content);
-    expect(unknown).toContain("unknown-tool");
-    expect(unknown).toContain("read_file, write_file");
-    expect(malformed).toContain("malformed-arguments");
-    expect(invalid).toContain("schema-invalid");
-    expect(invalid).toContain("path:");
-    expect(notObject).toContain("not-an-object");
+    expect(unknown).toBe('Error: not run: unknown tool: there is no tool named "delete_everything"; available: read_file, write_file');
+    expect(malformed).toMatch(/^Error: not run: the arguments are not valid JSON; send one JSON object: /);
+    expect(invalid).toBe("Error: not run: arguments did not match the schema: path: Invalid input: expected string, received number");
+    expect(notObject).toBe("Error: not run: the arguments must be a JSON object: received an array");
   });
 
   it("treats empty argument text as an empty object", async () => {
@@ -129,7 +127,7 @@ describe("session.send", () => {
     await session.deny(outcome.pendingApprovals[0]!.callId, { by: "bob", note: "not now" });
     expect(await session.resume()).toMatchObject({ status: "completed" });
     expect(ws.ran).toEqual([]);
-    expect(lastToolMessages(provider)[0]?.content).toBe("Error: the user denied this call; it was not executed. Reason given: not now");
+    expect(lastToolMessages(provider)[0]?.content).toBe("Error: not run: the user denied this call. Their reason: not now");
   });
 
   it("refuses to approve a call that is not held", async () => {
@@ -293,7 +291,7 @@ describe("on disk", () => {
     // The in-doubt read was not run again; the one that never started did run.
     expect(ws.ran).toEqual(["read_file b.txt"]);
     expect(lastToolMessages(provider).map((message) => message.content)).toEqual([
-      "Error: the call was interrupted before it finished and was not run again.",
+      "Error: the call was interrupted before it finished (the process stopped) and was not run again.",
       "beta",
     ]);
     expect(await runtime.replay("s1")).toMatchObject({ identical: true });

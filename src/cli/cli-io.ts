@@ -1,0 +1,38 @@
+import { painter, shouldColor, type Paint } from "./terminal-style.js";
+
+/** Something text can be written to, such as `process.stdout`. */
+export interface TextSink {
+  write(text: string): unknown;
+}
+
+/** Where a command writes and what it may read of its environment; `process` in production. */
+export interface CliIo {
+  stdout: TextSink & { isTTY?: boolean };
+  stderr: TextSink;
+  env: NodeJS.ProcessEnv;
+}
+
+/** What every command needs: its output, whether to color it, and a painter to match. */
+export interface CommandContext {
+  io: CliIo;
+  color: boolean;
+  paint: Paint;
+  /** Writes one line to stdout. */
+  print(line?: string): void;
+}
+
+/** The context commands run in, with colors decided once for stdout. */
+export function commandContext(io: CliIo): CommandContext {
+  const color = shouldColor(io.stdout, io.env);
+  return {
+    io,
+    color,
+    paint: painter(color),
+    print: (line = "") => io.stdout.write(`${line}\n`),
+  };
+}
+
+/** Prints a value as pretty JSON, the shape every `--json` output shares. */
+export function printJson(context: CommandContext, value: unknown): void {
+  context.io.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+}

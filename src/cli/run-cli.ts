@@ -1,0 +1,154 @@
+import { Command, CommanderError, Option, type OutputConfiguration } from "commander";
+import packageJson from "../../package.json" with { type: "json" };
+import { TurnlogError } from "../errors/turnlog-error.js";
+import { commandContext, type CliIo } from "./cli-io.js";
+import { CliError, exitCodes } from "./cli-error.js";
+import { demoCommand } from "./commands/demo-command.js";
+import { eventsCommand } from "./commands/events-command.js";
+import { replayCommand } from "./commands/replay-command.js";
+import { sessionsCommand } from "./commands/sessions-command.js";
+import { showCommand } from "./commands/show-command.js";
+import { verifyCommand } from "./commands/verify-command.js";
+import { defaultLogDirectory } from "./log-directory.js";
+
+/**
+ * Runs the `turnlog` command line and returns its exit code (DESIGN.md §12): 0 success, 1 failure
+ * (a divergence, a broken chain, or a mistake such as an unknown session), 2 usage error. Every
+ * error is one line on stderr; the stack of an unexpected one is shown only with `TURNLOG_DEBUG`.
+ *
+ * @example
+ * process.exitCode = await runCli(process.argv.slice(2));
+ */
+export async function runCli(argv: readonly string[], io: CliIo = { stdout: process.stdout, stderr: process.stderr, env: process.env }): Promise<number> {
+  const context = commandContext(io);
+  let exitCode: number = exitCodes.ok;
+  const program = buildProgram(io);
+  const dirOption = () => new Option("--dir <path>", "the log directory").default(defaultLogDirectory(io.env), "$TURNLOG_DIR or ./.turnlog");
+  const jsonOption = () => new Option("--json", "print JSON instead of text");
+
+  // Each command returns its exit code and throws only on errors, which `reportError` turns into one line.
+  program
+    .command("demo")
+    .description("record a built-in scripted session (no network, no API key, no real files) and print its timeline")
+    .addOption(dirOption())
+    .action(async (options: { dir: string }) => {
+      exitCode = await demoCommand(options, context);
+    });
+
+  program
+    .command("sessions")
+    .description("list the sessions in the log with their event count, last event and status")
+    .addOption(dirOption())
+    .addOption(jsonOption())
+    .action(async (options: { dir: string; json?: boolean }) => {
+      exitCode = await sessionsCommand(options, context);
+    });
+
+  program
+    .command("events")
+    .description("print a session's events as a timeline (or as recorded, with --json)")
+    .argument("<session>", "the session ID")
+    .addOption(dirOption())
+    .addOption(jsonOption())
+    .action(async (session: string, options: { dir: string; json?: boolean }) => {
+      exitCode = await eventsCommand(session, options, context);
+    });
+
+  program
+    .command("show")
+    .description("print a session's configuration, timeline and status")
+    .argument("<session>", "the session ID")
+    .addOption(dirOption())
+    .action(async (session: string, options: { dir: string }) => {
+      exitCode = await showCommand(session, options, context);
+    });
+
+  program
+    .command("replay")
+    .description("recompute every decision of a session and compare it with the log (exit 1 on a divergence)")
+    .argument("<session>", "the session ID")
+    .addOption(dirOption())
+    .addOption(jsonOption())
+    .action(async (session: string, options: { dir: string; json?: boolean }) => {
+      exitCode = await replayCommand(session, options, context);
+    });
+
+  program
+    .command("verify")
+    .description("check every hash chain in the log for tampering (exit 1 when one is broken)")
+    .addOption(dirOption())
+    .addOption(jsonOption())
+    .action(async (options: { dir: string; json?: boolean }) => {
+      exitCode = await verifyCommand(options, context);
+    });
+
+  // Each command's usage errors point at that command's own help.
+  for (const command of program.commands) command.configureOutput(outputFor(io, `turnlog ${command.name()} --help`));
+
+  try {
+    await program.parseAsync([...argv], { from: "user" });
+    return exitCode;
+  } catch (error) {
+    return reportError(error, io);
+  }
+}
+
+/**
+ * The root command. Commander's settings are inherited by subcommands created after them, so
+ * they are made here, before any command is added: errors throw instead of exiting (the caller
+ * must close the log first), and commander's own messages are squeezed into one line.
+ */
+function buildProgram(io: CliIo): Command {
+  return new Command("turnlog")
+    .description("Inspect, replay and verify turnlog event logs.")
+    .version(packageJson.version, "-V, --version", "print the turnlog version")
+    .exitOverride()
+    .showSuggestionAfterError(true)
+    .configureOutput(outputFor(io, "turnlog --help"))
+    .addHelpText(
+      "after",
+      [
+        "",
+        "Exit codes: 0 ok · 1 failure (divergence, broken chain, unknown session, missing log) · 2 usage error.",
+        'Start with "npx turnlog demo", then "npx turnlog sessions".',
+      ].join("\n"),
+    );
+}
+
+/** Commander's output, with its error messages squeezed into one `turnlog: …` line. */
+function outputFor(io: CliIo, helpCommand: string): OutputConfiguration {
+  return {
+    writeOut: (text) => io.stdout.write(text),
+    writeErr: (text) => io.stderr.write(text),
+    outputError: (text, write) => write(`turnlog: ${oneLine(text.replace(/^error:\s*/, ""))} — see "${helpCommand}"\n`),
+  };
+}
+
+function oneLine(text: string): string {
+  return text.replace(/\s*\n\s*/g, " ").trim();
+}
+
+/** Maps anything thrown to an exit code, writing at most one line (plus a stack when debugging). */
+function reportError(error: unknown, io: CliIo): number {
+  if (error instanceof CommanderError) {
+    // Help and version were printed on request; commander already wrote its own error line.
+    if (error.code === "commander.helpDisplayed" || error.code === "commander.version") return exitCodes.ok;
+    if (error.code === "commander.help") return error.exitCode === 0 ? exitCodes.ok : exitCodes.usage;
+    return exitCodes.usage;
+  }
+  const debug = io.env.TURNLOG_DEBUG !== undefined && io.env.TURNLOG_DEBUG !== "" && io.env.TURNLOG_DEBUG !== "0";
+  if (error instanceof CliError) {
+    io.stderr.write(`turnlog: ${oneLine(error.message)}\n`);
+    if (debug && error.cause instanceof Error) io.stderr.write(`${error.cause.stack ?? ""}\n`);
+    return error.exitCode;
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  if (debug) {
+    io.stderr.write(`turnlog: ${error instanceof Error ? (error.stack ?? message) : message}\n`);
+  } else if (TurnlogError.isTurnlogError(error)) {
+    io.stderr.write(`turnlog: ${oneLine(message)}\n`);
+  } else {
+    io.stderr.write(`turnlog: unexpected error: ${oneLine(message)} (set TURNLOG_DEBUG=1 for the stack trace)\n`);
+  }
+  return exitCodes.failure;
+}

@@ -1,0 +1,341 @@
+import { cp, mkdtemp, readdir, rm } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { createRuntime, defineTool, eventTypes, LevelEventLog, type RecordedEvent } from "../../src/index.js";
+import { scriptedProvider } from "../../src/testing/index.js";
+import { ensureBuiltCli, runTurnlog, type TurnlogRun } from "./support/turnlog-bin.js";
+import { deleteEvent, rewriteEvent, swapEvents } from "./support/raw-log.js";
+
+/*
+ * End-to-end: the built bin, run as a child process in a fresh temporary directory, as a user
+ * runs `npx turnlog …`.
+ */
+
+let workDir: string;
+let demo: TurnlogRun;
+let sessionId: string;
+const logDir = "log";
+
+const turnlog = (...args: string[]) => runTurnlog(args, { cwd: workDir });
+/** A copy of the demo's log, so each tampering starts from an intact one. */
+async function copyOfDemoLog(name: string): Promise<string> {
+  const copy = path.join(workDir, name);
+  await cp(path.join(workDir, logDir), copy, { recursive: true });
+  return copy;
+}
+const stream = () => `session-${sessionId}`;
+
+/** One line on stderr, and no stack frame in it. */
+function expectOneCleanLine(stderr: string): void {
+  expect(stderr.trimEnd().split("\n")).toHaveLength(1);
+  expect(stderr).toMatch(/^turnlog: /);
+  expect(stderr).not.toMatch(/\bat .+:\d+:\d+/);
+}
+
+beforeAll(async () => {
+  await ensureBuiltCli();
+  workDir = await mkdtemp(path.join(os.tmpdir(), "turnlog-cli-"));
+  demo = await turnlog("demo", "--dir", logDir);
+  sessionId = /session\s+(demo-\S+)/.exec(demo.stdout)?.[1] ?? "";
+}, 120_000);
+
+afterAll(async () => {
+  if (workDir !== undefined) await rm(workDir, { recursive: true, force: true });
+});
+
+describe("turnlog demo", () => {
+  it("records a session and prints its timeline, the held write, the approval and the final answer", () => {
+    expect(demo.stderr).toBe("");
+    expect(demo.code).toBe(0);
+    expect(sessionId).toMatch(/^demo-\d{8}-\d{6}-[0-9a-f]{4}$/);
+    const out = demo.stdout;
+    expect(out).toContain("user › Summarize the notes in this project and save the summary.");
+    expect(out).toContain("turn.tool_calls.planned");
+    expect(out).toContain("rejected: read_file malformed-arguments, delete_everything unknown-tool");
+    expect(out).toContain("read_file allow (mode:ask) · list_dir allow (mode:ask) · write_file ask (mode:ask)");
+    expect(out).toMatch(/held for approval: write_file call_save_summary · risk workspace-write · rule mode:ask/);
+    expect(out).toMatch(/turn\.approval\.granted\s+write_file call_save_sum… approved by demo-user/);
+    expect(out).toContain("3 ok, 2 errors");
+    expect(out).toMatch(/turn\.completed\s+"Done\./);
+    expect(out).toContain("✓ completed");
+    expect(out).toContain("assistant › Done. The notes make four points");
+    // The hold comes before the approval and the tool runs, in that order.
+    expect(out.indexOf("held for approval")).toBeLessThan(out.indexOf("turn.approval.granted"));
+    expect(out.indexOf("turn.approval.granted")).toBeLessThan(out.indexOf("turn.tool.started"));
+  });
+
+  it("ends with the commands that inspect the session, with --dir since it is not the default", () => {
+    for (const command of [
+      `npx turnlog sessions --dir ${logDir}`,
+      `npx turnlog events ${sessionId} --dir ${logDir}`,
+      `npx turnlog replay ${sessionId} --dir ${logDir}`,
+      `npx turnlog verify --dir ${logDir}`,
+    ]) {
+      expect(demo.stdout).toContain(command);
+    }
+  });
+
+  it("touches no file outside its log, and repeated runs coexist", async () => {
+    const fresh = await mkdtemp(path.join(os.tmpdir(), "turnlog-cli-default-"));
+    try {
+      const first = await runTurnlog(["demo"], { cwd: fresh });
+      const second = await runTurnlog(["demo"], { cwd: fresh });
+      expect([first.code, second.code]).toEqual([0, 0]);
+      expect(await readdir(fresh)).toEqual([".turnlog"]);
+      // Run in the default directory, the printed commands need no --dir.
+      expect(first.stdout).toContain("npx turnlog verify ");
+      expect(first.stdout).not.toContain("--dir");
+      const sessions = JSON.parse((await runTurnlog(["sessions", "--json"], { cwd: fresh })).stdout) as { id: string }[];
+      expect(sessions).toHaveLength(2);
+      expect(new Set(sessions.map((row) => row.id)).size).toBe(2);
+    } finally {
+      await rm(fresh, { recursive: true, force: true });
+    }
+  });
+
+  it("reports a log held by another process in one line", async () => {
+    const copy = await copyOfDemoLog("locked-log");
+    const holder = await LevelEventLog.open(copy, { durability: "relaxed" });
+    try {
+      for (const args of [["demo", "--dir", copy], ["sessions", "--dir", copy]]) {
+        const run = await turnlog(...args);
+        expect(run.code).toBe(1);
+        expect(run.stderr).toContain("is in use by another process");
+        expectOneCleanLine(run.stderr);
+      }
+    } finally {
+      await holder.close();
+    }
+  });
+});
+
+describe("turnlog sessions", () => {
+  it("lists the demo session as completed (--json)", async () => {
+    const run = await turnlog("sessions", "--dir", logDir, "--json");
+    expect(run.code).toBe(0);
+    const rows = JSON.parse(run.stdout) as { id: string; events: number; lastRecordedAt: string; status: string }[];
+    expect(rows).toEqual([{ id: sessionId, events: expect.any(Number), lastRecordedAt: expect.any(String), status: "completed" }]);
+    expect(rows[0]?.events).toBeGreaterThan(15);
+    expect(Number.isNaN(Date.parse(rows[0]?.lastRecordedAt ?? ""))).toBe(false);
+  });
+
+  it("prints a table in text", async () => {
+    const run = await turnlog("sessions", "--dir", logDir);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/^SESSION\s+EVENTS\s+LAST EVENT\s+STATUS$/m);
+    expect(run.stdout).toMatch(new RegExp(`^${sessionId}\\s+\\d+\\s+\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\dZ\\s+completed$`, "m"));
+  });
+
+  it("reports the status of a session left awaiting approval", async () => {
+    const dir = path.join(workDir, "held-log");
+    const log = await LevelEventLog.open(dir, { durability: "relaxed" });
+    const write = defineTool({ name: "write_file", description: "w", risk: "workspace-write", input: z.object({ path: z.string() }), run: () => "ok" });
+    const runtime = await createRuntime({ log, provider: scriptedProvider([{ toolCalls: [{ name: "write_file", arguments: '{"path":"a"}' }] }]), tools: [write] });
+    await (await runtime.openSession("held")).send("write a");
+    await runtime.openSession("idle");
+    await runtime.close();
+    await log.close();
+    const rows = JSON.parse((await turnlog("sessions", "--dir", dir, "--json")).stdout) as { id: string; status: string }[];
+    expect(Object.fromEntries(rows.map((row) => [row.id, row.status]))).toEqual({ held: "awaiting-approval", idle: "idle" });
+  });
+});
+
+describe("turnlog events / show", () => {
+  it("prints the recorded events as JSON, every one of a catalogued type, in stream order", async () => {
+    const run = await turnlog("events", sessionId, "--dir", logDir, "--json");
+    expect(run.code).toBe(0);
+    const events = JSON.parse(run.stdout) as RecordedEvent[];
+    expect(events.length).toBeGreaterThan(15);
+    for (const event of events) expect(eventTypes).toContain(event.type);
+    expect(events.map((event) => event.meta.streamPosition)).toEqual(events.map((_, index) => index + 1));
+    expect(events[0]?.type).toBe("session.started");
+    expect(events.at(-1)?.type).toBe("turn.completed");
+    expect(events.map((event) => event.type)).toContain("turn.approval.granted");
+  });
+
+  it("prints one timeline line per event", async () => {
+    // One after the other: a LevelDB log is opened by one process at a time.
+    const text = await turnlog("events", sessionId, "--dir", logDir);
+    const json = await turnlog("events", sessionId, "--dir", logDir, "--json");
+    const lines = text.stdout.trimEnd().split("\n");
+    expect(lines).toHaveLength((JSON.parse(json.stdout) as unknown[]).length);
+    expect(lines[0]).toMatch(/^ #1 {2}\+0\.000s {2}session\.started {2,}scripted-demo \(openai-chat\) · mode ask/);
+    expect(text.stdout).not.toContain("\u001b[");
+  });
+
+  it("colors only when asked: FORCE_COLOR on, NO_COLOR off", async () => {
+    const forced = await runTurnlog(["events", sessionId, "--dir", logDir], { cwd: workDir, env: { FORCE_COLOR: "1" } });
+    expect(forced.stdout).toContain("\u001b[");
+    const vetoed = await runTurnlog(["events", sessionId, "--dir", logDir], { cwd: workDir, env: { FORCE_COLOR: "1", NO_COLOR: "1" } });
+    expect(vetoed.stdout).not.toContain("\u001b[");
+  });
+
+  it("show prints the configuration, the timeline and the final status", async () => {
+    const run = await turnlog("show", sessionId, "--dir", logDir);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain(`session  ${sessionId}`);
+    expect(run.stdout).toContain("tools    read_file (read-only-local), list_dir (read-only-local), write_file (workspace-write)");
+    expect(run.stdout).toContain("turn.tool_calls.gated");
+    expect(run.stdout).toMatch(/^completed · 2 turns, 5 tool calls$/m);
+    expect(run.stdout).toContain("final answer › Done.");
+  });
+});
+
+describe("turnlog replay", () => {
+  it("says identical and exits 0 for the demo session", async () => {
+    const run = await turnlog("replay", sessionId, "--dir", logDir);
+    expect(run.stderr).toBe("");
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/^identical: \d+ decisions recomputed, 0 divergences\n$/);
+    const json = await turnlog("replay", sessionId, "--dir", logDir, "--json");
+    expect(JSON.parse(json.stdout)).toMatchObject({ identical: true, divergences: [] });
+  });
+
+  it("exits 1 and names the position, type and path of a decision that differs", async () => {
+    // A log rewritten from scratch has an intact hash chain: only replay can tell the decision is wrong.
+    const source = await LevelEventLog.open(path.join(workDir, logDir), { durability: "relaxed" });
+    const events = await source.readStream(stream(), { maxCount: 1000 });
+    await source.close();
+    const gatedPosition = events.findIndex((event) => event.type === "turn.tool_calls.gated") + 1;
+    const forged = events.map(({ type, data }) => {
+      if (type !== "turn.tool_calls.gated") return { type, data };
+      const copy = structuredClone(data) as { decisions: { rule: string }[] };
+      copy.decisions[0]!.rule = "allow:tool=read_file";
+      return { type, data: copy };
+    });
+    const dir = path.join(workDir, "forged-log");
+    const target = await LevelEventLog.open(dir, { durability: "relaxed" });
+    await target.appendToStream(stream(), forged);
+    await target.close();
+
+    expect((await turnlog("verify", "--dir", dir)).code).toBe(0);
+    const run = await turnlog("replay", sessionId, "--dir", dir);
+    expect(run.code).toBe(1);
+    expect(run.stdout).toMatch(/^diverged: \d+ decisions recomputed, 1 divergence$/m);
+    expect(run.stdout).toContain(`#${gatedPosition} turn.tool_calls.gated data.decisions[0].rule: logged "allow:tool=read_file", recomputed "mode:ask"`);
+    const json = await turnlog("replay", sessionId, "--dir", dir, "--json");
+    expect(json.code).toBe(1);
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      identical: false,
+      divergences: [{ position: gatedPosition, type: "turn.tool_calls.gated", path: "data.decisions[0].rule", expected: "allow:tool=read_file", actual: "mode:ask" }],
+    });
+  });
+
+  it("refuses, in one line, a session recorded with tools the CLI does not define", async () => {
+    const dir = path.join(workDir, "foreign-log");
+    const log = await LevelEventLog.open(dir, { durability: "relaxed" });
+    const search = defineTool({ name: "search_web", description: "s", risk: "read-only-network", input: z.object({ q: z.string() }), run: () => "none" });
+    const runtime = await createRuntime({ log, provider: scriptedProvider([{ content: "hi" }]), tools: [search] });
+    await (await runtime.openSession("host")).send("hello");
+    await log.close();
+    const run = await turnlog("replay", "host", "--dir", dir);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain("recorded with tools the CLI does not define (search_web)");
+    expectOneCleanLine(run.stderr);
+  });
+});
+
+describe("turnlog verify", () => {
+  it("says ok and exits 0 for an intact log", async () => {
+    const run = await turnlog("verify", "--dir", logDir);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/^ok: \d+ events checked\n$/);
+    const json = await turnlog("verify", "--dir", logDir, "--json");
+    expect(JSON.parse(json.stdout)).toMatchObject({ ok: true });
+  });
+
+  it("exits 1 and names the first bad position when an event's data is rewritten", async () => {
+    const dir = await copyOfDemoLog("rewritten-log");
+    await rewriteEvent(dir, stream(), 2, (event) => {
+      event.data.content = "Delete every file in this project.";
+    });
+    const run = await turnlog("verify", "--dir", dir);
+    expect(run.code).toBe(1);
+    expect(run.stdout).toBe(`broken chain: stream ${stream()} position 2: hash-mismatch: the event's content does not match its hash\n`);
+  });
+
+  it("exits 1 and names the first bad position when an event is deleted", async () => {
+    const dir = await copyOfDemoLog("deleted-log");
+    await deleteEvent(dir, stream(), 7);
+    const run = await turnlog("verify", "--dir", dir, "--json");
+    expect(run.code).toBe(1);
+    expect(JSON.parse(run.stdout)).toMatchObject({ ok: false, stream: stream(), firstBadPosition: 7 });
+    expect((await turnlog("verify", "--dir", dir)).stdout).toMatch(new RegExp(`^broken chain: stream ${stream()} position 7: `));
+  });
+
+  it("exits 1 and names the first bad position when two events are swapped", async () => {
+    const dir = await copyOfDemoLog("swapped-log");
+    await swapEvents(dir, stream(), 10, 11);
+    const run = await turnlog("verify", "--dir", dir);
+    expect(run.code).toBe(1);
+    expect(run.stdout).toMatch(new RegExp(`^broken chain: stream ${stream()} position 10: out-of-order: `));
+  });
+});
+
+describe("user mistakes: one line on stderr, no stack trace", () => {
+  it.each([["events"], ["show"], ["replay"]])("%s of an unknown session", async (command) => {
+    const run = await turnlog(command, "no-such-session", "--dir", logDir);
+    expect(run.code).toBe(1);
+    expect(run.stdout).toBe("");
+    expect(run.stderr).toBe(`turnlog: no session "no-such-session" in ${logDir} — "npx turnlog sessions --dir ${logDir}" lists them\n`);
+  });
+
+  it.each([["sessions"], ["verify"], ["events", "x"], ["replay", "x"], ["show", "x"]])("%s with a missing log directory, which it does not create", async (...args) => {
+    const run = await turnlog(...args, "--dir", "missing-log");
+    expect(run.code).toBe(1);
+    expect(run.stderr).toBe(`turnlog: no log at missing-log — run "npx turnlog demo" first or pass --dir\n`);
+    expect(existsSync(path.join(workDir, "missing-log"))).toBe(false);
+  });
+
+  it("takes the default directory from $TURNLOG_DIR", async () => {
+    const run = await runTurnlog(["sessions", "--json"], { cwd: workDir, env: { TURNLOG_DIR: logDir } });
+    expect(run.code).toBe(0);
+    expect((JSON.parse(run.stdout) as { id: string }[]).map((row) => row.id)).toEqual([sessionId]);
+  });
+});
+
+describe("usage", () => {
+  it.each([["demo"], ["sessions"], ["events"], ["show"], ["replay"], ["verify"]])("%s --help exits 0 and documents --dir", async (command) => {
+    const run = await turnlog(command, "--help");
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain(`Usage: turnlog ${command}`);
+    expect(run.stdout).toContain("--dir <path>");
+    expect(run.stderr).toBe("");
+  });
+
+  it("--help lists every command and the exit codes", async () => {
+    const run = await turnlog("--help");
+    expect(run.code).toBe(0);
+    for (const command of ["demo", "sessions", "events", "show", "replay", "verify"]) expect(run.stdout).toMatch(new RegExp(`^ {2}${command}\\b`, "m"));
+    expect(run.stdout).toContain("Exit codes:");
+  });
+
+  it("--version prints the package version", async () => {
+    const run = await turnlog("--version");
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/^\d+\.\d+\.\d+\n$/);
+  });
+
+  it.each([
+    [["sessions", "--bogus"], "unknown option '--bogus'"],
+    [["verify", "--jsn"], "unknown option '--jsn' (Did you mean --json?)"],
+    [["frobnicate"], "unknown command 'frobnicate'"],
+    [["events"], "missing required argument 'session'"],
+    [["verify", "extra"], "too many arguments"],
+  ])("%j is a usage error: exit 2, one line", async (args, message) => {
+    const run = await turnlog(...args);
+    expect(run.code).toBe(2);
+    expect(run.stdout).toBe("");
+    expect(run.stderr).toContain(message);
+    expectOneCleanLine(run.stderr);
+  });
+
+  it("no command prints the help on stderr and exits 2", async () => {
+    const run = await turnlog();
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain("Usage: turnlog");
+  });
+});
