@@ -1,0 +1,150 @@
+/**
+ * Looking through wrappers (DESIGN.md §8.1): `sudo -n -u root env FOO=1 nice -n 10 rm -rf /` runs
+ * `rm -rf /`. Each wrapper's own options are skipped the way the wrapper reads them; leading
+ * `NAME=value` assignments and shell keywords (`if`, `then`, `!`, `{`, …) are skipped too.
+ */
+import { parse } from "shell-quote";
+import type { CommandSafetyRuleId } from "./command-safety-catalogue.js";
+import type { OptionSpec } from "./command-safety-words.js";
+import { ASSIGNMENT, commandName, firstOperand, optionValues } from "./command-safety-words.js";
+
+/** The command a simple command finally runs, once its wrappers are looked through. */
+export interface Unwrapped {
+  /** The words from the command name on, or empty when nothing runs (`env` alone, `FOO=1`, `for x in …`). */
+  words: string[];
+  /** Assignments that preceded the command (`FOO=1 make`), in order. */
+  assignments: string[];
+  /** Run by `xargs`: more arguments arrive from standard input. */
+  viaXargs: boolean;
+  /** `command -v x` / `command -V x`: a lookup, nothing runs. */
+  lookupOnly: boolean;
+}
+
+type Report = (rule: CommandSafetyRuleId, reason: string) => void;
+
+/** Shell keywords that may start a simple command and are not the command themselves. */
+const KEYWORDS = new Set(["!", "{", "}", "if", "then", "elif", "else", "do", "while", "until", "fi", "done", "esac", "coproc"]);
+/** Keywords whose words are a header, not a command (`for x in a b`, `case $x in`). */
+const HEADERS = new Set(["for", "select", "case", "in", "function"]);
+
+const SUDO: OptionSpec = {
+  short: "aCcDghpRrTtUu",
+  long: ["--user", "--group", "--prompt", "--close-from", "--chdir", "--role", "--type", "--command-timeout", "--other-user", "--chroot", "--host", "--login-class", "--auth-type"],
+};
+const DOAS: OptionSpec = { short: "Cu" };
+const PKEXEC: OptionSpec = { long: ["--user"] };
+const ENV: OptionSpec = { short: "uCP", long: ["--unset", "--chdir"] };
+const NICE: OptionSpec = { short: "n", long: ["--adjustment"] };
+const TIMEOUT: OptionSpec = { short: "sk", long: ["--signal", "--kill-after"] };
+// `-i`, `-e` and `-l` take optional attached values only, so they never consume the next word.
+const XARGS: OptionSpec = {
+  short: "EIdLnPsa",
+  long: ["--arg-file", "--delimiter", "--max-lines", "--max-args", "--max-procs", "--max-chars", "--process-slot-var", "--replace", "--eof"],
+};
+const TIME: OptionSpec = { short: "fo", long: ["--format", "--output"] };
+const STDBUF: OptionSpec = { short: "ioe", long: ["--input", "--output", "--error"] };
+const IONICE: OptionSpec = { short: "cnpPu", long: ["--class", "--classdata", "--pid", "--pgid", "--uid"] };
+const EXEC: OptionSpec = { short: "a" };
+
+function splitString(text: string): string[] {
+  return parse(text, (name: string) => `$${name}`).flatMap((entry) => {
+    if (typeof entry === "string") return [entry];
+    if ("op" in entry && entry.op === "glob") return [entry.pattern];
+    return [];
+  });
+}
+
+/**
+ * Look through the wrappers of a simple command's words; `report` hears about the ones that need
+ * approval themselves (`sudo`, `doas`, `pkexec`, `env` alone).
+ *
+ * @example
+ * unwrap(["sudo", "-u", "root", "FOO=1", "nohup", "rm", "-rf", "/"], report).words // ["rm", "-rf", "/"]
+ */
+export function unwrap(words: readonly string[], report: Report): Unwrapped {
+  let rest = [...words];
+  const assignments: string[] = [];
+  let viaXargs = false;
+  const done = (remaining: string[], lookupOnly = false): Unwrapped => ({ words: remaining, assignments, viaXargs, lookupOnly });
+
+  // A wrapper can wrap a wrapper; 64 rounds is far beyond any real command line.
+  for (let round = 0; round < 64; round += 1) {
+    while (rest.length > 0 && ASSIGNMENT.test(rest[0] as string)) assignments.push(rest.shift() as string);
+    const head = rest[0];
+    if (head === undefined) return done([]);
+    if (KEYWORDS.has(head)) {
+      rest = rest.slice(1);
+      continue;
+    }
+    if (head === "function") {
+      rest = rest.slice(2);
+      continue;
+    }
+    if (HEADERS.has(head)) return done([]);
+    const args = rest.slice(1);
+    switch (commandName(head)) {
+      case "sudo":
+      case "sudoedit":
+        report("approval:sudo", "`sudo` runs a command as another user, usually root.");
+        rest = args.slice(firstOperand(args, SUDO));
+        continue;
+      case "doas":
+        report("approval:sudo", "`doas` runs a command as another user, usually root.");
+        rest = args.slice(firstOperand(args, DOAS));
+        continue;
+      case "pkexec":
+        report("approval:sudo", "`pkexec` runs a command as another user, usually root.");
+        rest = args.slice(firstOperand(args, PKEXEC));
+        continue;
+      case "command": {
+        const start = firstOperand(args);
+        if (args.slice(0, start).some((arg) => /^-[A-Za-z]*[vV]/.test(arg))) return done([], true);
+        rest = args.slice(start);
+        continue;
+      }
+      case "builtin":
+      case "nohup":
+      case "setsid":
+        rest = args.slice(firstOperand(args));
+        continue;
+      case "exec":
+        rest = args.slice(firstOperand(args, EXEC));
+        continue;
+      case "env": {
+        const split = optionValues(args, ["-S"], ["--split-string"]);
+        const start = firstOperand(args, { ...ENV, short: `${ENV.short ?? ""}S`, long: [...(ENV.long ?? []), "--split-string"] });
+        rest = [...split.flatMap(splitString), ...args.slice(start)];
+        if (rest.every((word) => ASSIGNMENT.test(word))) {
+          report("approval:environment-dump", "`env` with no command prints every environment variable, secrets included.");
+          assignments.push(...rest);
+          return done([]);
+        }
+        continue;
+      }
+      case "nice":
+        rest = args.slice(firstOperand(args, NICE));
+        continue;
+      case "timeout":
+        rest = args.slice(firstOperand(args, TIMEOUT) + 1); // the operand after the options is the duration
+        continue;
+      case "xargs":
+        viaXargs = true;
+        rest = args.slice(firstOperand(args, XARGS));
+        if (rest.length === 0) rest = ["echo"];
+        continue;
+      case "time":
+        rest = args.slice(firstOperand(args, TIME));
+        continue;
+      case "stdbuf":
+        rest = args.slice(firstOperand(args, STDBUF));
+        continue;
+      case "ionice":
+        if (args.some((arg) => arg === "-p" || arg === "-P" || arg === "--pid" || arg === "--pgid")) return done([]);
+        rest = args.slice(firstOperand(args, IONICE));
+        continue;
+      default:
+        return done(rest);
+    }
+  }
+  return done(rest);
+}
