@@ -1,0 +1,95 @@
+/**
+ * Example secrets, one per kind the detector knows, realistic in shape and obviously fake: each
+ * contains `TESTONLY`. A test that puts them into a tool call can grep the log (LevelDB files
+ * included) for `exampleSecrets[kind]`, or for `exampleSecretMarker`, and expect no hit.
+ */
+import type { SecretKind } from "../../src/policy/secret-detector.js";
+
+/** The string every example secret contains, for a single grep. */
+export const exampleSecretMarker = "TESTONLY";
+
+const privateKeyBlock = [
+  "-----BEGIN RSA PRIVATE KEY-----",
+  "MIIEowIBAAKCAQEATESTONLYTESTONLYTESTONLYTESTONLYTESTONLYTESTONLY0a",
+  "1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d6e7f8a9b0c1d2e3f4a5b6c7d8e9f0a1b2c3d",
+  "TESTONLYnotARealKeyTESTONLYnotARealKeyTESTONLYnotARealKeyTESTONLY==",
+  "-----END RSA PRIVATE KEY-----",
+].join("\n");
+
+/** The raw secret values: what must never appear in a log. */
+export const exampleSecrets: Record<SecretKind, string> = {
+  "private-key": privateKeyBlock,
+  jwt: "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJURVNUT05MWSIsIm5hbWUiOiJub3QgYSByZWFsIHRva2VuIn0.TESTONLY-signature-0a1b2c3d4e5f6a7b8c9d",
+  "anthropic-key": "sk-ant-api03-TESTONLY0a1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8S9t0U1v2W3x4Y5z6-notarealkey_0a1b2c3d4e5f6AA",
+  "openai-key": "sk-proj-TESTONLY0a1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8S9t0U1v2W3x4Y5z6",
+  "github-token": "ghp_TESTONLY0a1b2C3d4E5f6G7h8I9j0K1l2M3n",
+  "slack-token": "xoxb-000000000000-0000000000000-TESTONLY0a1b2c3d4e5f6g7h",
+  "aws-access-key-id": "AKIATESTONLY00000000",
+  "google-api-key": "AIzaSyTESTONLY-0a1b2c3d4e5f6g7h8i9j0k1l",
+  "url-credentials": "deploy:TESTONLY-url-password-0a1b2c",
+  "bearer-token": "TESTONLY-bearer-0a1b2c3d4e5f6a7b8c9d",
+  "secret-query-param": "TESTONLY-query-token-0a1b2c3d",
+  "secret-field": "TESTONLY-field-password-0a1b2c",
+  "secret-assignment": "TESTONLY-env-secret-0a1b2c3d",
+};
+
+/** Each secret where the detector finds it, as that kind: alone for formats, in context otherwise. */
+export const exampleSecretTexts: Record<SecretKind, string> = {
+  "private-key": `key file:\n${exampleSecrets["private-key"]}\n`,
+  jwt: `session=${exampleSecrets.jwt}`,
+  "anthropic-key": exampleSecrets["anthropic-key"],
+  "openai-key": exampleSecrets["openai-key"],
+  "github-token": exampleSecrets["github-token"],
+  "slack-token": exampleSecrets["slack-token"],
+  "aws-access-key-id": exampleSecrets["aws-access-key-id"],
+  "google-api-key": exampleSecrets["google-api-key"],
+  "url-credentials": `git clone https://${exampleSecrets["url-credentials"]}@git.example.com/team/repo.git`,
+  "bearer-token": `curl -H 'Authorization: Bearer ${exampleSecrets["bearer-token"]}' https://api.example.com/v1/me`,
+  "secret-query-param": `https://api.example.com/v1/items?token=${exampleSecrets["secret-query-param"]}&page=2`,
+  "secret-field": `{"user": "deploy", "password": "${exampleSecrets["secret-field"]}"}`,
+  "secret-assignment": `DATABASE_PASSWORD=${exampleSecrets["secret-assignment"]}`,
+};
+
+/** Strings that look a little like secrets and are not: redaction must leave them as they are. */
+export const nonSecretTexts: readonly string[] = [
+  "APP_NAME=turnlog",
+  "NODE_ENV=production",
+  "PORT=3000",
+  "src/token-estimator.ts",
+  "sk-",
+  "task-list",
+  "sketch",
+  "sk-learn is a nickname for scikit-learn",
+  "3f786850e387550fdab836ed7e6dc881de23001b",
+  "9f89416f-5441-4430-9d9f-a419b1a132d8",
+  "8cf5f101e6554264239d9d4b4b4bf0a4f391c79a7a1934f5c7000a7b0ea1f644",
+  "https://example.com/?page=2&sort=asc",
+  "https://user@example.com",
+  "ssh://git@github.com/team/repo.git",
+  "VGhlIHF1aWNrIGJyb3duIGZveCBqdW1wcyBvdmVyIHRoZSBsYXp5IGRvZw==",
+  "eyJhIjoxfQ==",
+  "use a Bearer token",
+  "Send the token in the Authorization header.",
+  "ada.lovelace@example.com",
+  "max_tokens: 1024",
+  "password_hint: your pet",
+  "api_key = os.environ['OPENAI_API_KEY']",
+  "client = OpenAI(api_key=api_key)",
+  "export OPENAI_API_KEY=$OPENAI_API_KEY",
+  "AKIA is how AWS access key IDs start",
+];
+
+/** JSON values with secret-sounding keys that hold no secret: redaction must leave them as they are. */
+export const nonSecretValues: readonly unknown[] = [
+  { tokens_used: 3 },
+  { max_tokens: 1024 },
+  { keyboard: "qwerty" },
+  { path: "src/token-estimator.ts" },
+  { usage: { prompt_tokens: 12, completion_tokens: 30, total_tokens: 42 } },
+  { tokenizer: "cl100k_base", token_count: 17, token_type: "bearer" },
+  { key: "Enter", sortKey: "name", primaryKey: "id", publicKey: "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI" },
+  { passwordPolicy: "min 12 characters", password_hint: "your pet" },
+  { nextPageToken: "CgwIARoIMTIzNDU2Nzg", eos_token: "</s>" },
+  { signature: "EqQBCkgIARABGAIiQL" },
+  { password: null, secret: "", token: false, credentials: [] },
+];
