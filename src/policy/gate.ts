@@ -1,73 +1,120 @@
+import { tmpdir } from "node:os";
 import type { GateDecisionRecord, ToolPlan } from "../contracts/events.js";
-import type { PolicyRule, PolicySnapshot } from "../contracts/policy.js";
+import type { ApprovalMode, GateDecision, PolicyRule, PolicySnapshot } from "../contracts/policy.js";
 import type { RiskClass } from "../contracts/risk.js";
 import { isReadOnlyRisk } from "../contracts/risk.js";
+import { classifyCommand } from "./command-safety.js";
 import { callFingerprint } from "./fingerprint.js";
+import { isInsideWorkspace, lexicalRealPath, type RealPathResolver } from "./workspace-confinement.js";
 
-/** What the gate needs to know of a tool (a definition or a recorded snapshot both fit). */
+/** What the gate needs to know of a tool (a `ToolDefinition` fits). */
 export interface GatedTool {
   name: string;
   risk: RiskClass;
+  /** The path arguments of a call, confined to the workspace. */
+  paths?: (input: never) => string[];
+  /** The shell text of a command tool, checked by command safety. */
+  command?: (input: never) => string;
+}
+
+/** What the gate may consult besides the policy: how to resolve symlinks, where temp files live. */
+export interface GateEnvironment {
+  realPath?: RealPathResolver;
+  tempDir?: string;
 }
 
 /** Classes that always ask, whatever the mode or an allow rule says. */
-const alwaysAskRiskClasses: readonly RiskClass[] = ["credential-access", "spend-money"];
+export const alwaysAskRiskClasses: readonly RiskClass[] = ["credential-access", "spend-money"];
 /** Classes that are blocked whatever the policy says. */
-const alwaysBlockedRiskClasses: readonly RiskClass[] = ["sandbox-escape"];
+export const alwaysBlockedRiskClasses: readonly RiskClass[] = ["sandbox-escape"];
+
+type Verdict = Pick<GateDecisionRecord, "decision" | "rule">;
 
 /**
- * Decides one planned call: a pure function of (plan, tool, policy). It evaluates in a fixed
- * order — hard blocks → deny rules → approval mode → allow rules — and records the rule that
- * decided. It fails closed: any error while deciding is a `block`.
+ * Decides one planned call: `allow`, `ask`, `deny` or `block`, with the rule that decided. A
+ * function of (plan, tool, policy) and the environment's path resolution. Fixed order (DESIGN.md
+ * §8): hard blocks → explicit deny rules → workspace trust → approval mode → allow rules; the
+ * first step that decides wins. It fails closed: any error while deciding is a `block`.
+ *
+ * @example
+ * gateToolCall({ callId: "c1", status: "planned", tool: "read_file", input: { path: "a.txt" } }, readFile, policy);
+ * // { callId: "c1", decision: "allow", rule: "mode:ask", riskClass: "read-only-local", fingerprint: "…" }
  */
-export function gateToolCall(plan: ToolPlan, tool: GatedTool | undefined, policy: PolicySnapshot): GateDecisionRecord {
+export function gateToolCall(plan: ToolPlan, tool: GatedTool | undefined, policy: PolicySnapshot, environment: GateEnvironment = {}): GateDecisionRecord {
   let fingerprint = "";
+  const riskClass = tool?.risk ?? null;
   try {
     fingerprint = callFingerprint(plan.tool ?? "", plan.input);
-    const decided = decide(plan, tool, policy);
-    return { callId: plan.callId, fingerprint, riskClass: tool?.risk ?? null, ...decided };
+    return { callId: plan.callId, fingerprint, riskClass, ...decide(plan, tool, policy, environment) };
   } catch {
-    return { callId: plan.callId, fingerprint, riskClass: tool?.risk ?? null, decision: "block", rule: "fail-closed:gate-error" };
+    return { callId: plan.callId, fingerprint, riskClass, decision: "block", rule: "fail-closed:gate-error" };
   }
 }
 
-function decide(plan: ToolPlan, tool: GatedTool | undefined, policy: PolicySnapshot): Pick<GateDecisionRecord, "decision" | "rule"> {
-  // 1. Hard blocks.
+function decide(plan: ToolPlan, tool: GatedTool | undefined, policy: PolicySnapshot, environment: GateEnvironment): Verdict {
+  // 1. Hard blocks: win over every mode, rule and approval.
   if (plan.status !== "planned" || tool === undefined || tool.name !== plan.tool) {
     return { decision: "block", rule: "hard-block:unavailable-tool" };
   }
-  if (alwaysBlockedRiskClasses.includes(tool.risk) || policy.blockedRiskClasses.includes(tool.risk)) {
-    return { decision: "block", rule: `hard-block:risk-class=${tool.risk}` };
+  const risk = tool.risk;
+  if (alwaysBlockedRiskClasses.includes(risk) || policy.blockedRiskClasses.includes(risk)) {
+    return { decision: "block", rule: `hard-block:risk-class=${risk}` };
   }
+  const command = tool.command === undefined ? undefined : classifyCommand(tool.command(plan.input as never), { workspaceRoot: policy.workspace.root, tempDir: environment.tempDir ?? tmpdir() });
+  if (command?.verdict === "forbidden") return { decision: "block", rule: `hard-block:command=${command.rule}` };
+  const paths = tool.paths === undefined ? [] : tool.paths(plan.input as never);
+  if (!Array.isArray(paths)) throw new TypeError(`tool ${tool.name} declared paths that are not an array`);
+  const outside = paths.some((candidate) => !isInsideWorkspace(candidate, policy.workspace.root, environment.realPath ?? lexicalRealPath));
+  if (outside && !isReadOnlyRisk(risk)) return { decision: "block", rule: "hard-block:path-outside-workspace" };
+
   // 2. Explicit deny rules.
   const deny = policy.deny.find((rule) => matches(rule, tool));
   if (deny !== undefined) return { decision: "deny", rule: `deny:${describe(deny)}` };
-  // 3. Approval mode.
-  const byMode = decideByMode(tool.risk, policy);
-  // 4. Allow rules lift an `ask` to `allow`, except for the always-ask classes.
-  if (byMode.decision === "ask" && !alwaysAskRiskClasses.includes(tool.risk)) {
+
+  // 3. Workspace trust: reading outside the root is a person's call.
+  if (outside) return { decision: "ask", rule: "workspace:path-outside-root" };
+
+  // 4. Approval mode, then what the trust setting and the command's own class add to it.
+  const byMode = decideByMode(risk, policy.approvalMode, policy.workspace.trusted);
+  if (byMode.decision === "deny") return byMode;
+  if (command?.verdict === "needs-approval") return { decision: "ask", rule: `command=${command.rule}` };
+
+  // 5. Allow rules lift an ask of the mode — never one of the always-ask classes, an untrusted
+  // workspace or a command that needs approval, which were decided above for a reason.
+  if (byMode.decision === "ask" && byMode.rule.startsWith("mode:") && !alwaysAskRiskClasses.includes(risk)) {
     const allow = policy.allow.find((rule) => matches(rule, tool));
     if (allow !== undefined) return { decision: "allow", rule: `allow:${describe(allow)}` };
   }
   return byMode;
 }
 
-function decideByMode(risk: RiskClass, policy: PolicySnapshot): Pick<GateDecisionRecord, "decision" | "rule"> {
-  const mode = policy.approvalMode;
+/**
+ * The approval-mode table (docs/policy.md pins every cell). Read-only classes always run; in an
+ * untrusted workspace nothing else runs without a person, whatever the mode.
+ */
+export function decideByMode(risk: RiskClass, mode: ApprovalMode, trusted: boolean): Verdict {
   const rule = `mode:${mode}`;
+  if (alwaysBlockedRiskClasses.includes(risk)) return { decision: "block", rule: `hard-block:risk-class=${risk}` };
   if (isReadOnlyRisk(risk)) return { decision: "allow", rule };
+  let decision: GateDecision;
   switch (mode) {
     case "read-only":
-      return { decision: "deny", rule };
+      decision = "deny";
+      break;
     case "ask":
-      return { decision: "ask", rule };
+      decision = "ask";
+      break;
     case "auto-edit":
-      return { decision: risk === "workspace-write" && policy.workspace.trusted ? "allow" : "ask", rule };
+      decision = risk === "workspace-write" ? "allow" : "ask";
+      break;
     case "full-auto":
-      return { decision: alwaysAskRiskClasses.includes(risk) ? "ask" : "allow", rule };
+      decision = alwaysAskRiskClasses.includes(risk) ? "ask" : "allow";
+      break;
     default:
       throw new TypeError(`unknown approval mode ${String(mode)}`);
   }
+  if (decision === "allow" && !trusted) return { decision: "ask", rule: "workspace:untrusted" };
+  return { decision, rule };
 }
 
 function matches(rule: PolicyRule, tool: GatedTool): boolean {

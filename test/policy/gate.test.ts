@@ -1,0 +1,172 @@
+import { mkdtempSync, mkdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import type { ApprovalMode, PolicyInput, RiskClass, ToolPlan } from "../../src/index.js";
+import { riskClasses } from "../../src/index.js";
+import { gateToolCall, type GatedTool } from "../../src/policy/gate.js";
+import { resolvePolicy } from "../../src/policy/default-policy.js";
+import { resolveRealPath } from "../../src/policy/real-path.js";
+
+const plan = (tool: string, input: unknown = {}): ToolPlan => ({ callId: "call_1", status: "planned", tool, input });
+const policy = (input: PolicyInput = {}) => resolvePolicy({ workspace: { root: "/workspace", trusted: true }, ...input });
+const tool = (risk: RiskClass, extra: Partial<GatedTool> = {}): GatedTool => ({ name: "t", risk, ...extra });
+
+describe("the approval-mode table in docs/policy.md", () => {
+  const doc = readFileSync(new URL("../../docs/policy.md", import.meta.url), "utf8");
+  const table = doc.slice(doc.indexOf("<!-- mode-table:start -->"), doc.indexOf("<!-- mode-table:end -->"));
+  const lines = table.split("\n").filter((line) => line.startsWith("|"));
+  const columns = (lines[0] ?? "").split("|").slice(2, -1).map((cell) => cell.trim().split(" · ") as [ApprovalMode, "trusted" | "untrusted"]);
+  const rows = lines.slice(2).map((line) => line.split("|").slice(1, -1).map((cell) => cell.trim().replaceAll("`", "")));
+
+  it("covers every mode × trust column and every risk class", () => {
+    expect(columns).toHaveLength(8);
+    expect(rows.map((row) => row[0])).toEqual([...riskClasses]);
+  });
+
+  for (const row of rows) {
+    const risk = row[0] as RiskClass;
+    columns.forEach(([mode, trust], index) => {
+      it(`${risk} in ${mode}, ${trust}: ${row[index + 1]}`, () => {
+        const decided = gateToolCall(plan("t"), tool(risk), policy({ approvalMode: mode, workspace: { root: "/workspace", trusted: trust === "trusted" } }));
+        expect(decided.decision).toBe(row[index + 1]);
+      });
+    });
+  }
+});
+
+describe("gate", () => {
+  it("records the rule, the risk class and a fingerprint of tool + canonical arguments", () => {
+    const a = gateToolCall(plan("t", { b: 1, a: 2 }), tool("workspace-write"), policy());
+    const b = gateToolCall(plan("t", { a: 2, b: 1 }), tool("workspace-write"), policy());
+    expect(a).toMatchObject({ decision: "ask", rule: "mode:ask", riskClass: "workspace-write" });
+    expect(a.fingerprint).toMatch(/^[0-9a-f]{64}$/);
+    expect(a.fingerprint).toBe(b.fingerprint);
+    expect(gateToolCall(plan("t", { a: 3 }), tool("workspace-write"), policy()).fingerprint).not.toBe(a.fingerprint);
+  });
+
+  it("blocks a call to a tool that is not registered", () => {
+    expect(gateToolCall(plan("t"), undefined, policy())).toMatchObject({ decision: "block", rule: "hard-block:unavailable-tool" });
+    expect(gateToolCall({ callId: "c", status: "rejected", reason: "unknown-tool" }, tool("read-only-local"), policy())).toMatchObject({ decision: "block" });
+  });
+
+  it("blocks a class listed in blockedRiskClasses, even in full-auto with an allow rule", () => {
+    const decided = gateToolCall(plan("t"), tool("external-side-effect"), policy({ approvalMode: "full-auto", blockedRiskClasses: ["external-side-effect"], allow: [{ tool: "t" }] }));
+    expect(decided).toMatchObject({ decision: "block", rule: "hard-block:risk-class=external-side-effect" });
+  });
+
+  it("applies deny rules by tool name and by risk class, before the mode", () => {
+    expect(gateToolCall(plan("t"), tool("read-only-local"), policy({ deny: [{ tool: "t" }] }))).toMatchObject({ decision: "deny", rule: "deny:tool=t" });
+    expect(gateToolCall(plan("t"), tool("workspace-write"), policy({ approvalMode: "full-auto", deny: [{ risk: "workspace-write" }] }))).toMatchObject({
+      decision: "deny",
+      rule: "deny:risk=workspace-write",
+    });
+    // A rule naming another tool does not apply.
+    expect(gateToolCall(plan("t"), tool("read-only-local"), policy({ deny: [{ tool: "other" }] }))).toMatchObject({ decision: "allow" });
+  });
+
+  it("lets an allow rule lift the mode's ask, but never for an always-ask class or an untrusted workspace", () => {
+    expect(gateToolCall(plan("t"), tool("workspace-write"), policy({ allow: [{ tool: "t" }] }))).toMatchObject({ decision: "allow", rule: "allow:tool=t" });
+    expect(gateToolCall(plan("t"), tool("spend-money"), policy({ allow: [{ tool: "t" }] }))).toMatchObject({ decision: "ask", rule: "mode:ask" });
+    expect(gateToolCall(plan("t"), tool("workspace-write"), policy({ approvalMode: "full-auto", allow: [{ tool: "t" }], workspace: { root: "/workspace", trusted: false } }))).toMatchObject({
+      decision: "ask",
+      rule: "workspace:untrusted",
+    });
+    // An allow rule does not beat a deny rule.
+    expect(gateToolCall(plan("t"), tool("workspace-write"), policy({ allow: [{ tool: "t" }], deny: [{ tool: "t" }] }))).toMatchObject({ decision: "deny" });
+  });
+
+  describe("workspace confinement", () => {
+    const reader = tool("read-only-local", { name: "t", paths: ((input: { path: string }) => [input.path]) as never });
+    const writer = tool("workspace-write", { name: "t", paths: ((input: { path: string }) => [input.path]) as never });
+    const full = policy({ approvalMode: "full-auto" });
+
+    for (const outside of ["../secrets.txt", "src/../../etc/passwd", "/etc/passwd"]) {
+      it(`blocks a write to ${outside} and asks before reading it`, () => {
+        expect(gateToolCall(plan("t", { path: outside }), writer, full)).toMatchObject({ decision: "block", rule: "hard-block:path-outside-workspace" });
+        expect(gateToolCall(plan("t", { path: outside }), reader, full)).toMatchObject({ decision: "ask", rule: "workspace:path-outside-root" });
+      });
+    }
+
+    for (const inside of ["notes.md", "./src/../notes.md", "/workspace/src/a.ts", ""]) {
+      it(`leaves ${JSON.stringify(inside)} to the mode`, () => {
+        expect(gateToolCall(plan("t", { path: inside }), writer, full)).toMatchObject({ decision: "allow", rule: "mode:full-auto" });
+        expect(gateToolCall(plan("t", { path: inside }), reader, full)).toMatchObject({ decision: "allow" });
+      });
+    }
+
+    it("resolves symlinks: a link that leaves the workspace is outside", () => {
+      const base = realpathSync(mkdtempSync(join(tmpdir(), "turnlog-gate-")));
+      const root = join(base, "workspace");
+      mkdirSync(join(base, "elsewhere"), { recursive: true });
+      mkdirSync(join(root, "src"), { recursive: true });
+      writeFileSync(join(base, "elsewhere", "secret.txt"), "s");
+      symlinkSync(join(base, "elsewhere"), join(root, "link"));
+      const onDisk = resolvePolicy({ approvalMode: "full-auto", workspace: { root, trusted: true } });
+      const environment = { realPath: resolveRealPath };
+      expect(gateToolCall(plan("t", { path: "link/secret.txt" }), writer, onDisk, environment)).toMatchObject({ decision: "block", rule: "hard-block:path-outside-workspace" });
+      expect(gateToolCall(plan("t", { path: "link/new-file.txt" }), writer, onDisk, environment)).toMatchObject({ decision: "block" });
+      expect(gateToolCall(plan("t", { path: "link/secret.txt" }), reader, onDisk, environment)).toMatchObject({ decision: "ask", rule: "workspace:path-outside-root" });
+      expect(gateToolCall(plan("t", { path: "src/new.ts" }), writer, onDisk, environment)).toMatchObject({ decision: "allow" });
+    });
+  });
+
+  describe("command tools", () => {
+    const shell = tool("external-side-effect", { name: "t", command: ((input: { command: string }) => input.command) as never });
+
+    it("blocks a forbidden command in every mode, above an allow rule", () => {
+      for (const approvalMode of ["read-only", "ask", "auto-edit", "full-auto"] as const) {
+        const decided = gateToolCall(plan("t", { command: "ls && rm -rf /" }), shell, policy({ approvalMode, allow: [{ tool: "t" }] }));
+        expect(decided.decision).toBe("block");
+        expect(decided.rule).toMatch(/^hard-block:command=forbidden:/);
+      }
+    });
+
+    it("asks for a command that needs approval even in full-auto", () => {
+      const decided = gateToolCall(plan("t", { command: "git push --force" }), shell, policy({ approvalMode: "full-auto" }));
+      expect(decided.decision).toBe("ask");
+      expect(decided.rule).toMatch(/^command=approval:/);
+    });
+
+    it("leaves an ordinary command to the tool's class", () => {
+      expect(gateToolCall(plan("t", { command: "git push" }), shell, policy({ approvalMode: "full-auto" }))).toMatchObject({ decision: "allow", rule: "mode:full-auto" });
+      expect(gateToolCall(plan("t", { command: "ls -la" }), shell, policy())).toMatchObject({ decision: "ask", rule: "mode:ask" });
+    });
+
+    it("classifies only the command text, never other arguments", () => {
+      const search = tool("read-only-local", { name: "t" });
+      expect(gateToolCall(plan("t", { query: "rm -rf /" }), search, policy())).toMatchObject({ decision: "allow" });
+    });
+  });
+
+  describe("fails closed", () => {
+    it("blocks when a tool's paths function throws", () => {
+      const broken = tool("read-only-local", { paths: (() => { throw new Error("boom"); }) as never });
+      expect(gateToolCall(plan("t"), broken, policy())).toMatchObject({ decision: "block", rule: "fail-closed:gate-error" });
+    });
+
+    it("blocks when a tool's command function throws or returns no text", () => {
+      const broken = tool("read-only-local", { command: (() => { throw new Error("boom"); }) as never });
+      expect(gateToolCall(plan("t"), broken, policy())).toMatchObject({ decision: "block", rule: "fail-closed:gate-error" });
+      const silent = tool("read-only-local", { command: (() => undefined) as never });
+      expect(gateToolCall(plan("t"), silent, policy())).toMatchObject({ decision: "block" });
+    });
+
+    it("blocks when path resolution throws", () => {
+      const reader = tool("read-only-local", { paths: ((input: { path: string }) => [input.path]) as never });
+      const realPath = () => {
+        throw new Error("EACCES");
+      };
+      expect(gateToolCall(plan("t", { path: "a" }), reader, policy(), { realPath })).toMatchObject({ decision: "block", rule: "fail-closed:gate-error" });
+    });
+
+    it("blocks when the policy is malformed", () => {
+      const broken = { ...policy(), approvalMode: "yolo" } as never;
+      expect(gateToolCall(plan("t"), tool("workspace-write"), broken)).toMatchObject({ decision: "block", rule: "fail-closed:gate-error" });
+    });
+
+    it("blocks when arguments cannot be fingerprinted", () => {
+      expect(gateToolCall(plan("t", { n: 10n }), tool("read-only-local"), policy())).toMatchObject({ decision: "block", rule: "fail-closed:gate-error" });
+    });
+  });
+});
