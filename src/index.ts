@@ -11,11 +11,16 @@ export type { PendingApproval, SendOutcome } from "./runtime/provider-turn-loop.
 
 export { defineTool } from "./tools/define-tool.js";
 export type { ToolContext, ToolDefinition, ToolOptions, ToolResult } from "./tools/define-tool.js";
-export { ToolRegistry } from "./tools/tool-registry.js";
-export type { ProviderToolSchema } from "./tools/tool-registry.js";
+export { registrationPhases, ToolRegistry } from "./tools/tool-registry.js";
+export type { ProviderToolSchema, RegistrationPhase, ToolProvider, ToolRegistrationContext } from "./tools/tool-registry.js";
 export { stableToolCallId } from "./tools/stable-tool-call-id.js";
 export { planToolCalls } from "./tools/tool-call-planner.js";
 export { gateToolCall } from "./policy/gate.js";
+export type { GatedTool, GateEnvironment } from "./policy/gate.js";
+export { classifyCommand } from "./policy/command-safety.js";
+export type { CommandVerdict } from "./policy/command-safety.js";
+export { containsSecret, findSecrets, redactJsonText, redactText, redactValue } from "./policy/secret-detector.js";
+export type { SecretFinding, SecretKind } from "./policy/secret-detector.js";
 export { callFingerprint } from "./policy/fingerprint.js";
 
 export { MemoryEventLog } from "./log/memory-event-log.js";
@@ -50,10 +55,11 @@ export type { FinalizedResponse, FinalizedToolCall, Provider, ProviderRequest } 
 
 export { sessionStateProjection } from "./projections/session-state.js";
 export type { CallState, SessionMessage, SessionState, TurnState } from "./projections/session-state.js";
-export type { Divergence, ReplayReport } from "./replay/replay-verifier.js";
+export type { Divergence, ReplayReport, Unverifiable } from "./replay/replay-verifier.js";
+export { sessionStream } from "./runtime/session-store.js";
 
 export { eventCatalogue, eventTypes, parseEvent, TurnlogEventSchema } from "./contracts/events.js";
-export type { EventOf, TurnlogEvent, TurnlogEventType } from "./contracts/events.js";
+export type { EventOf, GateDecisionRecord, NormalizedCall, Packet, ToolPlan, TurnlogEvent, TurnlogEventType } from "./contracts/events.js";
 export { defaultBudgets } from "./contracts/budgets.js";
 export type { Budgets } from "./contracts/budgets.js";
 export type { ApprovalMode, GateDecision, PolicyInput, PolicyRule, PolicySnapshot } from "./contracts/policy.js";

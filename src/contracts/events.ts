@@ -196,6 +196,8 @@ export const ToolSucceededSchema = event(
     output: z.string(),
     metadata: z.record(z.string(), z.unknown()).optional(),
     durationMs: z.number().nonnegative(),
+    /** Secrets in the output were replaced before it was logged. */
+    redacted: z.boolean().optional(),
   }),
 );
 
@@ -207,6 +209,8 @@ export const ToolFailedSchema = event(
     code: z.string(),
     message: z.string(),
     durationMs: z.number().nonnegative(),
+    /** Secrets in the message were replaced before it was logged. */
+    redacted: z.boolean().optional(),
   }),
 );
 

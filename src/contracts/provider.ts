@@ -11,7 +11,10 @@ export const RawToolCallSchema = z.object({
   index: z.number().int().nonnegative(),
   id: z.string().optional(),
   name: z.string().optional(),
+  /** Redacted text when `argumentsRedacted`: the raw secret is never written. */
   argumentsText: z.string(),
+  /** The arguments held a secret; the real text lives only in memory for the run. */
+  argumentsRedacted: z.boolean().optional(),
 }).meta({ id: "RawToolCall" });
 export type RawToolCall = z.infer<typeof RawToolCallSchema>;
 

@@ -47,6 +47,8 @@ export interface CallState {
   index: number;
   name: string;
   argumentsText?: string;
+  /** The arguments held a secret: `argumentsText` is the redacted form. */
+  argumentsRedacted?: boolean;
   status: CallStatus;
   input?: unknown;
   rejection?: { reason: RejectionReason; issues?: { path: string; message: string }[] };
@@ -207,7 +209,8 @@ function evolve(draft: Draft, recorded: RecordedEvent): void {
           providerToolCalls: event.data.calls.map(({ id, name, argumentsText, argumentsRedacted }) => ({
             id,
             name,
-            ...(argumentsRedacted ? { argumentsRedacted } : { argumentsText: argumentsText ?? "" }),
+            argumentsText: argumentsText ?? "",
+            ...(argumentsRedacted ? { argumentsRedacted } : {}),
           })),
           nativeReplaySafe: event.data.nativeReplaySafe,
         },
@@ -216,6 +219,7 @@ function evolve(draft: Draft, recorded: RecordedEvent): void {
         turn.callIds.push(call.id);
         const state: CallState = { callId: call.id, turnId: turn.turnId, index: call.index, name: call.name, status: "proposed", position };
         if (call.argumentsText !== undefined) state.argumentsText = call.argumentsText;
+        if (call.argumentsRedacted) state.argumentsRedacted = true;
         draft.calls.set(call.id, state);
       }
       draft.current.toolCalls += event.data.calls.length;

@@ -2,11 +2,13 @@ import type { Budgets } from "../contracts/budgets.js";
 import type { TurnlogEvent } from "../contracts/events.js";
 import type { PolicySnapshot } from "../contracts/policy.js";
 import { buildProviderMessages } from "../history/provider-messages.js";
-import { gateToolCall } from "../policy/gate.js";
+import { gateToolCall, type GateEnvironment } from "../policy/gate.js";
+import { redactText, redactValue } from "../policy/secret-detector.js";
 import type { CallState, SessionState, TurnState } from "../projections/session-state.js";
 import { packetize } from "../tools/packetizer.js";
 import { normalizeToolCalls } from "../tools/tool-call-normalizer.js";
 import { planToolCalls } from "../tools/tool-call-planner.js";
+import type { ToolPlan } from "../contracts/events.js";
 import type { ToolRegistry } from "../tools/tool-registry.js";
 import type { ProviderTurnContext } from "../../machines/provider-turn.machine.js";
 
@@ -59,6 +61,14 @@ export interface DecisionInputs {
   registry: ToolRegistry;
   policy: PolicySnapshot;
   budgets: Budgets;
+  /**
+   * The real argument text of a call whose logged arguments are redacted, while the process that
+   * received it lives (never in replay): planning validates the real values, the log keeps the
+   * redacted ones.
+   */
+  rawArguments?: (turnId: string, index: number) => string | undefined;
+  /** How the gate resolves paths through symlinks. */
+  gate?: GateEnvironment;
 }
 
 /**
@@ -118,9 +128,9 @@ export function decide(action: DecisionAction, inputs: DecisionInputs): TurnlogE
     case "planToolCalls": {
       const calls = callsOf(state, turn);
       const plans = planToolCalls(
-        calls.map((call) => ({ id: call.callId, name: call.name, argumentsText: call.argumentsText })),
+        calls.map((call) => ({ id: call.callId, name: call.name, argumentsText: argumentsToPlan(call, inputs.rawArguments) })),
         registry,
-      );
+      ).map((plan, position) => (calls[position]?.argumentsRedacted ? redactPlan(plan) : plan));
       // Calls beyond a budget are not dropped silently: they are rejected, and their packet says so.
       const before = state.current.toolCalls - calls.length;
       const allowed = Math.max(0, Math.min(budgets.maxToolCallsPerTurn ?? Infinity, budgets.maxToolCalls - before));
@@ -147,11 +157,8 @@ export function decide(action: DecisionAction, inputs: DecisionInputs): TurnlogE
         .filter((call) => call.status === "planned")
         .map((call) => {
           const tool = registry.get(call.name);
-          return gateToolCall(
-            { callId: call.callId, status: "planned", tool: call.name, input: call.input },
-            tool === undefined ? undefined : { name: tool.name, risk: tool.risk },
-            policy,
-          );
+          // The gate judges the arguments as logged (redacted), so replay can recompute it for every call.
+          return gateToolCall({ callId: call.callId, status: "planned", tool: call.name, input: call.input }, tool, policy, inputs.gate);
         });
       return { type: "turn.tool_calls.gated", data: { turnId, approvalMode: policy.approvalMode, decisions } };
     }
@@ -198,6 +205,24 @@ function budgetExceeded(state: SessionState, budgets: Budgets): string | undefin
     if (Date.parse(state.lastRecordedAt) - Date.parse(current.startedAt) >= budgets.wallClockMs) return "budget:wall-clock";
   }
   return undefined;
+}
+
+/**
+ * The text to plan a call from: the real arguments when they were redacted and are still in
+ * memory; none (so the plan is rejected as `arguments-unavailable`) when they are gone.
+ */
+function argumentsToPlan(call: CallState, rawArguments: DecisionInputs["rawArguments"]): string | undefined {
+  if (!call.argumentsRedacted) return call.argumentsText;
+  return rawArguments?.(call.turnId, call.index);
+}
+
+/** A plan made from real arguments, as it may be logged: input and issue texts redacted. */
+function redactPlan(plan: ToolPlan): ToolPlan {
+  const redacted: ToolPlan = { ...plan };
+  if (plan.status === "rejected" && plan.reason === "missing-arguments") redacted.reason = "arguments-unavailable";
+  if (plan.input !== undefined) redacted.input = redactValue(plan.input).value;
+  if (plan.issues !== undefined) redacted.issues = plan.issues.map((issue) => ({ path: redactText(issue.path).text, message: redactText(issue.message).text }));
+  return redacted;
 }
 
 /** The calls of a turn cleared to run (by the gate or a person), in call order. */

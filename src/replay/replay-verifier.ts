@@ -4,6 +4,8 @@ import type { PolicySnapshot } from "../contracts/policy.js";
 import type { RecordedEvent } from "../log/event-log.js";
 import type { ToolRegistry } from "../tools/tool-registry.js";
 import { firstDifference } from "../util/first-difference.js";
+import type { EventOf } from "../contracts/events.js";
+import type { GateEnvironment } from "../policy/gate.js";
 import { decide, owedDecision } from "./decide.js";
 import { SessionFold, UnexpectedEventError } from "./session-fold.js";
 
@@ -19,15 +21,28 @@ export interface Divergence {
   actual: unknown;
 }
 
+/** A decision entry replay cannot recompute, and why. */
+export interface Unverifiable {
+  position: number;
+  type: string;
+  callId: string;
+  /** `redacted`: planned from arguments that held a secret, which the log never stores. */
+  reason: "redacted";
+}
+
 export interface ReplayReport {
   identical: boolean;
   /** Decision events recomputed and compared. */
   compared: number;
   divergences: Divergence[];
+  /** Entries taken as logged because they cannot be recomputed (not divergences). */
+  unverifiable: Unverifiable[];
 }
 
 export interface ReplayConfiguration {
   registry: ToolRegistry;
+  /** How the gate resolves paths (the live runtime's resolver, so decisions compare). */
+  gate?: GateEnvironment;
   /** Judge decisions by this policy instead of the recorded one (what-if). */
   policy?: (recorded: PolicySnapshot) => PolicySnapshot;
   budgets?: (recorded: Budgets) => Budgets;
@@ -41,6 +56,7 @@ export interface ReplayConfiguration {
 export async function verifyReplay(events: AsyncIterable<RecordedEvent> | Iterable<RecordedEvent>, config: ReplayConfiguration): Promise<ReplayReport> {
   const fold = new SessionFold();
   const divergences: Divergence[] = [];
+  const unverifiable: Unverifiable[] = [];
   let compared = 0;
   for await (const event of events) {
     const position = event.meta.streamPosition;
@@ -57,15 +73,19 @@ export async function verifyReplay(events: AsyncIterable<RecordedEvent> | Iterab
           divergences.push({ position, type: event.type, path: "type", expected: event.type, actual: "session.started missing" });
         } else {
           const turn = fold.turn?.context;
-          const recomputed = parseEvent(
+          let recomputed = parseEvent(
             decide(action, {
               state,
               ...(turn !== undefined ? { turn } : {}),
               registry: config.registry,
               policy: config.policy ? config.policy(recordedPolicy) : recordedPolicy,
               budgets: config.budgets ? config.budgets(recordedBudgets) : recordedBudgets,
+              ...(config.gate ? { gate: config.gate } : {}),
             }),
           );
+          if (recomputed.type === "turn.tool_calls.planned" && event.type === recomputed.type) {
+            recomputed = takeRedactedPlansAsLogged(recomputed, event, fold, unverifiable);
+          }
           const difference = firstDifference({ type: event.type, data: event.data }, recomputed);
           if (difference !== undefined) divergences.push({ position, type: event.type, ...difference });
         }
@@ -79,7 +99,7 @@ export async function verifyReplay(events: AsyncIterable<RecordedEvent> | Iterab
       break;
     }
   }
-  return { identical: divergences.length === 0, compared, divergences };
+  return { identical: divergences.length === 0, compared, divergences, unverifiable };
 }
 
 /**
@@ -88,4 +108,24 @@ export async function verifyReplay(events: AsyncIterable<RecordedEvent> | Iterab
  */
 function isHostCancel(event: RecordedEvent, owed: string | undefined): boolean {
   return event.type === "turn.stopped" && (event.data as { reason?: unknown }).reason === "cancelled" && owed !== "decideContinuation";
+}
+
+/**
+ * A call whose arguments held a secret was planned from the real values, which the log never
+ * stores: its plan cannot be recomputed, so it is taken as logged and reported as unverifiable
+ * rather than as a divergence. The gate, packets and everything after are still recomputed.
+ */
+function takeRedactedPlansAsLogged(
+  recomputed: EventOf<"turn.tool_calls.planned">,
+  logged: RecordedEvent,
+  fold: SessionFold,
+  unverifiable: Unverifiable[],
+): EventOf<"turn.tool_calls.planned"> {
+  const loggedPlans = (logged.data as EventOf<"turn.tool_calls.planned">["data"]).plans;
+  const plans = recomputed.data.plans.map((plan, index) => {
+    if (!fold.state.calls.get(plan.callId)?.argumentsRedacted) return plan;
+    unverifiable.push({ position: logged.meta.streamPosition, type: logged.type, callId: plan.callId, reason: "redacted" });
+    return loggedPlans[index] ?? plan;
+  });
+  return { ...recomputed, data: { ...recomputed.data, plans } };
 }

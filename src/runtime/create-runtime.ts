@@ -11,7 +11,9 @@ import { sessionStateProjection, type SessionState } from "../projections/sessio
 import type { Provider } from "../providers/provider.js";
 import { verifyReplay, type ReplayReport } from "../replay/replay-verifier.js";
 import type { ToolDefinition } from "../tools/define-tool.js";
-import { ToolRegistry } from "../tools/tool-registry.js";
+import { ToolRegistry, type ToolProvider } from "../tools/tool-registry.js";
+import { resolveRealPath } from "../policy/real-path.js";
+import { SecretVault } from "./secret-vault.js";
 import { Session } from "./session.js";
 import { sessionStream, SessionStore } from "./session-store.js";
 
@@ -20,6 +22,8 @@ export interface RuntimeOptions {
   log?: EventLog;
   provider: Provider;
   tools?: readonly ToolDefinition[];
+  /** Phased registration: each provider adds tools in its phase, after MCP tools and `tools`. */
+  toolProviders?: readonly ToolProvider[];
   policy?: PolicyInput;
   /** Partial overrides merge with the defaults. */
   budgets?: Partial<Budgets>;
@@ -64,7 +68,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   if (options?.provider === undefined) throw new TypeError("createRuntime needs a provider");
   const ownsLog = options.log === undefined;
   const log = options.log ?? (await LevelEventLog.open(process.env.TURNLOG_DIR ?? ".turnlog", { durability: "sync" }));
-  const registry = new ToolRegistry(options.tools ?? []);
+  const registry = await ToolRegistry.build({ tools: options.tools ?? [], providers: options.toolProviders ?? [] });
+  const gate = { realPath: resolveRealPath };
   const policy = resolvePolicy(options.policy);
   const budgets = resolveBudgets(options.budgets);
   const concurrency = options.concurrency ?? 4;
@@ -93,7 +98,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     } else {
       await recover(store);
     }
-    return new Session(store, { provider, registry, clock, ...(options.onDelta ? { onDelta: options.onDelta } : {}) });
+    return new Session(store, { provider, registry, clock, gate, vault: new SecretVault(), ...(options.onDelta ? { onDelta: options.onDelta } : {}) });
   }
 
   async function readSession(sessionId: string): Promise<RecordedEvent[]> {
@@ -123,6 +128,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       const whatIfPolicy = replayOptions.policy;
       return verifyReplay(events, {
         registry: replayOptions.tools ? new ToolRegistry(replayOptions.tools) : registry,
+        gate,
         ...(whatIfPolicy
           ? {
               policy: (recorded) =>

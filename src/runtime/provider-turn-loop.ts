@@ -7,8 +7,12 @@ import { ProviderError } from "../providers/provider.js";
 import { decide, decisionActions, runnableCalls, type DecisionAction } from "../replay/decide.js";
 import type { ToolRegistry } from "../tools/tool-registry.js";
 import type { z } from "zod";
+import { callFingerprint } from "../policy/fingerprint.js";
+import type { GateEnvironment } from "../policy/gate.js";
+import { redactJsonText, redactText, redactValue } from "../policy/secret-detector.js";
+import type { SecretVault } from "./secret-vault.js";
 import type { SessionStore } from "./session-store.js";
-import { runTool } from "./tool-plan-runner.js";
+import { runTool, toolFailed } from "./tool-plan-runner.js";
 
 /** A call held for a person's answer, as `send` and `resume` report it. */
 export interface PendingApproval {
@@ -32,6 +36,10 @@ export interface LoopDependencies {
   provider: Provider;
   registry: ToolRegistry;
   clock: Clock;
+  /** Real argument texts of redacted calls, in memory only. */
+  vault: SecretVault;
+  /** How the gate resolves paths through symlinks (the same resolver replay uses). */
+  gate: GateEnvironment;
   onDelta?: (text: string) => void;
 }
 
@@ -89,12 +97,15 @@ export class ProviderTurnLoop {
   #decide(action: DecisionAction): TurnlogEvent {
     const { state } = this.store;
     const turn = this.store.fold.turn?.context;
+    const vault = this.deps.vault;
     return decide(action, {
       state,
       ...(turn !== undefined ? { turn } : {}),
       registry: this.deps.registry,
       policy: this.store.policy,
       budgets: this.store.budgets,
+      rawArguments: (turnId, index) => vault.get(turnId, index),
+      gate: this.deps.gate,
     });
   }
 
@@ -107,21 +118,27 @@ export class ProviderTurnLoop {
     let event: TurnlogEvent;
     try {
       const response = await provider.complete(request, { signal, ...(this.deps.onDelta ? { onDelta: this.deps.onDelta } : {}) });
-      const toolCalls = response.toolCalls.map((call, index) => ({
-        index,
-        ...(call.id !== undefined ? { id: call.id } : {}),
-        ...(call.name !== undefined ? { name: call.name } : {}),
-        argumentsText: call.arguments,
-      }));
+      // Secrets never reach the log: arguments are logged redacted, the real text stays in memory.
+      const toolCalls = response.toolCalls.map((call, index) => {
+        const redacted = redactJsonText(call.arguments);
+        if (redacted.redacted) this.deps.vault.set(turn.turnId, index, call.arguments);
+        return {
+          index,
+          ...(call.id !== undefined ? { id: call.id } : {}),
+          ...(call.name !== undefined ? { name: call.name } : {}),
+          argumentsText: redacted.text,
+          ...(redacted.redacted ? { argumentsRedacted: true } : {}),
+        };
+      });
       const data: z.input<typeof ProviderRespondedSchema>["data"] = {
         turnId: turn.turnId,
         attempt: turn.attempt,
-        content: response.content,
+        content: redactText(response.content).text,
         toolCalls,
         finishReason: response.finishReason ?? (toolCalls.length > 0 ? "tool_calls" : "stop"),
       };
       if (response.usage !== undefined) data.usage = response.usage;
-      if (response.echo !== undefined) data.echo = response.echo;
+      if (response.echo !== undefined) data.echo = redactValue(response.echo).value as Record<string, unknown>;
       // A response that does not fit the catalogue is the provider's failure, not the loop's crash.
       event = parseEvent({ type: "turn.provider.responded", data });
     } catch (error) {
@@ -154,15 +171,42 @@ export class ProviderTurnLoop {
       signal.throwIfAborted();
       const [started] = await this.store.append([this.#decide("startTool")]);
       const call = this.store.state.calls.get((started?.data as { callId: string }).callId) as CallState;
-      const ended = await runTool(call, turn.turnId, {
+      const environment = {
         registry: this.deps.registry,
         clock: this.deps.clock,
         sessionId: this.store.state.sessionId,
         workspace: this.store.policy.workspace,
         signal,
-      });
-      await this.store.append([ended]);
+      };
+      const input = this.#inputToRun(call);
+      const ended =
+        input.ok
+          ? await runTool(call, input.value, turn.turnId, environment)
+          : toolFailed(call, turn.turnId, input.code, input.message);
+      await this.store.append([redactOutcome(ended)]);
     }
+  }
+
+  /**
+   * The input a cleared call runs with: the logged plan input, or for a call whose arguments were
+   * redacted, the real ones from memory. Either way its fingerprint (taken over the logged, redacted
+   * form) must be the one the gate decided and a person approved; otherwise it does not run.
+   */
+  #inputToRun(call: CallState): { ok: true; value: unknown } | { ok: false; code: string; message: string } {
+    let value: unknown = call.input;
+    if (call.argumentsRedacted) {
+      const raw = this.deps.vault.get(call.turnId, call.index);
+      if (raw === undefined) {
+        return { ok: false, code: "arguments-unavailable", message: "the arguments held a secret that is never stored, and the process restarted before the call ran" };
+      }
+      value = raw.trim() === "" ? {} : (JSON.parse(raw) as unknown);
+    }
+    const fingerprint = callFingerprint(call.name, redactValue(value).value);
+    const approved = call.approval?.fingerprint ?? fingerprint;
+    if (fingerprint !== call.decision?.fingerprint || fingerprint !== approved) {
+      return { ok: false, code: "fingerprint-mismatch", message: "the call's arguments are not the ones that were decided and approved" };
+    }
+    return { ok: true, value };
   }
 
   async #cancel(): Promise<SendOutcome> {
@@ -186,4 +230,17 @@ export function outcomeOf(state: SessionState, status?: SendOutcome["status"]): 
   const last = state.lastOutcome;
   if (last === null) return { status: "stopped", reason: "idle", pendingApprovals: [] };
   return { ...last, pendingApprovals: [] };
+}
+
+/** Tool outputs and error messages are redacted the same way as arguments before they are logged. */
+function redactOutcome(event: TurnlogEvent): TurnlogEvent {
+  if (event.type === "turn.tool.succeeded") {
+    const redacted = redactText(event.data.output);
+    return redacted.redacted ? { ...event, data: { ...event.data, output: redacted.text, redacted: true } } : event;
+  }
+  if (event.type === "turn.tool.failed") {
+    const redacted = redactText(event.data.message);
+    return redacted.redacted ? { ...event, data: { ...event.data, message: redacted.text, redacted: true } } : event;
+  }
+  return event;
 }

@@ -18,15 +18,12 @@ export interface ToolRunEnvironment {
  * ends it: exactly one `turn.tool.succeeded` or `turn.tool.failed`. A tool that throws, hangs past
  * its timeout or returns garbage fails alone; it never takes down the loop. Never throws.
  */
-export async function runTool(call: CallState, turnId: string, env: ToolRunEnvironment): Promise<TurnlogEvent> {
+export async function runTool(call: CallState, input: unknown, turnId: string, env: ToolRunEnvironment): Promise<TurnlogEvent> {
   const started = env.clock.now();
-  const failed = (code: string, message: string): TurnlogEvent => ({
-    type: "turn.tool.failed",
-    data: { turnId, callId: call.callId, code, message, durationMs: Math.max(0, env.clock.now() - started) },
-  });
+  const failed = (code: string, message: string): TurnlogEvent => toolFailed(call, turnId, code, message, Math.max(0, env.clock.now() - started));
   const tool = env.registry.get(call.name);
   if (tool === undefined) return failed("unavailable-tool", `tool "${call.name}" is not registered in this runtime`);
-  const parsed = (tool.input as z.ZodType).safeParse(call.input);
+  const parsed = (tool.input as z.ZodType).safeParse(input);
   if (!parsed.success) return failed("invalid-input", parsed.error.message);
 
   const timeout = AbortSignal.timeout(tool.timeoutMs);
@@ -46,6 +43,11 @@ export async function runTool(call: CallState, turnId: string, env: ToolRunEnvir
     if (env.signal.aborted) return failed("aborted", "the run was cancelled");
     return failed("tool-exception", error instanceof Error ? error.message : String(error));
   }
+}
+
+/** The event that ends a call that failed (or could not start). */
+export function toolFailed(call: CallState, turnId: string, code: string, message: string, durationMs = 0): TurnlogEvent {
+  return { type: "turn.tool.failed", data: { turnId, callId: call.callId, code, message, durationMs } };
 }
 
 async function invoke(tool: ToolDefinition, input: unknown, ctx: ToolContext) {

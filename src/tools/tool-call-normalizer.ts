@@ -39,9 +39,14 @@ export function normalizeToolCalls(input: NormalizeToolCallsInput): EventOf<"tur
         name,
         argumentsText: call.argumentsText,
       };
+      if (call.argumentsRedacted) normalized.argumentsRedacted = true;
       if (call.id !== undefined) normalized.providerId = call.id;
       return normalized;
     });
-  const unsafeReasons = input.finishReason === "length" ? ["length_truncated"] : [];
+  // A group is replayed natively only when nothing in it makes the provider's copy unsafe.
+  const unsafeReasons = [
+    ...(input.finishReason === "length" ? ["length_truncated"] : []),
+    ...(calls.some((call) => call.argumentsRedacted) ? ["unsafe_arguments"] : []),
+  ];
   return { turnId: input.turnId, content: input.content, calls, nativeReplaySafe: unsafeReasons.length === 0, unsafeReasons };
 }

@@ -1,4 +1,4 @@
-import { cp, mkdtemp, readdir, rm } from "node:fs/promises";
+import { cp, mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { existsSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { createRuntime, defineTool, eventTypes, LevelEventLog, type RecordedEvent } from "../../src/index.js";
 import { scriptedProvider } from "../../src/testing/index.js";
+import { demoSecret } from "../../src/cli/demo/demo-session.js";
 import { ensureBuiltCli, runTurnlog, type TurnlogRun } from "./support/turnlog-bin.js";
 import { deleteEvent, rewriteEvent, swapEvents } from "./support/raw-log.js";
 
@@ -65,6 +66,33 @@ describe("turnlog demo", () => {
     // The hold comes before the approval and the tool runs, in that order.
     expect(out.indexOf("held for approval")).toBeLessThan(out.indexOf("turn.approval.granted"));
     expect(out.indexOf("turn.approval.granted")).toBeLessThan(out.indexOf("turn.tool.started"));
+  });
+
+  it("shows a denied command, a blocked command and a redacted secret", () => {
+    const out = demo.stdout;
+    expect(out).toMatch(/run_command ask \(command=approval:git-force-push\)/);
+    expect(out).toMatch(/run_command block \(hard-block:command=forbidden:download-to-interpreter\)/);
+    expect(out).toMatch(/turn\.approval\.denied\s+run_command call_force_push denied by demo-user/);
+    expect(out).toContain("1 with redacted arguments");
+    expect(out).toContain("Authorization: Bearer [REDACTED]");
+    expect(out).toMatch(/1 denied, 1 blocked, 1 with a secret logged redacted/);
+    expect(out).not.toContain(demoSecret);
+  });
+
+  it("never writes the raw secret: not in the events, not in any LevelDB file", async () => {
+    const events = await turnlog("events", sessionId, "--dir", logDir, "--json");
+    expect(events.stdout).toContain("[REDACTED]");
+    expect(events.stdout).not.toContain(demoSecret);
+    const directory = path.join(workDir, logDir);
+    let controlFound = false;
+    for (const file of await readdir(directory)) {
+      const bytes = await readFile(path.join(directory, file));
+      expect(bytes.includes(Buffer.from(demoSecret)), file).toBe(false);
+      expect(bytes.includes(Buffer.from("DEMOONLY")), file).toBe(false);
+      // The grep can see the log's text: the same command's host name is there in plain bytes.
+      controlFound ||= bytes.includes(Buffer.from("status.example.com/api/v1/deploys"));
+    }
+    expect(controlFound).toBe(true);
   });
 
   it("ends with the commands that inspect the session, with --dir since it is not the default", () => {
@@ -177,9 +205,11 @@ describe("turnlog events / show", () => {
     const run = await turnlog("show", sessionId, "--dir", logDir);
     expect(run.code).toBe(0);
     expect(run.stdout).toContain(`session  ${sessionId}`);
-    expect(run.stdout).toContain("tools    read_file (read-only-local), list_dir (read-only-local), write_file (workspace-write)");
+    expect(run.stdout).toContain(
+      "tools    read_file (read-only-local), list_dir (read-only-local), run_command (external-side-effect), write_file (workspace-write)",
+    );
     expect(run.stdout).toContain("turn.tool_calls.gated");
-    expect(run.stdout).toMatch(/^completed · 2 turns, 5 tool calls$/m);
+    expect(run.stdout).toMatch(/^completed · 3 turns, 8 tool calls$/m);
     expect(run.stdout).toContain("final answer › Done.");
   });
 });
@@ -189,7 +219,9 @@ describe("turnlog replay", () => {
     const run = await turnlog("replay", sessionId, "--dir", logDir);
     expect(run.stderr).toBe("");
     expect(run.code).toBe(0);
-    expect(run.stdout).toMatch(/^identical: \d+ decisions recomputed, 0 divergences\n$/);
+    expect(run.stdout).toMatch(/^identical: \d+ decisions recomputed, 0 divergences\n/);
+    // The status check carried a token: its plan came from arguments the log never stored.
+    expect(run.stdout).toMatch(/turn\.tool_calls\.planned call_status: not verifiable \(redacted/);
     const json = await turnlog("replay", sessionId, "--dir", logDir, "--json");
     expect(JSON.parse(json.stdout)).toMatchObject({ identical: true, divergences: [] });
   });
@@ -200,8 +232,8 @@ describe("turnlog replay", () => {
     const events = await source.readStream(stream(), { maxCount: 1000 });
     await source.close();
     const gatedPosition = events.findIndex((event) => event.type === "turn.tool_calls.gated") + 1;
-    const forged = events.map(({ type, data }) => {
-      if (type !== "turn.tool_calls.gated") return { type, data };
+    const forged = events.map(({ type, data }, index) => {
+      if (index + 1 !== gatedPosition) return { type, data };
       const copy = structuredClone(data) as { decisions: { rule: string }[] };
       copy.decisions[0]!.rule = "allow:tool=read_file";
       return { type, data: copy };

@@ -16,9 +16,11 @@ async function demoEvents(): Promise<RecordedEvent[]> {
     clock,
   });
   const session = await runtime.openSession("t1");
-  const held = await session.send("Summarize the notes");
-  for (const pending of held.pendingApprovals) await session.approve(pending.callId, { by: "ana", note: "fine" });
-  await session.resume();
+  let outcome = await session.send("Summarize the notes");
+  while (outcome.status === "awaiting-approval") {
+    for (const pending of outcome.pendingApprovals) await session.approve(pending.callId, { by: "ana", note: "fine" });
+    outcome = await session.resume();
+  }
   return runtime.events("t1");
 }
 
@@ -44,7 +46,7 @@ describe("formatTimeline", () => {
   it("summarizes what each event says", async () => {
     const events = await demoEvents();
     const lines = formatTimeline(events);
-    expect(summaryOf(lines, events, "session.started")).toBe("scripted-demo (openai-chat) · mode ask · tools: read_file, list_dir, write_file");
+    expect(summaryOf(lines, events, "session.started")).toBe("scripted-demo (openai-chat) · mode ask · tools: read_file, list_dir, run_command, write_file");
     expect(summaryOf(lines, events, "turn.provider.responded")).toMatch(/^tool_calls · 5 tool calls · "I'll read the notes/);
     expect(summaryOf(lines, events, "turn.tool_calls.normalized")).toBe(
       "5 calls: read_file, list_dir, read_file, delete_everything, write_file · 1 ID derived",

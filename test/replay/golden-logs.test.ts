@@ -6,6 +6,7 @@ import { foldEvents } from "../../src/projections/projection.js";
 import { sessionStateProjection } from "../../src/projections/session-state.js";
 import { verifyReplay } from "../../src/replay/replay-verifier.js";
 import { ToolRegistry } from "../../src/tools/tool-registry.js";
+import { resolveRealPath } from "../../src/policy/real-path.js";
 import { workspace } from "../support/tools.js";
 
 // Golden logs are recorded once and never regenerated (like Temporal's replay fixtures): a change
@@ -18,7 +19,7 @@ describe("golden log: approval-session.json", () => {
   const events = load("approval-session.json");
 
   it("replays identical under the current code", async () => {
-    const report = await verifyReplay(events, { registry: new ToolRegistry(workspace().tools) });
+    const report = await verifyReplay(events, { registry: new ToolRegistry(workspace().tools), gate: { realPath: resolveRealPath } });
     expect(report.divergences).toEqual([]);
     expect(report.compared).toBe(events.filter((event) => !["session.started", "session.user_message.added", "turn.provider.responded", "turn.provider.failed", "turn.approval.granted", "turn.approval.denied", "turn.tool.succeeded", "turn.tool.failed"].includes(event.type)).length);
   });
@@ -45,7 +46,7 @@ describe("golden log: approval-session.json", () => {
       ["read_file", "failed"],
       ["write_file", "denied"],
     ]);
-    expect(calls[2]?.approval).toEqual({ granted: true, by: "alice", note: "looks right", scope: "call" });
+    expect(calls[2]?.approval).toEqual({ granted: true, by: "alice", note: "looks right", scope: "call", fingerprint: calls[2]?.decision?.fingerprint });
     expect(state.turns.map((turn) => turn.status)).toEqual(["continued", "continued", "completed"]);
   });
 });

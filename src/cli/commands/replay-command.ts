@@ -3,6 +3,7 @@ import { demoTools } from "../demo/demo-session.js";
 import type { RecordedEvent } from "../../log/event-log.js";
 import { verifyReplay, type Divergence } from "../../replay/replay-verifier.js";
 import { ToolRegistry } from "../../tools/tool-registry.js";
+import { resolveRealPath } from "../../policy/real-path.js";
 import { printJson, type CommandContext } from "../cli-io.js";
 import { CliError, exitCodes } from "../cli-error.js";
 import { withLog } from "../log-directory.js";
@@ -34,6 +35,9 @@ export async function replayCommand(sessionId: string, options: { dir: string; j
     const counts = `${plural(report.compared, "decision")} recomputed, ${plural(report.divergences.length, "divergence")}`;
     print(report.identical ? `${paint("good", "identical")}: ${counts}` : `${paint("bad", "diverged")}: ${counts}`);
     for (const divergence of report.divergences) print(`  ${formatDivergence(divergence)}`);
+    for (const entry of report.unverifiable) {
+      print(paint("dim", `  #${entry.position} ${entry.type} ${entry.callId}: not verifiable (${entry.reason}: planned from arguments that held a secret, which the log never stores)`));
+    }
   }
   return report.identical ? exitCodes.ok : exitCodes.failure;
 }

@@ -1,0 +1,21 @@
+/**
+ * The real argument texts of calls whose logged arguments are redacted. They live only in this
+ * process's memory, for the run (DESIGN.md §8.2): after a restart they are gone, and a call that
+ * still needed them cannot run — its packet says so.
+ */
+export class SecretVault {
+  readonly #arguments = new Map<string, string>();
+
+  set(turnId: string, index: number, argumentsText: string): void {
+    this.#arguments.set(`${turnId}\u0000${index}`, argumentsText);
+  }
+
+  get(turnId: string, index: number): string | undefined {
+    return this.#arguments.get(`${turnId}\u0000${index}`);
+  }
+
+  /** Forgets a finished turn's secrets. */
+  forgetTurn(turnId: string): void {
+    for (const key of this.#arguments.keys()) if (key.startsWith(`${turnId}\u0000`)) this.#arguments.delete(key);
+  }
+}
