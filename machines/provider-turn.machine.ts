@@ -19,6 +19,8 @@ export interface ProviderTurnInput {
 export interface ProviderTurnContext extends ProviderTurnInput {
   /** The attempt number of the last `turn.provider.requested`. */
   attempt: number;
+  /** Responses cut off by the length limit inside tool calls (never executed; retried once). */
+  truncations: number;
   /** Calls held for a person's answer. */
   awaiting: string[];
   /** Calls cleared to run that have not reached a terminal event. */
@@ -33,6 +35,7 @@ export type ProviderTurnActionType =
   | "callProvider"
   | "completeTurn"
   | "failTurn"
+  | "refuseTruncated"
   | "normalizeToolCalls"
   | "planToolCalls"
   | "gateToolCalls"
@@ -56,6 +59,8 @@ export const providerTurnMachine = setup({
     callProvider: noop,
     completeTurn: noop,
     failTurn: noop,
+    refuseTruncated: noop,
+    countTruncation: assign({ truncations: ({ context }) => context.truncations + 1 }),
     normalizeToolCalls: noop,
     planToolCalls: noop,
     gateToolCalls: noop,
@@ -82,6 +87,10 @@ export const providerTurnMachine = setup({
     respondedWithToolCalls: ({ event }) => event.type === "turn.provider.responded" && event.data.toolCalls.length > 0,
     retryLeft: ({ context, event }) =>
       event.type === "turn.provider.failed" && event.data.retryable && context.attempt < context.maxAttempts,
+    // Tool calls cut off by the length limit get one retry on the same route, then a refusal.
+    firstTruncation: ({ context, event }) =>
+      event.type === "turn.provider.failed" && event.data.kind === "truncated-tool-calls" && context.truncations === 0 && context.attempt < context.maxAttempts,
+    truncatedAgain: ({ event }) => event.type === "turn.provider.failed" && event.data.kind === "truncated-tool-calls",
     anyAsk: ({ event }) =>
       event.type === "turn.tool_calls.gated" && event.data.decisions.some((decision) => decision.decision === "ask"),
     anyAllow: ({ event }) =>
@@ -105,7 +114,7 @@ export const providerTurnMachine = setup({
   },
 }).createMachine({
   id: "providerTurn",
-  context: ({ input }) => ({ ...input, attempt: 0, awaiting: [], toRun: [], started: [] }),
+  context: ({ input }) => ({ ...input, attempt: 0, truncations: 0, awaiting: [], toRun: [], started: [] }),
   initial: "finalizing",
   // Cancel and unrecoverable errors end the turn from any state.
   on: {
@@ -123,7 +132,12 @@ export const providerTurnMachine = setup({
           { guard: "respondedWithToolCalls", target: "normalizing" },
           { actions: "completeTurn" },
         ],
-        "turn.provider.failed": [{ guard: "retryLeft", target: "finalizing", reenter: true }, { actions: "failTurn" }],
+        "turn.provider.failed": [
+          { guard: "firstTruncation", target: "finalizing", reenter: true, actions: "countTruncation" },
+          { guard: "truncatedAgain", actions: ["countTruncation", "refuseTruncated"] },
+          { guard: "retryLeft", target: "finalizing", reenter: true },
+          { actions: "failTurn" },
+        ],
         "turn.completed": "completed",
       },
     },

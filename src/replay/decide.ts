@@ -9,6 +9,7 @@ import { packetize } from "../tools/packetizer.js";
 import { normalizeToolCalls } from "../tools/tool-call-normalizer.js";
 import { planToolCalls } from "../tools/tool-call-planner.js";
 import type { ToolPlan } from "../contracts/events.js";
+import { isReadOnlyRisk } from "../contracts/risk.js";
 import type { ToolRegistry } from "../tools/tool-registry.js";
 import type { ProviderTurnContext } from "../../machines/provider-turn.machine.js";
 
@@ -18,6 +19,7 @@ export type DecisionAction =
   | "requestProvider"
   | "completeTurn"
   | "failTurn"
+  | "refuseTruncated"
   | "normalizeToolCalls"
   | "planToolCalls"
   | "gateToolCalls"
@@ -34,6 +36,7 @@ export const decisionActions: ReadonlySet<string> = new Set<DecisionAction>([
   "requestProvider",
   "completeTurn",
   "failTurn",
+  "refuseTruncated",
   "normalizeToolCalls",
   "planToolCalls",
   "gateToolCalls",
@@ -109,6 +112,8 @@ export function decide(action: DecisionAction, inputs: DecisionInputs): TurnlogE
       const reason = failure?.retryable ? `provider:${kind}:retries-exhausted` : kind === "script-exhausted" ? kind : `provider:${kind}`;
       return { type: "turn.failed", data: { turnId, reason, ...(failure?.message !== undefined ? { message: failure.message } : {}) } };
     }
+    case "refuseTruncated":
+      return { type: "turn.stopped", data: { turnId, reason: "refused:truncated-tool-calls" } };
     case "normalizeToolCalls": {
       const response = turn.response;
       if (response === undefined) throw new Error("decide(normalizeToolCalls): no response");
@@ -178,11 +183,19 @@ export function decide(action: DecisionAction, inputs: DecisionInputs): TurnlogE
     }
     case "startTool": {
       const runnable = runnableCalls(state, turn);
+      const groups = executionGroups(runnable, registry);
       const next = runnable.findIndex((call) => call.status === "allowed");
       const call = runnable[next];
-      if (call === undefined) throw new Error(`decide(startTool): no cleared call left to start in ${turnId}`);
-      // One call per group for now: the concurrent segments of DESIGN.md §14 come with issue #4.
-      return { type: "turn.tool.started", data: { turnId, callId: call.callId, tool: call.name, group: next } };
+      if (call === undefined) throw new NoDecisionOwedError(`no cleared call is left to start in ${turnId}`);
+      const group = groups[next] as number;
+      const running = runnable.filter((candidate) => candidate.status === "running");
+      // Call-order semantics (DESIGN.md §14): a call starts only when everything of earlier groups
+      // has ended, and a group never has more than `concurrency` calls running.
+      if (running.some((candidate) => groups[runnable.indexOf(candidate)] !== group)) {
+        throw new NoDecisionOwedError(`${call.callId} cannot start while a call of an earlier group runs`);
+      }
+      if (running.length >= state.concurrency) throw new NoDecisionOwedError(`${call.callId} cannot start: ${state.concurrency} calls already run`);
+      return { type: "turn.tool.started", data: { turnId, callId: call.callId, tool: call.name, group } };
     }
     case "decideContinuation": {
       const reason = budgetExceeded(state, budgets);
@@ -223,6 +236,33 @@ function redactPlan(plan: ToolPlan): ToolPlan {
   if (plan.input !== undefined) redacted.input = redactValue(plan.input).value;
   if (plan.issues !== undefined) redacted.issues = plan.issues.map((issue) => ({ path: redactText(issue.path).text, message: redactText(issue.message).text }));
   return redacted;
+}
+
+/** Nothing of that kind is owed at this point: the log holds a decision the machine did not ask for. */
+export class NoDecisionOwedError extends Error {
+  override name = "NoDecisionOwedError";
+}
+
+/**
+ * Cuts cleared calls, in call order, into execution groups (DESIGN.md §14): a maximal run of
+ * concurrency-safe calls — a read-only class, not a command tool, not `serial` — shares a group;
+ * every other call is a group of its own. Returns each call's group number.
+ */
+export function executionGroups(calls: readonly CallState[], registry: ToolRegistry): number[] {
+  let group = -1;
+  let previousConcurrent = false;
+  return calls.map((call) => {
+    const concurrent = isConcurrencySafe(call, registry);
+    if (!(concurrent && previousConcurrent)) group += 1;
+    previousConcurrent = concurrent;
+    return group;
+  });
+}
+
+/** Whether a call may overlap others: read-only, not a command tool, not serial. */
+export function isConcurrencySafe(call: CallState, registry: ToolRegistry): boolean {
+  const tool = registry.get(call.name);
+  return tool !== undefined && isReadOnlyRisk(tool.risk) && tool.command === undefined && !tool.serial;
 }
 
 /** The calls of a turn cleared to run (by the gate or a person), in call order. */

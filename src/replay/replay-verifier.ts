@@ -4,9 +4,9 @@ import type { PolicySnapshot } from "../contracts/policy.js";
 import type { RecordedEvent } from "../log/event-log.js";
 import type { ToolRegistry } from "../tools/tool-registry.js";
 import { firstDifference } from "../util/first-difference.js";
-import type { EventOf } from "../contracts/events.js";
+import type { EventOf, TurnlogEvent } from "../contracts/events.js";
 import type { GateEnvironment } from "../policy/gate.js";
-import { decide, owedDecision } from "./decide.js";
+import { decide, NoDecisionOwedError, owedDecision, type DecisionAction } from "./decide.js";
 import { SessionFold, UnexpectedEventError } from "./session-fold.js";
 
 export interface Divergence {
@@ -63,32 +63,13 @@ export async function verifyReplay(events: AsyncIterable<RecordedEvent> | Iterab
     const action = owedDecision(fold.pending, fold.turnState);
     if (isDecisionEvent(event.type) && !isHostCancel(event, action)) {
       compared += 1;
-      if (action === undefined) {
-        divergences.push({ position, type: event.type, path: "type", expected: event.type, actual: fold.pending[0] ?? null });
+      const recomputed = recompute(action, fold, config);
+      if (typeof recomputed === "string") {
+        divergences.push({ position, type: event.type, path: "type", expected: event.type, actual: recomputed });
       } else {
-        const { state } = fold;
-        const recordedPolicy = state.policy;
-        const recordedBudgets = state.budgets;
-        if (recordedPolicy === null || recordedBudgets === null) {
-          divergences.push({ position, type: event.type, path: "type", expected: event.type, actual: "session.started missing" });
-        } else {
-          const turn = fold.turn?.context;
-          let recomputed = parseEvent(
-            decide(action, {
-              state,
-              ...(turn !== undefined ? { turn } : {}),
-              registry: config.registry,
-              policy: config.policy ? config.policy(recordedPolicy) : recordedPolicy,
-              budgets: config.budgets ? config.budgets(recordedBudgets) : recordedBudgets,
-              ...(config.gate ? { gate: config.gate } : {}),
-            }),
-          );
-          if (recomputed.type === "turn.tool_calls.planned" && event.type === recomputed.type) {
-            recomputed = takeRedactedPlansAsLogged(recomputed, event, fold, unverifiable);
-          }
-          const difference = firstDifference({ type: event.type, data: event.data }, recomputed);
-          if (difference !== undefined) divergences.push({ position, type: event.type, ...difference });
-        }
+        const compareWith = recomputed.type === "turn.tool_calls.planned" ? takeRedactedPlansAsLogged(recomputed, event, fold, unverifiable) : recomputed;
+        const difference = firstDifference({ type: event.type, data: event.data }, compareWith);
+        if (difference !== undefined) divergences.push({ position, type: event.type, ...difference });
       }
     }
     try {
@@ -100,6 +81,29 @@ export async function verifyReplay(events: AsyncIterable<RecordedEvent> | Iterab
     }
   }
   return { identical: divergences.length === 0, compared, divergences, unverifiable };
+}
+
+/** The decision the current code makes at this point, or why none is owed. */
+function recompute(action: DecisionAction | undefined, fold: SessionFold, config: ReplayConfiguration): TurnlogEvent | string {
+  if (action === undefined) return `no decision owed (pending: ${fold.pending[0] ?? "nothing"})`;
+  const { state } = fold;
+  if (state.policy === null || state.budgets === null) return "no decision owed: session.started is missing";
+  const turn = fold.turn?.context;
+  try {
+    return parseEvent(
+      decide(action, {
+        state,
+        ...(turn !== undefined ? { turn } : {}),
+        registry: config.registry,
+        policy: config.policy ? config.policy(state.policy) : state.policy,
+        budgets: config.budgets ? config.budgets(state.budgets) : state.budgets,
+        ...(config.gate ? { gate: config.gate } : {}),
+      }),
+    );
+  } catch (error) {
+    if (error instanceof NoDecisionOwedError) return `no decision owed: ${error.message}`;
+    throw error;
+  }
 }
 
 /**

@@ -1,18 +1,17 @@
 import { parseEvent, type ProviderRespondedSchema, type TurnlogEvent } from "../contracts/events.js";
 import type { Clock } from "../log/event-log.js";
 import { buildProviderMessages } from "../history/provider-messages.js";
-import { activeTurn, pendingApprovals, type CallState, type SessionState } from "../projections/session-state.js";
+import { activeTurn, pendingApprovals, type SessionState } from "../projections/session-state.js";
 import type { Provider } from "../providers/provider.js";
 import { ProviderError } from "../providers/provider.js";
-import { decide, decisionActions, runnableCalls, type DecisionAction } from "../replay/decide.js";
+import { decide, decisionActions, type DecisionAction } from "../replay/decide.js";
 import type { ToolRegistry } from "../tools/tool-registry.js";
 import type { z } from "zod";
-import { callFingerprint } from "../policy/fingerprint.js";
 import type { GateEnvironment } from "../policy/gate.js";
 import { redactJsonText, redactText, redactValue } from "../policy/secret-detector.js";
 import type { SecretVault } from "./secret-vault.js";
 import type { SessionStore } from "./session-store.js";
-import { runTool, toolFailed } from "./tool-plan-runner.js";
+import { ToolPlanRunner } from "./tool-plan-runner.js";
 
 /** A call held for a person's answer, as `send` and `resume` report it. */
 export interface PendingApproval {
@@ -118,6 +117,15 @@ export class ProviderTurnLoop {
     let event: TurnlogEvent;
     try {
       const response = await provider.complete(request, { signal, ...(this.deps.onDelta ? { onDelta: this.deps.onDelta } : {}) });
+      if (response.finishReason === "length" && response.toolCalls.length > 0) {
+        // Tool calls cut off by the length limit are never executed, and their partial arguments
+        // are not written anywhere: the attempt is recorded as failed, and retried once.
+        throw new ProviderError({
+          kind: "truncated-tool-calls",
+          retryable: true,
+          message: `the response hit the length limit inside ${response.toolCalls.length} tool call(s); they were discarded`,
+        });
+      }
       // Secrets never reach the log: arguments are logged redacted, the real text stays in memory.
       const toolCalls = response.toolCalls.map((call, index) => {
         const redacted = redactJsonText(call.arguments);
@@ -159,54 +167,9 @@ export class ProviderTurnLoop {
     await this.store.append([event]);
   }
 
-  /**
-   * Runs the turn's cleared calls one at a time in call order: the start of each is decided (the
-   * same decision replay recomputes) and made durable before its handler runs. A call that started
-   * and never ended is in doubt and is never run again (recovery marks it interrupted).
-   */
+  /** Runs the turn's cleared calls (DESIGN.md §14) until none is left to start. */
   async #runTools(signal: AbortSignal): Promise<void> {
-    while (this.store.fold.turnState === "running") {
-      const turn = activeTurn(this.store.state);
-      if (turn === undefined || !runnableCalls(this.store.state, turn).some((call) => call.status === "allowed")) return;
-      signal.throwIfAborted();
-      const [started] = await this.store.append([this.#decide("startTool")]);
-      const call = this.store.state.calls.get((started?.data as { callId: string }).callId) as CallState;
-      const environment = {
-        registry: this.deps.registry,
-        clock: this.deps.clock,
-        sessionId: this.store.state.sessionId,
-        workspace: this.store.policy.workspace,
-        signal,
-      };
-      const input = this.#inputToRun(call);
-      const ended =
-        input.ok
-          ? await runTool(call, input.value, turn.turnId, environment)
-          : toolFailed(call, turn.turnId, input.code, input.message);
-      await this.store.append([redactOutcome(ended)]);
-    }
-  }
-
-  /**
-   * The input a cleared call runs with: the logged plan input, or for a call whose arguments were
-   * redacted, the real ones from memory. Either way its fingerprint (taken over the logged, redacted
-   * form) must be the one the gate decided and a person approved; otherwise it does not run.
-   */
-  #inputToRun(call: CallState): { ok: true; value: unknown } | { ok: false; code: string; message: string } {
-    let value: unknown = call.input;
-    if (call.argumentsRedacted) {
-      const raw = this.deps.vault.get(call.turnId, call.index);
-      if (raw === undefined) {
-        return { ok: false, code: "arguments-unavailable", message: "the arguments held a secret that is never stored, and the process restarted before the call ran" };
-      }
-      value = raw.trim() === "" ? {} : (JSON.parse(raw) as unknown);
-    }
-    const fingerprint = callFingerprint(call.name, redactValue(value).value);
-    const approved = call.approval?.fingerprint ?? fingerprint;
-    if (fingerprint !== call.decision?.fingerprint || fingerprint !== approved) {
-      return { ok: false, code: "fingerprint-mismatch", message: "the call's arguments are not the ones that were decided and approved" };
-    }
-    return { ok: true, value };
+    await new ToolPlanRunner(this.store, this.deps, (action) => this.#decide(action)).run(signal);
   }
 
   async #cancel(): Promise<SendOutcome> {
@@ -232,15 +195,3 @@ export function outcomeOf(state: SessionState, status?: SendOutcome["status"]): 
   return { ...last, pendingApprovals: [] };
 }
 
-/** Tool outputs and error messages are redacted the same way as arguments before they are logged. */
-function redactOutcome(event: TurnlogEvent): TurnlogEvent {
-  if (event.type === "turn.tool.succeeded") {
-    const redacted = redactText(event.data.output);
-    return redacted.redacted ? { ...event, data: { ...event.data, output: redacted.text, redacted: true } } : event;
-  }
-  if (event.type === "turn.tool.failed") {
-    const redacted = redactText(event.data.message);
-    return redacted.redacted ? { ...event, data: { ...event.data, message: redacted.text, redacted: true } } : event;
-  }
-  return event;
-}

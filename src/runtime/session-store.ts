@@ -17,6 +17,8 @@ export function sessionStream(sessionId: string): string {
 export class SessionStore {
   readonly fold = new SessionFold();
   #version = 0;
+  /** Appends run one at a time: each carries the exact expected version of the one before. */
+  #appending: Promise<unknown> = Promise.resolve();
 
   private constructor(
     readonly log: EventLog,
@@ -57,7 +59,22 @@ export class SessionStore {
   }
 
   /** Validates, appends atomically, folds. Resolves once the log acknowledged the append. */
-  async append(events: readonly TurnlogEvent[], options: { durable?: boolean } = {}): Promise<RecordedEvent[]> {
+  append(events: readonly TurnlogEvent[], options: { durable?: boolean } = {}): Promise<RecordedEvent[]> {
+    return this.appendWith(() => events, options);
+  }
+
+  /**
+   * Like `append`, but the events are built once every earlier append has been folded, so a
+   * decision computed by `build` sees the state right before it — even with tools running
+   * concurrently.
+   */
+  appendWith(build: () => readonly TurnlogEvent[], options: { durable?: boolean } = {}): Promise<RecordedEvent[]> {
+    const result = this.#appending.then(() => this.#append(build(), options));
+    this.#appending = result.catch(() => undefined);
+    return result;
+  }
+
+  async #append(events: readonly TurnlogEvent[], options: { durable?: boolean }): Promise<RecordedEvent[]> {
     const validated = events.map((event) => parseEvent(event));
     const result = await this.log.appendToStream(sessionStream(this.sessionId), validated, {
       expectedStreamVersion: this.#version,

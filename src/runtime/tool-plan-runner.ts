@@ -1,9 +1,93 @@
+import PQueue from "p-queue";
 import type { z } from "zod";
 import type { TurnlogEvent } from "../contracts/events.js";
 import type { Clock } from "../log/event-log.js";
-import type { CallState } from "../projections/session-state.js";
+import { callFingerprint } from "../policy/fingerprint.js";
+import { redactText, redactValue } from "../policy/secret-detector.js";
+import { activeTurn, type CallState } from "../projections/session-state.js";
+import { executionGroups, runnableCalls, type DecisionAction } from "../replay/decide.js";
 import type { ToolContext, ToolDefinition } from "../tools/define-tool.js";
 import type { ToolRegistry } from "../tools/tool-registry.js";
+import type { SecretVault } from "./secret-vault.js";
+import type { SessionStore } from "./session-store.js";
+
+/** What running tools needs from the runtime. */
+export interface ToolRunDependencies {
+  registry: ToolRegistry;
+  clock: Clock;
+  vault: SecretVault;
+}
+
+/**
+ * Runs a turn's cleared calls with call-order semantics (DESIGN.md §14): the calls, in provider
+ * order, are cut into groups — a maximal run of concurrency-safe calls (read-only class, not a
+ * command tool, not `serial`) shares a group and runs in a sliding `p-queue` pool of the session's
+ * `concurrency`; every other call runs alone, after everything before it and before everything
+ * after it. Each start is the decision replay recomputes, made durable before the handler runs;
+ * ends land in the log in completion order (packets, built later, are in call order).
+ */
+export class ToolPlanRunner {
+  constructor(
+    private readonly store: SessionStore,
+    private readonly deps: ToolRunDependencies,
+    private readonly decide: (action: DecisionAction) => TurnlogEvent,
+  ) {}
+
+  /** Runs group after group until no cleared call is left to start; a started call is never run again. */
+  async run(signal: AbortSignal): Promise<void> {
+    while (this.store.fold.turnState === "running") {
+      const state = this.store.state;
+      const turn = activeTurn(state);
+      if (turn === undefined) return;
+      const runnable = runnableCalls(state, turn);
+      const groups = executionGroups(runnable, this.deps.registry);
+      const next = runnable.findIndex((call) => call.status === "allowed");
+      if (next === -1) return;
+      signal.throwIfAborted();
+      const group = runnable.filter((call, index) => groups[index] === groups[next] && call.status === "allowed");
+      const queue = new PQueue({ concurrency: state.concurrency });
+      const runs = group.map((call) => queue.add(() => this.#runOne(call, turn.turnId, signal)));
+      const settled = await Promise.allSettled(runs);
+      const failure = settled.find((outcome): outcome is PromiseRejectedResult => outcome.status === "rejected");
+      if (failure !== undefined) throw failure.reason;
+    }
+  }
+
+  async #runOne(call: CallState, turnId: string, signal: AbortSignal): Promise<void> {
+    // A cancel stops calls that have not started; running ones see the abort through their signal.
+    if (signal.aborted) return;
+    const [started] = await this.store.appendWith(() => [this.decide("startTool")]);
+    const startedId = (started?.data as { callId?: string } | undefined)?.callId;
+    if (startedId !== call.callId) throw new Error(`tool runner: expected ${call.callId} to start next, the decision started ${String(startedId)}`);
+    const input = this.#inputToRun(call);
+    const ended = input.ok
+      ? await runTool(call, input.value, turnId, { registry: this.deps.registry, clock: this.deps.clock, sessionId: this.store.state.sessionId, workspace: this.store.policy.workspace, signal })
+      : toolFailed(call, turnId, input.code, input.message);
+    await this.store.append([redactOutcome(ended)]);
+  }
+
+  /**
+   * The input a cleared call runs with: the logged plan input, or for a call whose arguments were
+   * redacted, the real ones from memory. Either way its fingerprint (taken over the logged, redacted
+   * form) must be the one the gate decided and a person approved; otherwise it does not run.
+   */
+  #inputToRun(call: CallState): { ok: true; value: unknown } | { ok: false; code: string; message: string } {
+    let value: unknown = call.input;
+    if (call.argumentsRedacted) {
+      const raw = this.deps.vault.get(call.turnId, call.index);
+      if (raw === undefined) {
+        return { ok: false, code: "arguments-unavailable", message: "the arguments held a secret that is never stored, and the process restarted before the call ran" };
+      }
+      value = raw.trim() === "" ? {} : (JSON.parse(raw) as unknown);
+    }
+    const fingerprint = callFingerprint(call.name, redactValue(value).value);
+    const approved = call.approval?.fingerprint ?? fingerprint;
+    if (fingerprint !== call.decision?.fingerprint || fingerprint !== approved) {
+      return { ok: false, code: "fingerprint-mismatch", message: "the call's arguments are not the ones that were decided and approved" };
+    }
+    return { ok: true, value };
+  }
+}
 
 export interface ToolRunEnvironment {
   registry: ToolRegistry;
@@ -16,7 +100,8 @@ export interface ToolRunEnvironment {
 /**
  * Runs one cleared call whose `turn.tool.started` is already durable, and returns the event that
  * ends it: exactly one `turn.tool.succeeded` or `turn.tool.failed`. A tool that throws, hangs past
- * its timeout or returns garbage fails alone; it never takes down the loop. Never throws.
+ * its timeout or returns garbage fails alone; it never takes down its siblings or the loop. Never
+ * throws.
  */
 export async function runTool(call: CallState, input: unknown, turnId: string, env: ToolRunEnvironment): Promise<TurnlogEvent> {
   const started = env.clock.now();
@@ -48,6 +133,19 @@ export async function runTool(call: CallState, input: unknown, turnId: string, e
 /** The event that ends a call that failed (or could not start). */
 export function toolFailed(call: CallState, turnId: string, code: string, message: string, durationMs = 0): TurnlogEvent {
   return { type: "turn.tool.failed", data: { turnId, callId: call.callId, code, message, durationMs } };
+}
+
+/** Tool outputs and error messages are redacted the same way as arguments before they are logged. */
+function redactOutcome(event: TurnlogEvent): TurnlogEvent {
+  if (event.type === "turn.tool.succeeded") {
+    const redacted = redactText(event.data.output);
+    return redacted.redacted ? { ...event, data: { ...event.data, output: redacted.text, redacted: true } } : event;
+  }
+  if (event.type === "turn.tool.failed") {
+    const redacted = redactText(event.data.message);
+    return redacted.redacted ? { ...event, data: { ...event.data, message: redacted.text, redacted: true } } : event;
+  }
+  return event;
 }
 
 async function invoke(tool: ToolDefinition, input: unknown, ctx: ToolContext) {

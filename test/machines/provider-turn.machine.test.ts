@@ -31,6 +31,9 @@ const withCalls = [...requested, providerResponded([{ id: "a", name: "read_file"
 const normalizedAB = [...withCalls, normalized(["a", "b"])];
 const plannedAB = [...normalizedAB, planned(["a", "b"])];
 
+const truncated = (attempt = 1) =>
+  ({ type: "turn.provider.failed", data: { turnId: "turn-1", attempt, kind: "truncated-tool-calls", retryable: true } }) as const;
+
 function lastTurnStatus(fold: { state: { turns: readonly { status: string }[] } }) {
   return fold.state.turns.at(-1)?.status;
 }
@@ -80,6 +83,21 @@ describe("provider turn machine", () => {
 
     it("a non-retryable failure owes the failure", () => {
       given(requested).when(providerFailed(false)).then({ state: "finalizing", actions: ["failTurn"] });
+    });
+
+    it("tool calls cut off by the length limit are retried once", () => {
+      given(requested).when(truncated()).then({ state: "finalizing", actions: ["requestProvider"] });
+    });
+
+    it("a second cut-off owes the refusal, even with attempts left", () => {
+      const fold = given([...requested, truncated(), providerRequested(2)])
+        .when(truncated(2))
+        .then({ state: "finalizing", actions: ["refuseTruncated"] });
+      expect(fold.turn?.context.truncations).toBe(2);
+    });
+
+    it("a cut-off on the last attempt owes the refusal", () => {
+      given([...requested, providerFailed(true), providerRequested(2)]).when(truncated(2)).then({ state: "finalizing", actions: ["refuseTruncated"] });
     });
 
     it("turn.failed ends the turn as failed", () => {

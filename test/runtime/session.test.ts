@@ -151,6 +151,32 @@ describe("session.send", () => {
     expect(requests.map((event) => (event.data as { attempt: number }).attempt)).toEqual([1, 2]);
   });
 
+  it("never runs tool calls cut off by the length limit: one retry, then a refusal, and no arguments logged", async () => {
+    const cut = { toolCalls: [write("c.txt", "SECRET-PARTIAL-ARGS")], finishReason: "length" as const };
+    const { session, ws, runtime } = await setup([cut, cut]);
+    expect(await session.send("write")).toEqual({ status: "stopped", reason: "refused:truncated-tool-calls", pendingApprovals: [] });
+    expect(ws.ran).toEqual([]);
+    const events = await runtime.events("s1");
+    expect(JSON.stringify(events)).not.toContain("SECRET-PARTIAL-ARGS");
+    expect(events.filter((event) => event.type === "turn.provider.failed").map((event) => (event.data as { kind: string }).kind)).toEqual([
+      "truncated-tool-calls",
+      "truncated-tool-calls",
+    ]);
+    expect(await runtime.replay("s1")).toMatchObject({ identical: true });
+  });
+
+  it("a retry after a cut-off that answers properly goes on as usual", async () => {
+    const { session, ws } = await setup([{ toolCalls: [read("a.txt")], finishReason: "length" }, { toolCalls: [read("a.txt")] }, { content: "alpha" }]);
+    expect(await session.send("read")).toMatchObject({ status: "completed", text: "alpha" });
+    expect(ws.ran).toEqual(["read_file a.txt"]);
+  });
+
+  it("keeps malformed JSON in a finalized response a planning rejection", async () => {
+    const { session, provider } = await setup([{ toolCalls: [{ name: "read_file", arguments: '{"path":' }], finishReason: "tool_calls" }, { content: "oops" }]);
+    expect(await session.send("read")).toMatchObject({ status: "completed" });
+    expect(lastToolMessages(provider)[0]?.content).toMatch(/not valid JSON/);
+  });
+
   it("fails the turn when the script runs out", async () => {
     const { session } = await setup([{ toolCalls: [read("a.txt")] }]);
     expect(await session.send("hi")).toMatchObject({ status: "failed", reason: "script-exhausted" });
@@ -182,6 +208,45 @@ describe("session.send", () => {
     await session.approve(outcome.pendingApprovals[0]!.callId, { by: "alice" });
     await session.resume();
     for (const event of await runtime.events("s1")) expect(() => parseEvent({ type: event.type, data: event.data })).not.toThrow();
+  });
+});
+
+describe("budgets", () => {
+  it("merges partial overrides with the defaults, and records them", async () => {
+    const { runtime } = await setup([], { budgets: { maxIterations: 7 } });
+    const started = (await runtime.events("s1"))[0]?.data as { budgets: Record<string, number> };
+    expect(started.budgets).toEqual({ maxIterations: 7, maxToolCalls: 100, maxRepeatedFailures: 5, wallClockMs: 300_000 });
+  });
+
+  it("stops at maxToolCalls, and calls beyond it get packets saying so", async () => {
+    const { session, provider, ws } = await setup([{ toolCalls: [read("a.txt"), read("b.txt"), read("a.txt")] }, { content: "never" }], { budgets: { maxToolCalls: 2 } });
+    expect(await session.send("go")).toEqual({ status: "stopped", reason: "budget:max-tool-calls", pendingApprovals: [] });
+    expect(ws.ran).toEqual(["read_file a.txt", "read_file b.txt"]);
+    expect(provider.remaining).toBe(1);
+    const state = session.state();
+    const overBudget = [...state.calls.values()].filter((call) => call.rejection?.reason === "over-budget");
+    expect(overBudget).toHaveLength(1);
+    expect(overBudget[0]?.packet?.content).toContain("budget");
+  });
+
+  it("caps the calls of one turn with maxToolCallsPerTurn and goes on", async () => {
+    const { session, ws } = await setup([{ toolCalls: [read("a.txt"), read("b.txt")] }, { content: "ok" }], { budgets: { maxToolCallsPerTurn: 1 } });
+    expect(await session.send("go")).toMatchObject({ status: "completed" });
+    expect(ws.ran).toEqual(["read_file a.txt"]);
+  });
+
+  it("stops after maxRepeatedFailures of the same tool and error code, rejections included", async () => {
+    const bad = { toolCalls: [{ name: "read_file", arguments: "{bad" }] };
+    const { session } = await setup([bad, bad, bad, bad], { budgets: { maxRepeatedFailures: 3 } });
+    expect(await session.send("go")).toMatchObject({ status: "stopped", reason: "budget:repeated-failures" });
+    const rejected = [...session.state().calls.values()].filter((call) => call.status === "rejected");
+    expect(rejected).toHaveLength(3);
+  });
+
+  it("stops on wall-clock time measured from recorded event times", async () => {
+    // The log's clock advances 1 ms per append: the budget runs out after a few appends.
+    const { session } = await setup([{ toolCalls: [read("a.txt")] }, { toolCalls: [read("a.txt")] }, { content: "late" }], { budgets: { wallClockMs: 5 } });
+    expect(await session.send("go")).toMatchObject({ status: "stopped", reason: "budget:wall-clock" });
   });
 });
 
@@ -276,7 +341,8 @@ describe("on disk", () => {
     const events = await first.log.readStream("session-s1");
     await first.log.close();
     const crashed = await LevelEventLog.open(join(dir, "crashed"), { durability: "sync" });
-    const cut = events.findIndex((event) => event.type === "turn.tool.succeeded");
+    // The log ends right after the first read's start: it is in doubt, the second never started.
+    const cut = events.findIndex((event) => event.type === "turn.tool.started") + 1;
     for (const event of events.slice(0, cut)) await crashed.appendToStream("session-s1", [{ type: event.type, data: event.data }]);
     await crashed.close();
 
