@@ -172,7 +172,8 @@ const approval = z.object({
   fingerprint: z.string(),
   by: z.string(),
   note: z.string().optional(),
-  scope: z.enum(["call"]).default("call"),
+  /** `call`: this call only; `tool`: this tool for the rest of the session (granted only). */
+  scope: z.enum(["call", "tool"]).default("call"),
 });
 export const ApprovalGrantedSchema = event("turn.approval.granted", approval);
 export const ApprovalDeniedSchema = event("turn.approval.denied", approval);

@@ -21,6 +21,8 @@ export interface GatedTool {
 export interface GateEnvironment {
   realPath?: RealPathResolver;
   tempDir?: string;
+  /** Tools a person approved for the rest of the session (approvals so far). */
+  approvedTools?: readonly string[];
 }
 
 /** Classes that always ask, whatever the mode or an allow rule says. */
@@ -84,6 +86,11 @@ function decide(plan: ToolPlan, tool: GatedTool | undefined, policy: PolicySnaps
   if (byMode.decision === "ask" && byMode.rule.startsWith("mode:") && !alwaysAskRiskClasses.includes(risk)) {
     const allow = policy.allow.find((rule) => matches(rule, tool));
     if (allow !== undefined) return { decision: "allow", rule: `allow:${describe(allow)}` };
+  }
+  // A person's approval of this tool for the session lifts the same asks as an allow rule, and an
+  // untrusted workspace's (the person saw the workspace); never a command or an always-ask class.
+  if (byMode.decision === "ask" && (byMode.rule.startsWith("mode:") || byMode.rule === "workspace:untrusted") && !alwaysAskRiskClasses.includes(risk)) {
+    if (environment.approvedTools?.includes(tool.name)) return { decision: "allow", rule: `approval:tool=${tool.name}` };
   }
   return byMode;
 }

@@ -108,6 +108,8 @@ export interface SessionState {
   };
   totals: { turns: number; toolCalls: number; inputTokens: number; outputTokens: number };
   lastOutcome: SessionOutcome | null;
+  /** Tools a person approved for the rest of the session, with who and where (for the audit). */
+  toolApprovals: { tool: string; callId: string; by: string; note?: string; position: number }[];
   /** Stream position of the last event folded. */
   position: number;
   lastRecordedAt: string | null;
@@ -127,6 +129,7 @@ function initialState(): SessionState {
     current: { userMessages: 0, iterations: 0, toolCalls: 0, startedAt: null, failures: new Map() },
     totals: { turns: 0, toolCalls: 0, inputTokens: 0, outputTokens: 0 },
     lastOutcome: null,
+    toolApprovals: [],
     position: 0,
     lastRecordedAt: null,
   };
@@ -264,6 +267,9 @@ function evolve(draft: Draft, recorded: RecordedEvent): void {
         ...(event.data.note !== undefined ? { note: event.data.note } : {}),
       };
       call.status = granted ? "allowed" : "denied";
+      if (granted && event.data.scope === "tool") {
+        draft.toolApprovals.push({ tool: call.name, callId: call.callId, by: event.data.by, position, ...(event.data.note !== undefined ? { note: event.data.note } : {}) });
+      }
       if (!granted) countFailure(draft, call.name, "denied-by-user");
       return;
     }

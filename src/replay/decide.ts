@@ -163,7 +163,10 @@ export function decide(action: DecisionAction, inputs: DecisionInputs): TurnlogE
         .map((call) => {
           const tool = registry.get(call.name);
           // The gate judges the arguments as logged (redacted), so replay can recompute it for every call.
-          return gateToolCall({ callId: call.callId, status: "planned", tool: call.name, input: call.input }, tool, policy, inputs.gate);
+          return gateToolCall({ callId: call.callId, status: "planned", tool: call.name, input: call.input }, tool, policy, {
+            ...inputs.gate,
+            approvedTools: state.toolApprovals.map((approval) => approval.tool),
+          });
         });
       return { type: "turn.tool_calls.gated", data: { turnId, approvalMode: policy.approvalMode, decisions } };
     }

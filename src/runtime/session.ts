@@ -14,6 +14,12 @@ export interface ApprovalAnswer {
    * refused if the held call's fingerprint differs: an approval never covers a changed call.
    */
   fingerprint?: string;
+  /**
+   * `call` (default): this call only. `tool`: also this tool for the rest of the session — later
+   * calls that the mode would ask about run without asking (hard blocks, deny rules, commands that
+   * need approval and the always-ask classes still apply). Only an approval can have this scope.
+   */
+  scope?: "call" | "tool";
 }
 
 /**
@@ -77,6 +83,7 @@ export class Session {
   #answer(callId: string, answer: ApprovalAnswer, granted: boolean): Promise<void> {
     return this.#exclusive(async () => {
       if (typeof answer?.by !== "string" || answer.by === "") throw new TypeError("an approval answer needs `by`: who answered");
+      if (answer.scope !== undefined && answer.scope !== "call" && answer.scope !== "tool") throw new TypeError('an approval scope is "call" or "tool"');
       const call = pendingApprovals(this.store.state).find((candidate) => candidate.callId === callId);
       if (call === undefined) throw new SessionStateError(`call ${callId} is not awaiting approval in session ${this.id}`);
       if (answer.fingerprint !== undefined && answer.fingerprint !== call.decision?.fingerprint) {
@@ -87,7 +94,7 @@ export class Session {
         callId,
         fingerprint: call.decision?.fingerprint ?? "",
         by: answer.by,
-        scope: "call" as const,
+        scope: granted ? (answer.scope ?? "call") : ("call" as const),
         ...(answer.note !== undefined ? { note: answer.note } : {}),
       };
       await this.store.append([granted ? { type: "turn.approval.granted", data } : { type: "turn.approval.denied", data }]);

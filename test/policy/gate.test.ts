@@ -76,6 +76,22 @@ describe("gate", () => {
     expect(gateToolCall(plan("t"), tool("workspace-write"), policy({ allow: [{ tool: "t" }], deny: [{ tool: "t" }] }))).toMatchObject({ decision: "deny" });
   });
 
+  it("lets a person's approval of a tool for the session lift the mode's ask, and nothing stronger", () => {
+    const approved = { approvedTools: ["t"] };
+    expect(gateToolCall(plan("t"), tool("workspace-write"), policy(), approved)).toMatchObject({ decision: "allow", rule: "approval:tool=t" });
+    expect(gateToolCall(plan("t"), tool("workspace-write"), policy({ workspace: { root: "/workspace", trusted: false }, approvalMode: "full-auto" }), approved)).toMatchObject({
+      decision: "allow",
+      rule: "approval:tool=t",
+    });
+    expect(gateToolCall(plan("t"), tool("spend-money"), policy(), approved)).toMatchObject({ decision: "ask" });
+    expect(gateToolCall(plan("t"), tool("workspace-write"), policy({ deny: [{ tool: "t" }] }), approved)).toMatchObject({ decision: "deny" });
+    expect(gateToolCall(plan("t"), tool("sandbox-escape"), policy(), approved)).toMatchObject({ decision: "block" });
+    const shell = tool("external-side-effect", { command: ((input: { command: string }) => input.command) as never });
+    expect(gateToolCall(plan("t", { command: "git push --force" }), shell, policy(), approved)).toMatchObject({ decision: "ask" });
+    expect(gateToolCall(plan("t", { command: "rm -rf /" }), shell, policy(), approved)).toMatchObject({ decision: "block" });
+    expect(gateToolCall(plan("t"), tool("workspace-write"), policy(), { approvedTools: ["other"] })).toMatchObject({ decision: "ask" });
+  });
+
   describe("workspace confinement", () => {
     const reader = tool("read-only-local", { name: "t", paths: ((input: { path: string }) => [input.path]) as never });
     const writer = tool("workspace-write", { name: "t", paths: ((input: { path: string }) => [input.path]) as never });

@@ -130,6 +130,24 @@ describe("session.send", () => {
     expect(lastToolMessages(provider)[0]?.content).toBe("Error: not run: the user denied this call. Their reason: not now");
   });
 
+  it("an approval for the tool covers its later calls in the session, and is recorded", async () => {
+    const { session, ws, runtime } = await setup([
+      { toolCalls: [write("c.txt", "1")] },
+      { toolCalls: [write("d.txt", "2")] },
+      { content: "both written" },
+    ]);
+    const held = await session.send("write twice");
+    await session.approve(held.pendingApprovals[0]!.callId, { by: "alice", scope: "tool", note: "writes are fine today" });
+    expect(await session.resume()).toMatchObject({ status: "completed" });
+    expect(ws.ran).toEqual(["write_file c.txt", "write_file d.txt"]);
+    const second = [...session.state().calls.values()][1];
+    expect(second?.decision).toMatchObject({ decision: "allow", rule: "approval:tool=write_file" });
+    expect(session.state().toolApprovals).toEqual([
+      { tool: "write_file", callId: held.pendingApprovals[0]!.callId, by: "alice", note: "writes are fine today", position: expect.any(Number) },
+    ]);
+    expect(await runtime.replay("s1")).toMatchObject({ identical: true });
+  });
+
   it("refuses to approve a call that is not held", async () => {
     const { session } = await setup([{ content: "hi" }]);
     await session.send("hi");
