@@ -7,6 +7,10 @@ export type { Runtime, RuntimeOptions } from "./runtime/create-runtime.js";
 export { Session } from "./runtime/session.js";
 export type { ApprovalAnswer } from "./runtime/session.js";
 export { ProviderTurnLoop } from "./runtime/provider-turn-loop.js";
+export { ToolPlanRunner } from "./runtime/tool-plan-runner.js";
+export { AgentLoopBuilder } from "./runtime/agent-loop-builder.js";
+export { NativeToolExecutor } from "./runtime/native-tool-executor.js";
+export type { NativeToolOptions, NativeToolResult } from "./runtime/native-tool-executor.js";
 export type { PendingApproval, SendOutcome } from "./runtime/provider-turn-loop.js";
 
 export { defineTool } from "./tools/define-tool.js";

@@ -234,6 +234,15 @@ function summarizeEvent(event: TurnlogEvent, context: SummaryContext): string {
       return paint("warn", event.data.reason);
     case "turn.failed":
       return join(paint("bad", event.data.reason), event.data.message && text(event.data.message));
+    case "session.native_tool.requested":
+      return join(`${event.data.tool} ${event.data.callId}`, `asked by ${event.data.by}`, event.data.inputRedacted === true && paint("warn", "redacted input"));
+    case "session.native_tool.decided":
+      return join(
+        event.data.decision === null ? `rejected: ${event.data.plan.reason ?? "invalid"}` : `${event.data.decision.decision} (${event.data.decision.rule})`,
+        event.data.runs ? "runs" : "not run",
+      );
+    case "session.native_tool.completed":
+      return join(event.data.ok ? "ok" : `failed: ${event.data.code ?? "error"}`, `${event.data.durationMs}ms`, event.data.output !== undefined && text(event.data.output));
     case "session.history.compacted":
       return `${plural(event.data.unitsSummarized, "unit")} before #${event.data.beforePosition} summarized`;
     case "session.diagnostic.recorded": {

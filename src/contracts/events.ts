@@ -231,6 +231,47 @@ export type Packet = z.infer<typeof PacketSchema>;
 
 export const ResultsPacketizedSchema = event("turn.results.packetized", z.object({ turnId, packets: z.array(PacketSchema) }));
 
+export const NativeToolRequestedSchema = event(
+  "session.native_tool.requested",
+  z.object({
+    /** `native-<n>`: host-routed calls are numbered in the session, apart from provider calls. */
+    callId,
+    tool: z.string(),
+    /** The arguments as given, redacted when they held a secret. */
+    input: z.unknown(),
+    inputRedacted: z.boolean().optional(),
+    /** Who asked (the host's user or component). */
+    by: z.string(),
+    /** A person who approved the call up front, for a gate that would ask. */
+    approvedBy: z.string().optional(),
+  }),
+);
+
+export const NativeToolDecidedSchema = event(
+  "session.native_tool.decided",
+  z.object({
+    callId,
+    plan: ToolPlanSchema,
+    /** The gate's decision; null when the plan was rejected. */
+    decision: GateDecisionRecordSchema.nullable(),
+    /** Whether the call runs: allowed, or asked about and approved up front. */
+    runs: z.boolean(),
+  }),
+);
+
+export const NativeToolCompletedSchema = event(
+  "session.native_tool.completed",
+  z.object({
+    callId,
+    ok: z.boolean(),
+    output: z.string().optional(),
+    code: z.string().optional(),
+    message: z.string().optional(),
+    durationMs: z.number().nonnegative(),
+    redacted: z.boolean().optional(),
+  }),
+);
+
 export const TurnCompletedSchema = event("turn.completed", z.object({ turnId, text: z.string() }));
 export const TurnContinuedSchema = event("turn.continued", z.object({ turnId, reason: z.string() }));
 export const TurnStoppedSchema = event("turn.stopped", z.object({ turnId, reason: z.string() }));
@@ -286,6 +327,9 @@ export const eventCatalogue = {
   "turn.continued": { schema: TurnContinuedSchema, kind: "decision", summary: "another provider turn follows" },
   "turn.stopped": { schema: TurnStoppedSchema, kind: "decision", summary: "the loop stopped (budget, cancel, refusal)" },
   "turn.failed": { schema: TurnFailedSchema, kind: "decision", summary: "the turn could not go on" },
+  "session.native_tool.requested": { schema: NativeToolRequestedSchema, kind: "input", summary: "the host asked to run a tool directly (never part of a provider turn)" },
+  "session.native_tool.decided": { schema: NativeToolDecidedSchema, kind: "decision", summary: "the plan and gate decision for a host-routed call (write-ahead when it runs)" },
+  "session.native_tool.completed": { schema: NativeToolCompletedSchema, kind: "input", summary: "a host-routed call ended" },
   "session.history.compacted": { schema: HistoryCompactedSchema, kind: "decision", summary: "older history units replaced by a summary" },
   "session.diagnostic.recorded": { schema: DiagnosticRecordedSchema, kind: "decision", summary: "counts and reason enums about a history build" },
 } as const;
@@ -315,6 +359,9 @@ export const TurnlogEventSchema = z.discriminatedUnion("type", [
   TurnContinuedSchema,
   TurnStoppedSchema,
   TurnFailedSchema,
+  NativeToolRequestedSchema,
+  NativeToolDecidedSchema,
+  NativeToolCompletedSchema,
   HistoryCompactedSchema,
   DiagnosticRecordedSchema,
 ]);

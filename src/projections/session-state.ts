@@ -87,6 +87,21 @@ export interface SessionOutcome {
   reason?: string;
 }
 
+/** A host-routed call (`session.runTool`): gated and logged, never part of a provider turn or history. */
+export interface NativeCallState {
+  callId: string;
+  tool: string;
+  input: unknown;
+  inputRedacted: boolean;
+  by: string;
+  approvedBy?: string;
+  plan?: import("../contracts/events.js").ToolPlan;
+  decision?: { decision: GateDecision; rule: string; riskClass: RiskClass | null; fingerprint: string } | null;
+  runs?: boolean;
+  result?: { ok: boolean; output?: string; code?: string; message?: string; durationMs: number };
+  position: number;
+}
+
 export interface SessionState {
   sessionId: string;
   policy: PolicySnapshot | null;
@@ -108,6 +123,8 @@ export interface SessionState {
   };
   totals: { turns: number; toolCalls: number; inputTokens: number; outputTokens: number };
   lastOutcome: SessionOutcome | null;
+  /** Host-routed calls, in order. */
+  nativeCalls: NativeCallState[];
   /** Tools a person approved for the rest of the session, with who and where (for the audit). */
   toolApprovals: { tool: string; callId: string; by: string; note?: string; position: number }[];
   /** Stream position of the last event folded. */
@@ -130,6 +147,7 @@ function initialState(): SessionState {
     totals: { turns: 0, toolCalls: 0, inputTokens: 0, outputTokens: 0 },
     lastOutcome: null,
     toolApprovals: [],
+    nativeCalls: [],
     position: 0,
     lastRecordedAt: null,
   };
@@ -330,6 +348,24 @@ function evolve(draft: Draft, recorded: RecordedEvent): void {
       turn.status = event.type === "turn.stopped" ? "stopped" : "failed";
       turn.reason = event.data.reason;
       draft.lastOutcome = { status: turn.status as "stopped" | "failed", reason: event.data.reason };
+      return;
+    }
+    case "session.native_tool.requested": {
+      const { callId, tool, input, inputRedacted, by, approvedBy } = event.data;
+      draft.nativeCalls.push({ callId, tool, input, inputRedacted: inputRedacted === true, by, ...(approvedBy !== undefined ? { approvedBy } : {}), position });
+      return;
+    }
+    case "session.native_tool.decided":
+    case "session.native_tool.completed": {
+      const call = draft.nativeCalls.findLast((candidate) => candidate.callId === event.data.callId);
+      if (call === undefined) throw new Error(`session projection: event for unknown native call ${event.data.callId}`);
+      call.position = position;
+      if (event.type === "session.native_tool.decided") {
+        Object.assign(call, { plan: event.data.plan, decision: event.data.decision, runs: event.data.runs });
+      } else {
+        const { ok, output, code, message, durationMs } = event.data;
+        call.result = { ok, durationMs, ...(output !== undefined ? { output } : {}), ...(code !== undefined ? { code } : {}), ...(message !== undefined ? { message } : {}) };
+      }
       return;
     }
     case "session.history.compacted":

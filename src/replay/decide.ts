@@ -26,7 +26,9 @@ export type DecisionAction =
   | "packetizeResults"
   | "decideContinuation"
   /** Which cleared call starts next, in which execution group (while `running`). */
-  | "startTool";
+  | "startTool"
+  /** The plan and gate decision of a host-routed call. */
+  | "decideNativeTool";
 
 /** An effect the runtime performs (never during replay). */
 export type EffectAction = "callProvider" | "runToolCalls" | "awaitApprovals";
@@ -43,6 +45,7 @@ export const decisionActions: ReadonlySet<string> = new Set<DecisionAction>([
   "packetizeResults",
   "decideContinuation",
   "startTool",
+  "decideNativeTool",
 ]);
 
 /**
@@ -72,6 +75,10 @@ export interface DecisionInputs {
   rawArguments?: (turnId: string, index: number) => string | undefined;
   /** How the gate resolves paths through symlinks. */
   gate?: GateEnvironment;
+  /** The real input text of a host-routed call whose logged input is redacted (live only). */
+  rawNativeInput?: (callId: string) => string | undefined;
+  /** Replay: the logged plan of a host-routed call whose input was redacted (not recomputable). */
+  nativePlanOverride?: ToolPlan;
 }
 
 /**
@@ -80,6 +87,7 @@ export interface DecisionInputs {
  */
 export function decide(action: DecisionAction, inputs: DecisionInputs): TurnlogEvent {
   const { state, registry, policy, budgets } = inputs;
+  if (action === "decideNativeTool") return decideNativeTool(inputs);
   if (action === "startTurn") {
     const turnSeq = state.turns.length + 1;
     return { type: "turn.started", data: { turnId: `turn-${turnSeq}`, turnSeq, iteration: state.current.iterations + 1 } };
@@ -239,6 +247,27 @@ function redactPlan(plan: ToolPlan): ToolPlan {
   if (plan.input !== undefined) redacted.input = redactValue(plan.input).value;
   if (plan.issues !== undefined) redacted.issues = plan.issues.map((issue) => ({ path: redactText(issue.path).text, message: redactText(issue.message).text }));
   return redacted;
+}
+
+/**
+ * A host-routed call (DESIGN.md §11, NativeToolExecutor): planned against its tool's schema and
+ * gated exactly like a model's call. It runs when allowed, or when the gate asks and a person
+ * approved it up front; it never joins a provider turn or the native history.
+ */
+function decideNativeTool(inputs: DecisionInputs): TurnlogEvent {
+  const { state, registry, policy } = inputs;
+  const call = state.nativeCalls.at(-1);
+  if (call === undefined) throw new NoDecisionOwedError("no host-routed call was requested");
+  let plan = inputs.nativePlanOverride;
+  if (plan === undefined) {
+    const argumentsText = call.inputRedacted ? inputs.rawNativeInput?.(call.callId) : JSON.stringify(call.input ?? {});
+    const [planned] = planToolCalls([{ id: call.callId, name: call.tool, argumentsText }], registry);
+    plan = call.inputRedacted ? redactPlan(planned as ToolPlan) : (planned as ToolPlan);
+  }
+  if (plan.status !== "planned") return { type: "session.native_tool.decided", data: { callId: call.callId, plan, decision: null, runs: false } };
+  const decision = gateToolCall(plan, registry.get(call.tool), policy, { ...inputs.gate, approvedTools: state.toolApprovals.map((approval) => approval.tool) });
+  const runs = decision.decision === "allow" || (decision.decision === "ask" && call.approvedBy !== undefined);
+  return { type: "session.native_tool.decided", data: { callId: call.callId, plan, decision, runs } };
 }
 
 /** Nothing of that kind is owed at this point: the log holds a decision the machine did not ask for. */

@@ -4,7 +4,7 @@ import type { PolicySnapshot } from "../contracts/policy.js";
 import type { RecordedEvent } from "../log/event-log.js";
 import type { ToolRegistry } from "../tools/tool-registry.js";
 import { firstDifference } from "../util/first-difference.js";
-import type { EventOf, TurnlogEvent } from "../contracts/events.js";
+import type { EventOf, ToolPlan, TurnlogEvent } from "../contracts/events.js";
 import type { GateEnvironment } from "../policy/gate.js";
 import { decide, NoDecisionOwedError, owedDecision, type DecisionAction } from "./decide.js";
 import { SessionFold, UnexpectedEventError } from "./session-fold.js";
@@ -63,7 +63,10 @@ export async function verifyReplay(events: AsyncIterable<RecordedEvent> | Iterab
     const action = owedDecision(fold.pending, fold.turnState);
     if (isDecisionEvent(event.type) && !isHostCancel(event, action)) {
       compared += 1;
-      const recomputed = recompute(action, fold, config);
+      const redactedNative = event.type === "session.native_tool.decided" && fold.state.nativeCalls.at(-1)?.inputRedacted === true;
+      const nativePlan = redactedNative ? (event.data as { plan: ToolPlan }).plan : undefined;
+      if (redactedNative) unverifiable.push({ position, type: event.type, callId: (event.data as { callId: string }).callId, reason: "redacted" });
+      const recomputed = recompute(action, fold, config, nativePlan);
       if (typeof recomputed === "string") {
         divergences.push({ position, type: event.type, path: "type", expected: event.type, actual: recomputed });
       } else {
@@ -84,7 +87,7 @@ export async function verifyReplay(events: AsyncIterable<RecordedEvent> | Iterab
 }
 
 /** The decision the current code makes at this point, or why none is owed. */
-function recompute(action: DecisionAction | undefined, fold: SessionFold, config: ReplayConfiguration): TurnlogEvent | string {
+function recompute(action: DecisionAction | undefined, fold: SessionFold, config: ReplayConfiguration, nativePlanOverride?: ToolPlan): TurnlogEvent | string {
   if (action === undefined) return `no decision owed (pending: ${fold.pending[0] ?? "nothing"})`;
   const { state } = fold;
   if (state.policy === null || state.budgets === null) return "no decision owed: session.started is missing";
@@ -98,6 +101,7 @@ function recompute(action: DecisionAction | undefined, fold: SessionFold, config
         policy: config.policy ? config.policy(state.policy) : state.policy,
         budgets: config.budgets ? config.budgets(state.budgets) : state.budgets,
         ...(config.gate ? { gate: config.gate } : {}),
+        ...(nativePlanOverride ? { nativePlanOverride } : {}),
       }),
     );
   } catch (error) {

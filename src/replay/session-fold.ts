@@ -68,6 +68,10 @@ export class SessionFold {
       this.pending = actionTypes(actions, recorded);
     } else if (type === "session.user_message.added") {
       this.pending = this.turn === undefined ? ["startTurn"] : this.pending;
+    } else if (type === "session.native_tool.requested") {
+      this.pending = ["decideNativeTool"];
+    } else if (type === "session.native_tool.decided") {
+      this.pending = [];
     }
   }
 

@@ -14,6 +14,9 @@ import type { ToolDefinition } from "../tools/define-tool.js";
 import { ToolRegistry, type ToolProvider } from "../tools/tool-registry.js";
 import { resolveRealPath } from "../policy/real-path.js";
 import { SecretVault } from "./secret-vault.js";
+import { decide } from "../replay/decide.js";
+import type { GateEnvironment } from "../policy/gate.js";
+import { nativeCallInDoubt } from "./native-tool-executor.js";
 import { Session } from "./session.js";
 import { sessionStream, SessionStore } from "./session-store.js";
 
@@ -96,7 +99,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
         },
       ]);
     } else {
-      await recover(store);
+      await recover(store, { registry, gate });
     }
     return new Session(store, { provider, registry, clock, gate, vault: new SecretVault(), ...(options.onDelta ? { onDelta: options.onDelta } : {}) });
   }
@@ -157,8 +160,18 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
  * request with no response becomes a failed, retryable attempt; a tool that started and never
  * ended is marked interrupted and is not run again.
  */
-async function recover(store: SessionStore): Promise<void> {
+async function recover(store: SessionStore, deps: { registry: ToolRegistry; gate: GateEnvironment }): Promise<void> {
   const fold = store.fold;
+  // A host-routed call: decide it if the process died before that, and never run it afterwards.
+  if (fold.pending[0] === "decideNativeTool") {
+    await store.append([decide("decideNativeTool", { state: store.state, registry: deps.registry, policy: store.policy, budgets: store.budgets, gate: deps.gate })]);
+  }
+  const inDoubt = nativeCallInDoubt(store.state.nativeCalls);
+  if (inDoubt !== undefined) {
+    await store.append([
+      { type: "session.native_tool.completed", data: { callId: inDoubt.callId, ok: false, code: "interrupted", message: "the process stopped before the call ended; it was not run again", durationMs: 0 } },
+    ]);
+  }
   const context = fold.turn?.context;
   if (context === undefined) return;
   if (fold.pending[0] === "callProvider") {

@@ -4,6 +4,7 @@ import { buildProviderMessages } from "../history/provider-messages.js";
 import { activeTurn, pendingApprovals, type SessionState } from "../projections/session-state.js";
 import { outcomeOf, ProviderTurnLoop, type LoopDependencies, type SendOutcome } from "./provider-turn-loop.js";
 import type { SessionStore } from "./session-store.js";
+import { NativeToolExecutor, type NativeToolOptions, type NativeToolResult } from "./native-tool-executor.js";
 
 export interface ApprovalAnswer {
   /** Who answered (a user name, a reviewer ID). */
@@ -63,6 +64,18 @@ export class Session {
   /** Continues an unfinished turn; with nothing unfinished, returns the last outcome unchanged. */
   resume(options: { signal?: AbortSignal } = {}): Promise<SendOutcome> {
     return this.#exclusive(() => this.#loop().run(options.signal ?? new AbortController().signal));
+  }
+
+  /**
+   * Runs a named tool for the host directly (a deterministic intent, not a model's call): it is
+   * planned and gated like any call and logged as `session.native_tool.*`, but never joins a
+   * provider tool group or the native history. Only between turns.
+   *
+   * @example
+   * const result = await session.runTool("read_file", { path: "README.md" }, { by: "ui:open-button" });
+   */
+  runTool(tool: string, input: unknown, options: NativeToolOptions): Promise<NativeToolResult> {
+    return this.#exclusive(() => new NativeToolExecutor(this.store, this.deps).run(tool, input, options));
   }
 
   /** The session-state projection (frozen). */

@@ -1,0 +1,130 @@
+import type { EventOf } from "../contracts/events.js";
+import type { GateDecision } from "../contracts/policy.js";
+import { SessionStateError } from "../errors/session-state-error.js";
+import { callFingerprint } from "../policy/fingerprint.js";
+import { redactText, redactValue } from "../policy/secret-detector.js";
+import { activeTurn, type CallState, type NativeCallState } from "../projections/session-state.js";
+import { decide } from "../replay/decide.js";
+import type { LoopDependencies } from "./provider-turn-loop.js";
+import type { SessionStore } from "./session-store.js";
+import { runTool } from "./tool-plan-runner.js";
+
+/** How a host-routed call ended. */
+export interface NativeToolResult {
+  callId: string;
+  status: "succeeded" | "failed" | "rejected" | "denied" | "blocked" | "needs-approval";
+  /** The tool's output, or what went wrong, in words. */
+  content: string;
+  errorCode?: string;
+  decision?: GateDecision;
+  rule?: string;
+}
+
+export interface NativeToolOptions {
+  /** Who asked (the host's user or component). */
+  by: string;
+  /** A person who approved the call up front: a gate that would ask lets it run. */
+  approvedBy?: string;
+  signal?: AbortSignal;
+}
+
+/**
+ * Runs a named tool for the host directly — a deterministic intent such as a button the user
+ * pressed — through the same planner and gate as a model's call, logged as
+ * `session.native_tool.*` events. It never joins a provider tool group or the native history, so
+ * the model does not see it as its own call. Runs between turns only.
+ */
+export class NativeToolExecutor {
+  readonly #rawInputs = new Map<string, string>();
+
+  constructor(
+    private readonly store: SessionStore,
+    private readonly deps: LoopDependencies,
+  ) {}
+
+  async run(tool: string, input: unknown, options: NativeToolOptions): Promise<NativeToolResult> {
+    if (typeof options?.by !== "string" || options.by === "") throw new TypeError("runTool needs `by`: who asked");
+    if (activeTurn(this.store.state) !== undefined || this.store.fold.pending.length > 0) {
+      throw new SessionStateError(`session ${this.store.sessionId} has an unfinished turn: a host-routed call runs between turns`);
+    }
+    const callId = `native-${this.store.state.nativeCalls.length + 1}`;
+    const redacted = redactValue(input ?? {});
+    if (redacted.redacted) this.#rawInputs.set(callId, JSON.stringify(input ?? {}));
+    await this.store.append([
+      {
+        type: "session.native_tool.requested",
+        data: {
+          callId,
+          tool,
+          input: redacted.value,
+          by: options.by,
+          ...(redacted.redacted ? { inputRedacted: true } : {}),
+          ...(options.approvedBy !== undefined ? { approvedBy: options.approvedBy } : {}),
+        },
+      },
+    ]);
+    const [decidedEvent] = await this.store.appendWith(() => [
+      decide("decideNativeTool", {
+        state: this.store.state,
+        registry: this.deps.registry,
+        policy: this.store.policy,
+        budgets: this.store.budgets,
+        gate: this.deps.gate,
+        rawNativeInput: (id) => this.#rawInputs.get(id),
+      }),
+    ]);
+    const decided = decidedEvent?.data as EventOf<"session.native_tool.decided">["data"];
+    const base = { callId, ...(decided.decision ? { decision: decided.decision.decision, rule: decided.decision.rule } : {}) };
+    if (decided.plan.status !== "planned") {
+      const detail = (decided.plan.issues ?? []).map((issue) => (issue.path ? `${issue.path}: ${issue.message}` : issue.message)).join("; ");
+      return { ...base, status: "rejected", errorCode: decided.plan.reason ?? "rejected", content: detail };
+    }
+    if (!decided.runs) {
+      const status = decided.decision?.decision === "ask" ? "needs-approval" : decided.decision?.decision === "deny" ? "denied" : "blocked";
+      return { ...base, status, errorCode: status, content: `not run: the gate decided ${decided.decision?.decision ?? "block"} (${decided.decision?.rule ?? ""})` };
+    }
+    const raw = this.#rawInputs.get(callId);
+    this.#rawInputs.delete(callId);
+    const value = raw === undefined ? decided.plan.input : (JSON.parse(raw) as unknown);
+    // The same binding as for a model's call: what runs is what was decided.
+    if (callFingerprint(tool, redactValue(value).value) !== decided.decision?.fingerprint) {
+      return this.#complete({ ...base, status: "failed", errorCode: "fingerprint-mismatch", content: "the input is not the one that was decided" }, 0);
+    }
+    const call = { callId, name: tool } as CallState;
+    const ended = await runTool(call, value, "native", {
+      registry: this.deps.registry,
+      clock: this.deps.clock,
+      sessionId: this.store.sessionId,
+      workspace: this.store.policy.workspace,
+      signal: options.signal ?? new AbortController().signal,
+    });
+    if (ended.type === "turn.tool.succeeded") return this.#complete({ ...base, status: "succeeded", content: ended.data.output }, ended.data.durationMs);
+    if (ended.type === "turn.tool.failed") return this.#complete({ ...base, status: "failed", errorCode: ended.data.code, content: ended.data.message }, ended.data.durationMs);
+    throw new Error(`native tool executor: unexpected ${ended.type}`);
+  }
+
+  /** Logs the end, redacted; the host itself gets the tool's real output. */
+  async #complete(result: NativeToolResult, durationMs: number): Promise<NativeToolResult> {
+    const content = redactText(result.content);
+    const ok = result.status === "succeeded";
+    await this.store.append([
+      {
+        type: "session.native_tool.completed",
+        data: {
+          callId: result.callId,
+          ok,
+          durationMs,
+          ...(ok ? { output: content.text } : { code: result.errorCode ?? "error", message: content.text }),
+          ...(content.redacted ? { redacted: true } : {}),
+        },
+      },
+    ]);
+    return result;
+  }
+}
+
+/** A host-routed call that was decided to run and never completed (the process died). */
+export function nativeCallInDoubt(calls: readonly NativeCallState[]): NativeCallState | undefined {
+  const last = calls.at(-1);
+  return last?.runs === true && last.result === undefined ? last : undefined;
+}
