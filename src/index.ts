@@ -55,6 +55,10 @@ export { LogLockedError } from "./errors/log-locked-error.js";
 export { LogClosedError } from "./errors/log-closed-error.js";
 export { SessionStateError, UnknownSessionError } from "./errors/session-state-error.js";
 export { ProviderError } from "./providers/provider.js";
+export { createOpenAiChatFinalizer, finalizeOpenAiChatChunks } from "./providers/openai-chat-finalizer.js";
+export { createAnthropicMessagesFinalizer, finalizeAnthropicMessagesEvents } from "./providers/anthropic-messages-finalizer.js";
+export { asProviderError, unwrapFinalization } from "./providers/stream-finalization.js";
+export type { FinalizationResult } from "./providers/stream-finalization.js";
 export type { FinalizedResponse, FinalizedToolCall, Provider, ProviderRequest } from "./providers/provider.js";
 
 export { sessionStateProjection } from "./projections/session-state.js";

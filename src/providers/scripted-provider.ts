@@ -1,8 +1,30 @@
 import type { FinishReason, ProviderFailureKind, ProviderFormat, Usage } from "../contracts/provider.js";
+import { finalizeAnthropicMessagesEvents } from "./anthropic-messages-finalizer.js";
+import { finalizeOpenAiChatChunks } from "./openai-chat-finalizer.js";
 import type { FinalizedResponse, Provider, ProviderRequest } from "./provider.js";
 import { ProviderError } from "./provider.js";
+import { unwrapFinalization } from "./stream-finalization.js";
 
-/** One scripted answer: a response, or a failed attempt. */
+/**
+ * A scripted answer given as raw stream chunks, replayed through the stream finalizer of `format`
+ * (default: the provider's own format) exactly as a streaming adapter would.
+ *
+ * @example
+ * { chunks: [{ choices: [{ index: 0, delta: { content: "hi" }, finish_reason: "stop" }] }] }
+ * { chunks: openAiChunksWithoutFinishReason, done: false } // the stream broke off: incomplete-stream
+ */
+export interface ScriptedChunksStep {
+  /** OpenAI `chat.completion.chunk` objects, or Anthropic stream event objects, already parsed. */
+  chunks: readonly unknown[];
+  format?: ProviderFormat;
+  /**
+   * Whether the OpenAI stream ended properly with `[DONE]`; default true. Anthropic streams say
+   * that themselves (`message_stop`), so it is not read for them.
+   */
+  done?: boolean;
+}
+
+/** One scripted answer: a response, a failed attempt, or raw stream chunks to finalize. */
 export type ScriptStep =
   | {
       content?: string;
@@ -11,7 +33,8 @@ export type ScriptStep =
       usage?: Usage;
       echo?: Record<string, unknown>;
     }
-  | { error: { kind: ProviderFailureKind; retryable?: boolean; message?: string; status?: number } };
+  | { error: { kind: ProviderFailureKind; retryable?: boolean; message?: string; status?: number } }
+  | ScriptedChunksStep;
 
 export interface ScriptedProvider extends Provider {
   /** Responses not yet consumed. */
@@ -25,20 +48,24 @@ export interface ScriptedProvider extends Provider {
 /**
  * A provider that answers from a script, by call number — for tests and the demo. It fails loudly
  * on a call beyond the script (the turn fails with `script-exhausted`), so a change in control flow
- * makes a test fail instead of passing silently.
+ * makes a test fail instead of passing silently. A `{ chunks }` step is run through the stream
+ * finalizer: its visible text goes to `onDelta` as it is read, and a failed finalization throws the
+ * finalizer's `ProviderError` (e.g. `incomplete-stream`, retryable).
  *
  * @example
  * const provider = scriptedProvider([
  *   { toolCalls: [{ name: "read_file", arguments: '{"path":"a.txt"}' }] },
  *   { content: "done" },
+ *   { chunks: [{ choices: [{ index: 0, delta: { content: "streamed" }, finish_reason: "stop" }] }] },
  * ]);
  */
 export function scriptedProvider(steps: readonly ScriptStep[], options: { id?: string; format?: ProviderFormat } = {}): ScriptedProvider {
   let next = 0;
   const requests: ProviderRequest[] = [];
+  const format = options.format ?? "openai-chat";
   return {
     id: options.id ?? "scripted",
-    format: options.format ?? "openai-chat",
+    format,
     get remaining() {
       return steps.length - next;
     },
@@ -62,6 +89,7 @@ export function scriptedProvider(steps: readonly ScriptStep[], options: { id?: s
         const { kind, retryable = kind !== "script-exhausted", message, status } = step.error;
         throw new ProviderError({ kind, retryable, message: message ?? `scripted ${kind}`, ...(status !== undefined ? { status } : {}) });
       }
+      if ("chunks" in step) return replayChunks(step, format, onDelta);
       const toolCalls = (step.toolCalls ?? []).map((call) => ({ ...call, arguments: call.arguments ?? "" }));
       const content = step.content ?? "";
       if (content !== "") onDelta?.(content);
@@ -75,4 +103,14 @@ export function scriptedProvider(steps: readonly ScriptStep[], options: { id?: s
       return response;
     },
   };
+}
+
+/** Runs a chunks step through its format's finalizer, as a streaming adapter would. */
+function replayChunks(step: ScriptedChunksStep, providerFormat: ProviderFormat, onDelta: ((text: string) => void) | undefined): FinalizedResponse {
+  const textOptions = onDelta !== undefined ? { onText: onDelta } : {};
+  const result =
+    (step.format ?? providerFormat) === "anthropic-messages"
+      ? finalizeAnthropicMessagesEvents(step.chunks, textOptions)
+      : finalizeOpenAiChatChunks(step.chunks, { sawDone: step.done ?? true, ...textOptions });
+  return unwrapFinalization(result);
 }
