@@ -17,6 +17,7 @@ import { SecretVault } from "./secret-vault.js";
 import { decide } from "../replay/decide.js";
 import type { GateEnvironment } from "../policy/gate.js";
 import { nativeCallInDoubt } from "./native-tool-executor.js";
+import { isRerunnable } from "./tool-plan-runner.js";
 import { Session } from "./session.js";
 import { sessionStream, SessionStore } from "./session-store.js";
 
@@ -184,7 +185,11 @@ async function recover(store: SessionStore, deps: { registry: ToolRegistry; gate
     return;
   }
   if (fold.turnState === "running") {
-    const inDoubt = context.toRun.filter((id) => store.state.calls.get(id)?.status === "running");
+    // Only a call that is safe to repeat (idempotent and read-only) runs again, on resume.
+    const inDoubt = context.toRun.filter((id) => {
+      const call = store.state.calls.get(id);
+      return call?.status === "running" && !isRerunnable(call, deps.registry);
+    });
     if (inDoubt.length > 0) {
       await store.append(inDoubt.map((callId) => ({ type: "turn.tool.interrupted" as const, data: { turnId: context.turnId, callId } })));
     }

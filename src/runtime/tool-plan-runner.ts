@@ -1,6 +1,7 @@
 import PQueue from "p-queue";
 import type { z } from "zod";
 import type { TurnlogEvent } from "../contracts/events.js";
+import { isReadOnlyRisk } from "../contracts/risk.js";
 import type { Clock } from "../log/event-log.js";
 import { callFingerprint } from "../policy/fingerprint.js";
 import { redactText, redactValue } from "../policy/secret-detector.js";
@@ -33,8 +34,16 @@ export class ToolPlanRunner {
     private readonly decide: (action: DecisionAction) => TurnlogEvent,
   ) {}
 
-  /** Runs group after group until no cleared call is left to start; a started call is never run again. */
+  /**
+   * Runs group after group until no cleared call is left to start. A call found started but not
+   * ended (the process died while it ran) runs again only if it is idempotent and read-only —
+   * recovery has marked every other one interrupted.
+   */
   async run(signal: AbortSignal): Promise<void> {
+    for (const call of this.#inDoubt()) {
+      signal.throwIfAborted();
+      await this.#finish(call, call.turnId, signal);
+    }
     while (this.store.fold.turnState === "running") {
       const state = this.store.state;
       const turn = activeTurn(state);
@@ -59,6 +68,18 @@ export class ToolPlanRunner {
     const [started] = await this.store.appendWith(() => [this.decide("startTool")]);
     const startedId = (started?.data as { callId?: string } | undefined)?.callId;
     if (startedId !== call.callId) throw new Error(`tool runner: expected ${call.callId} to start next, the decision started ${String(startedId)}`);
+    await this.#finish(call, turnId, signal);
+  }
+
+  /** Calls of the active turn that started and never ended, safe to run again. */
+  #inDoubt(): CallState[] {
+    const turn = activeTurn(this.store.state);
+    if (turn === undefined || this.store.fold.turnState !== "running") return [];
+    return runnableCalls(this.store.state, turn).filter((call) => call.status === "running" && isRerunnable(call, this.deps.registry));
+  }
+
+  /** Runs a call whose start is durable, and appends the event that ends it. */
+  async #finish(call: CallState, turnId: string, signal: AbortSignal): Promise<void> {
     const input = this.#inputToRun(call);
     const ended = input.ok
       ? await runTool(call, input.value, turnId, { registry: this.deps.registry, clock: this.deps.clock, sessionId: this.store.state.sessionId, workspace: this.store.policy.workspace, signal })
@@ -87,6 +108,12 @@ export class ToolPlanRunner {
     }
     return { ok: true, value };
   }
+}
+
+/** Whether a call that was running when the process died may simply run again. */
+export function isRerunnable(call: CallState, registry: ToolRegistry): boolean {
+  const tool = registry.get(call.name);
+  return tool !== undefined && tool.idempotent && isReadOnlyRisk(tool.risk);
 }
 
 export interface ToolRunEnvironment {

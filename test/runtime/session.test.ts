@@ -383,6 +383,42 @@ describe("on disk", () => {
   });
 });
 
+describe("recovery of an idempotent read", () => {
+  it("runs a read-only idempotent call that was in doubt again on resume, once, without a second start", async () => {
+    let runs = 0;
+    const lookup = defineTool({
+      name: "lookup",
+      description: "an idempotent read",
+      risk: "read-only-local",
+      idempotent: true,
+      input: z.object({ key: z.string() }),
+      run: ({ key }) => {
+        runs += 1;
+        return `value of ${key}`;
+      },
+    });
+    const log = new MemoryEventLog();
+    const first = await createRuntime({ log, provider: scriptedProvider([{ toolCalls: [{ name: "lookup", arguments: '{"key":"k"}' }] }, { content: "x" }]), tools: [lookup] });
+    await (await first.openSession("s1")).send("go");
+    const events = await log.readStream("session-s1");
+    const cut = events.findIndex((event) => event.type === "turn.tool.started") + 1;
+    const crashed = new MemoryEventLog();
+    for (const event of events.slice(0, cut)) await crashed.appendToStream("session-s1", [{ type: event.type, data: event.data }]);
+
+    runs = 0;
+    const provider = scriptedProvider([{ content: "the value" }]);
+    const runtime = await createRuntime({ log: crashed, provider, tools: [lookup] });
+    const session = await runtime.openSession("s1");
+    expect((await runtime.events("s1")).some((event) => event.type === "turn.tool.interrupted")).toBe(false);
+    expect(await session.resume()).toMatchObject({ status: "completed", text: "the value" });
+    expect(runs).toBe(1);
+    const after = await runtime.events("s1");
+    expect(after.filter((event) => event.type === "turn.tool.started")).toHaveLength(1);
+    expect(lastToolMessages(provider).map((message) => message.content)).toEqual(["value of k"]);
+    expect(await runtime.replay("s1")).toMatchObject({ identical: true });
+  });
+});
+
 describe("a provider that misbehaves", () => {
   it("a response that does not fit the catalogue is a failed attempt, not a crash", async () => {
     const provider = {
