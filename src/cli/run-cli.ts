@@ -3,9 +3,11 @@ import packageJson from "../../package.json" with { type: "json" };
 import { TurnlogError } from "../errors/turnlog-error.js";
 import { commandContext, type CliIo } from "./cli-io.js";
 import { CliError, exitCodes } from "./cli-error.js";
+import { approveCommand, denyCommand, type AnswerOptions } from "./commands/approve-command.js";
 import { demoCommand } from "./commands/demo-command.js";
 import { eventsCommand } from "./commands/events-command.js";
 import { replayCommand } from "./commands/replay-command.js";
+import { resumeCommand } from "./commands/resume-command.js";
 import { sessionsCommand } from "./commands/sessions-command.js";
 import { showCommand } from "./commands/show-command.js";
 import { verifyCommand } from "./commands/verify-command.js";
@@ -13,8 +15,9 @@ import { defaultLogDirectory } from "./log-directory.js";
 
 /**
  * Runs the `turnlog` command line and returns its exit code (DESIGN.md §12): 0 success, 1 failure
- * (a divergence, a broken chain, or a mistake such as an unknown session), 2 usage error. Every
- * error is one line on stderr; the stack of an unexpected one is shown only with `TURNLOG_DEBUG`.
+ * (a divergence, a broken chain, a failed turn, or a mistake such as an unknown session), 2 usage
+ * error, 3 a turn left awaiting approval, 4 a turn stopped (budget, cancel, refusal). Every error
+ * is one line on stderr; the stack of an unexpected one is shown only with `TURNLOG_DEBUG`.
  *
  * @example
  * process.exitCode = await runCli(process.argv.slice(2));
@@ -25,13 +28,16 @@ export async function runCli(argv: readonly string[], io: CliIo = { stdout: proc
   const program = buildProgram(io);
   const dirOption = () => new Option("--dir <path>", "the log directory").default(defaultLogDirectory(io.env), "$TURNLOG_DIR or ./.turnlog");
   const jsonOption = () => new Option("--json", "print JSON instead of text");
+  const byOption = () => new Option("--by <name>", "who answers, as the log records it").default(nonEmpty(io.env.USER) ?? "cli", "$USER or cli");
+  const noteOption = () => new Option("--note <text>", "why, as the log records it");
 
   // Each command returns its exit code and throws only on errors, which `reportError` turns into one line.
   program
     .command("demo")
     .description("record a built-in scripted session (no network, no API key, no real files) and print its timeline")
     .addOption(dirOption())
-    .action(async (options: { dir: string }) => {
+    .option("--pause", "stop at the first call held for approval and print the commands that answer it (exit 3)")
+    .action(async (options: { dir: string; pause?: boolean }) => {
       exitCode = await demoCommand(options, context);
     });
 
@@ -74,6 +80,40 @@ export async function runCli(argv: readonly string[], io: CliIo = { stdout: proc
     });
 
   program
+    .command("approve")
+    .description("approve a call a demo session holds for approval; `turnlog resume` then runs it")
+    .argument("<session>", "the session ID")
+    .argument("<callId>", "the held call's ID (the demo, `resume` and `show` print it)")
+    .addOption(byOption())
+    .addOption(noteOption())
+    .addOption(new Option("--scope <scope>", "call: this call only; tool: also this tool for the rest of the session").choices(["call", "tool"]).default("call"))
+    .addOption(dirOption())
+    .action(async (session: string, callId: string, options: AnswerOptions) => {
+      exitCode = await approveCommand(session, callId, options, context);
+    });
+
+  program
+    .command("deny")
+    .description("deny a call a demo session holds for approval; after `turnlog resume` the model is told it did not run")
+    .argument("<session>", "the session ID")
+    .argument("<callId>", "the held call's ID (the demo, `resume` and `show` print it)")
+    .addOption(byOption())
+    .addOption(noteOption())
+    .addOption(dirOption())
+    .action(async (session: string, callId: string, options: AnswerOptions) => {
+      exitCode = await denyCommand(session, callId, options, context);
+    });
+
+  program
+    .command("resume")
+    .description("continue a demo session's unfinished turn (exit 0 completed, 3 awaiting approval, 4 stopped, 1 failed)")
+    .argument("<session>", "the session ID")
+    .addOption(dirOption())
+    .action(async (session: string, options: { dir: string }) => {
+      exitCode = await resumeCommand(session, options, context);
+    });
+
+  program
     .command("verify")
     .description("check every hash chain in the log for tampering (exit 1 when one is broken)")
     .addOption(dirOption())
@@ -109,8 +149,9 @@ function buildProgram(io: CliIo): Command {
       "after",
       [
         "",
-        "Exit codes: 0 ok · 1 failure (divergence, broken chain, unknown session, missing log) · 2 usage error.",
-        'Start with "npx turnlog demo", then "npx turnlog sessions".',
+        "Exit codes: 0 ok · 1 failure (divergence, broken chain, failed turn, unknown session, missing log) · 2 usage error ·",
+        "            3 a turn awaits approval · 4 a turn stopped (budget, cancel, refusal).",
+        'Start with "npx turnlog demo", then "npx turnlog sessions"; "npx turnlog demo --pause" lets you answer the approvals.',
       ].join("\n"),
     );
 }
@@ -122,6 +163,10 @@ function outputFor(io: CliIo, helpCommand: string): OutputConfiguration {
     writeErr: (text) => io.stderr.write(text),
     outputError: (text, write) => write(`turnlog: ${oneLine(text.replace(/^error:\s*/, ""))} — see "${helpCommand}"\n`),
   };
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return value === undefined || value.trim() === "" ? undefined : value;
 }
 
 function oneLine(text: string): string {

@@ -205,7 +205,7 @@ function summarizeEvent(event: TurnlogEvent, context: SummaryContext): string {
       return join(`${toolOf(callId)} ${shortCallId(callId)} ${verb} by ${paint("bold", by)}`, note !== undefined && text(note));
     }
     case "turn.tool.started":
-      return `${event.data.tool} ${paint("dim", shortCallId(event.data.callId))}`;
+      return join(`${event.data.tool} ${paint("dim", shortCallId(event.data.callId))}`, `group ${event.data.group}`);
     case "turn.tool.succeeded": {
       const { callId, durationMs, output } = event.data;
       return join(toolOf(callId), formatDuration(durationMs), text(output));

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { createRuntime, defineTool, eventTypes, LevelEventLog, type RecordedEvent } from "../../src/index.js";
 import { scriptedProvider } from "../../src/testing/index.js";
-import { demoSecret } from "../../src/cli/demo/demo-session.js";
+import { demoSecret } from "../../src/cli/demo/demo-script.js";
 import { ensureBuiltCli, runTurnlog, type TurnlogRun } from "./support/turnlog-bin.js";
 import { deleteEvent, rewriteEvent, swapEvents } from "./support/raw-log.js";
 
@@ -68,6 +68,37 @@ describe("turnlog demo", () => {
     expect(out.indexOf("turn.approval.granted")).toBeLessThan(out.indexOf("turn.tool.started"));
   });
 
+  it("shows the two reads of turn 1 running side by side: both start before either ends", () => {
+    const lines = demo.stdout.split("\n");
+    const index = (pattern: RegExp) => lines.findIndex((line) => pattern.test(line));
+    const readStarted = index(/turn\.tool\.started\s+read_file call_read_notes · group 0$/);
+    const listStarted = index(/turn\.tool\.started\s+list_dir call_\S+ · group 0$/);
+    const firstEnded = index(/turn\.tool\.succeeded\s+(read_file|list_dir) /);
+    expect(Math.min(readStarted, listStarted, firstEnded)).toBeGreaterThan(-1);
+    expect(Math.max(readStarted, listStarted)).toBeLessThan(firstEnded);
+    const overlap = index(/^ {2}↳ read_file and list_dir ran side by side \(group 0\)$/);
+    expect(overlap).toBeGreaterThan(firstEnded);
+    // The write is a group of its own, after the reads.
+    expect(index(/turn\.tool\.started\s+write_file call_save_sum… · group 1$/)).toBeGreaterThan(overlap);
+  });
+
+  it("sends a second message whose endless watch the iteration budget stops, and still exits 0", () => {
+    const out = demo.stdout;
+    const second = out.indexOf("user › Watch deploy.log until the deploy finishes.");
+    expect(second).toBeGreaterThan(out.indexOf("assistant › Done."));
+    const watch = out.slice(second);
+    // Four iterations, each one read of deploy.log that needs no approval, then the stop.
+    expect(watch.match(/turn\.started\s+turn-\d · iteration \d/g)).toHaveLength(4);
+    expect(watch).toMatch(/turn\.started\s+turn-7 · iteration 4/);
+    expect(watch.match(/turn\.tool\.succeeded\s+read_file · \d+ms · "12:00:01 deploy #4/g)).toHaveLength(4);
+    expect(watch).not.toContain("held for approval");
+    expect(watch.match(/turn\.continued/g)).toHaveLength(3);
+    expect(watch).toMatch(/turn\.stopped\s+budget:max-iterations\n/);
+    expect(watch).toContain("■ stopped: budget:max-iterations — the loop ends itself; every call is still logged");
+    expect(watch).toContain("4 provider iterations and 4 tool calls for this message (budgets.maxIterations is 4)");
+    expect(demo.code).toBe(0);
+  });
+
   it("shows a denied command, a blocked command and a redacted secret", () => {
     const out = demo.stdout;
     expect(out).toMatch(/run_command ask \(command=approval:git-force-push\)/);
@@ -101,6 +132,7 @@ describe("turnlog demo", () => {
       `npx turnlog events ${sessionId} --dir ${logDir}`,
       `npx turnlog replay ${sessionId} --dir ${logDir}`,
       `npx turnlog verify --dir ${logDir}`,
+      `npx turnlog demo --pause --dir ${logDir}`,
     ]) {
       expect(demo.stdout).toContain(command);
     }
@@ -111,14 +143,18 @@ describe("turnlog demo", () => {
     try {
       const first = await runTurnlog(["demo"], { cwd: fresh });
       const second = await runTurnlog(["demo"], { cwd: fresh });
-      expect([first.code, second.code]).toEqual([0, 0]);
+      const paused = await runTurnlog(["demo", "--pause"], { cwd: fresh });
+      expect([first.code, second.code, paused.code]).toEqual([0, 0, 3]);
       expect(await readdir(fresh)).toEqual([".turnlog"]);
       // Run in the default directory, the printed commands need no --dir.
       expect(first.stdout).toContain("npx turnlog verify ");
       expect(first.stdout).not.toContain("--dir");
-      const sessions = JSON.parse((await runTurnlog(["sessions", "--json"], { cwd: fresh })).stdout) as { id: string }[];
-      expect(sessions).toHaveLength(2);
-      expect(new Set(sessions.map((row) => row.id)).size).toBe(2);
+      expect(paused.stdout).toMatch(/npx turnlog resume demo-\S+ {2}/);
+      expect(paused.stdout).not.toContain("--dir");
+      const sessions = JSON.parse((await runTurnlog(["sessions", "--json"], { cwd: fresh })).stdout) as { id: string; status: string }[];
+      expect(sessions).toHaveLength(3);
+      expect(new Set(sessions.map((row) => row.id)).size).toBe(3);
+      expect(sessions.map((row) => row.status).sort()).toEqual(["awaiting-approval", "stopped", "stopped"]);
     } finally {
       await rm(fresh, { recursive: true, force: true });
     }
@@ -141,12 +177,12 @@ describe("turnlog demo", () => {
 });
 
 describe("turnlog sessions", () => {
-  it("lists the demo session as completed (--json)", async () => {
+  it("lists the demo session as stopped, since its last message ran into the budget (--json)", async () => {
     const run = await turnlog("sessions", "--dir", logDir, "--json");
     expect(run.code).toBe(0);
     const rows = JSON.parse(run.stdout) as { id: string; events: number; lastRecordedAt: string; status: string }[];
-    expect(rows).toEqual([{ id: sessionId, events: expect.any(Number), lastRecordedAt: expect.any(String), status: "completed" }]);
-    expect(rows[0]?.events).toBeGreaterThan(15);
+    expect(rows).toEqual([{ id: sessionId, events: expect.any(Number), lastRecordedAt: expect.any(String), status: "stopped" }]);
+    expect(rows[0]?.events).toBeGreaterThan(60);
     expect(Number.isNaN(Date.parse(rows[0]?.lastRecordedAt ?? ""))).toBe(false);
   });
 
@@ -154,7 +190,7 @@ describe("turnlog sessions", () => {
     const run = await turnlog("sessions", "--dir", logDir);
     expect(run.code).toBe(0);
     expect(run.stdout).toMatch(/^SESSION\s+EVENTS\s+LAST EVENT\s+STATUS$/m);
-    expect(run.stdout).toMatch(new RegExp(`^${sessionId}\\s+\\d+\\s+\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\dZ\\s+completed$`, "m"));
+    expect(run.stdout).toMatch(new RegExp(`^${sessionId}\\s+\\d+\\s+\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\dZ\\s+stopped$`, "m"));
   });
 
   it("reports the status of a session left awaiting approval", async () => {
@@ -180,8 +216,10 @@ describe("turnlog events / show", () => {
     for (const event of events) expect(eventTypes).toContain(event.type);
     expect(events.map((event) => event.meta.streamPosition)).toEqual(events.map((_, index) => index + 1));
     expect(events[0]?.type).toBe("session.started");
-    expect(events.at(-1)?.type).toBe("turn.completed");
+    expect(events.map((event) => event.type)).toContain("turn.completed");
+    expect(events.at(-1)).toMatchObject({ type: "turn.stopped", data: { reason: "budget:max-iterations" } });
     expect(events.map((event) => event.type)).toContain("turn.approval.granted");
+    expect(events[0]?.data).toMatchObject({ provider: { id: "scripted-demo" }, budgets: { maxIterations: 4 } });
   });
 
   it("prints one timeline line per event", async () => {
@@ -209,8 +247,8 @@ describe("turnlog events / show", () => {
       "tools    read_file (read-only-local), list_dir (read-only-local), run_command (external-side-effect), write_file (workspace-write)",
     );
     expect(run.stdout).toContain("turn.tool_calls.gated");
-    expect(run.stdout).toMatch(/^completed · 3 turns, 8 tool calls$/m);
-    expect(run.stdout).toContain("final answer › Done.");
+    expect(run.stdout).toMatch(/^stopped: budget:max-iterations · 7 turns, 12 tool calls$/m);
+    expect(run.stdout).toContain("turn.completed");
   });
 });
 
@@ -307,15 +345,162 @@ describe("turnlog verify", () => {
   });
 });
 
+describe("turnlog demo --pause, approve, deny, resume", () => {
+  const dir = "paused-log";
+  let paused: TurnlogRun;
+  let id: string;
+  const inPausedLog = (...args: string[]) => turnlog(...args, "--dir", dir);
+
+  beforeAll(async () => {
+    paused = await turnlog("demo", "--pause", "--dir", dir);
+    id = /session\s+(demo-\S+)/.exec(paused.stdout)?.[1] ?? "";
+  }, 60_000);
+
+  it("demo --pause stops at the first held call, prints the commands that answer it, and exits 3", () => {
+    expect(paused.stderr).toBe("");
+    expect(paused.code).toBe(3);
+    expect(paused.stdout).toMatch(/held for approval: write_file call_save_summary · risk workspace-write · rule mode:ask/);
+    expect(paused.stdout).toContain(`npx turnlog approve ${id} call_save_summary --dir ${dir}`);
+    expect(paused.stdout).toContain(`npx turnlog deny ${id} call_save_summary --dir ${dir}`);
+    expect(paused.stdout).toContain(`npx turnlog resume ${id} --dir ${dir}`);
+    // Nothing was answered or run: the demo's own reviewer did not step in.
+    expect(paused.stdout).not.toContain("turn.approval.granted");
+    expect(paused.stdout).not.toContain("turn.tool.started");
+  });
+
+  it("approve logs the answer, by whom and why, and exits 0", async () => {
+    const run = await inPausedLog("approve", id, "call_save_summary", "--by", "ana", "--note", "ok");
+    expect(run.stderr).toBe("");
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain('✓ approved write_file call_save_summary by ana · "ok"');
+    expect(run.stdout).toContain(`npx turnlog resume ${id} --dir ${dir}`);
+    const events = JSON.parse((await inPausedLog("events", id, "--json")).stdout) as RecordedEvent[];
+    expect(events.at(-1)).toMatchObject({ type: "turn.approval.granted", data: { callId: "call_save_summary", by: "ana", note: "ok", scope: "call" } });
+  });
+
+  it("resume runs the held turn on with the demo script where it stopped, to the next pause: exit 3", async () => {
+    const run = await inPausedLog("resume", id);
+    expect(run.stderr).toBe("");
+    expect(run.code).toBe(3);
+    // Only the new part of the timeline: the reads side by side, the write, then turn 2's holds.
+    expect(run.stdout).not.toContain("session.started");
+    expect(run.stdout).toMatch(/turn\.tool\.succeeded\s+write_file · \d+ms · "wrote 297 characters to summary\.md"/);
+    expect(run.stdout).toContain("↳ read_file and list_dir ran side by side (group 0)");
+    expect(run.stdout).toMatch(/turn\.provider\.responded\s+tool_calls · 3 tool calls · "Summary saved\./);
+    expect(run.stdout).toMatch(/held for approval: run_command call_force_push · risk external-side-effect · rule command=approval:git-force-push/);
+    expect(run.stdout).toMatch(/held for approval: run_command call_status · risk external-side-effect · rule mode:ask/);
+    expect(run.stdout).toContain("Authorization: Bearer [REDACTED]");
+    for (const callId of ["call_force_push", "call_status"]) {
+      expect(run.stdout).toContain(`npx turnlog approve ${id} ${callId} --dir ${dir}`);
+      expect(run.stdout).toContain(`npx turnlog deny ${id} ${callId} --dir ${dir}`);
+    }
+    expect(run.stdout).not.toContain(demoSecret);
+  });
+
+  it("deny and approve answer the two held commands, and resume completes with the final answer: exit 0", async () => {
+    const deny = await inPausedLog("deny", id, "call_force_push", "--by", "ana", "--note", "no force pushes");
+    expect(deny.code).toBe(0);
+    expect(deny.stdout).toContain('✗ denied run_command call_force_push by ana · "no force pushes"');
+    // The other call is still held: it is shown again, with its commands.
+    expect(deny.stdout).toContain(`npx turnlog approve ${id} call_status --dir ${dir}`);
+    // --by defaults to $USER.
+    const approve = await runTurnlog(["approve", id, "call_status", "--scope", "tool", "--dir", dir], { cwd: workDir, env: { USER: "bea" } });
+    expect(approve.code).toBe(0);
+    expect(approve.stdout).toContain("✓ approved run_command call_status by bea, and run_command for the rest of the session");
+    expect(approve.stdout).toContain("Every held call is answered.");
+
+    const run = await inPausedLog("resume", id);
+    expect(run.stderr).toBe("");
+    expect(run.code).toBe(0);
+    // The answers were logged by the commands before: the timeline goes on from them.
+    expect(run.stdout).not.toContain("turn.approval.");
+    expect(run.stdout).toMatch(/turn\.tool\.started\s+run_command call_status · group 0/);
+    // The token lived only in the memory of the process that received it: this one cannot run the call.
+    expect(run.stdout).toMatch(/turn\.tool\.failed\s+run_command · \d+ms · arguments-unavailable/);
+    expect(run.stdout).toContain("↳ run_command call_status could not run: its arguments held a secret");
+    expect(run.stdout).toMatch(/turn\.completed\s+"Done\./);
+    expect(run.stdout).toContain("✓ completed");
+    expect(run.stdout).toContain("assistant › Done. The notes make four points");
+
+    const events = JSON.parse((await inPausedLog("events", id, "--json")).stdout) as RecordedEvent[];
+    const answers = events.filter((event) => event.type.startsWith("turn.approval."));
+    expect(answers.map((event) => [event.type, (event.data as { callId: string }).callId, (event.data as { by: string }).by])).toEqual([
+      ["turn.approval.granted", "call_save_summary", "ana"],
+      ["turn.approval.denied", "call_force_push", "ana"],
+      ["turn.approval.granted", "call_status", "bea"],
+    ]);
+    expect(answers.at(-1)?.data).toMatchObject({ scope: "tool" });
+    expect(events.at(-1)?.type).toBe("turn.completed");
+  });
+
+  it("leaves a session that replays identical and a log that verifies", async () => {
+    const replay = await inPausedLog("replay", id);
+    expect(replay.code).toBe(0);
+    expect(replay.stdout).toMatch(/^identical: \d+ decisions recomputed, 0 divergences\n/);
+    const verify = await inPausedLog("verify");
+    expect(verify.code).toBe(0);
+    expect(verify.stdout).toMatch(/^ok: \d+ events checked\n$/);
+    const sessions = JSON.parse((await inPausedLog("sessions", "--json")).stdout) as { id: string; status: string }[];
+    expect(sessions).toEqual([expect.objectContaining({ id, status: "completed" })]);
+  });
+
+  it("resume with nothing unfinished reports the last outcome and appends nothing", async () => {
+    const before = (JSON.parse((await inPausedLog("events", id, "--json")).stdout) as unknown[]).length;
+    const run = await inPausedLog("resume", id);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain("nothing to resume");
+    expect((JSON.parse((await inPausedLog("events", id, "--json")).stdout) as unknown[]).length).toBe(before);
+  });
+
+  it("a session stopped by its budget resumes to the same stop: exit 4", async () => {
+    const run = await turnlog("resume", sessionId, "--dir", logDir);
+    expect(run.code).toBe(4);
+    expect(run.stdout).toContain("■ stopped: budget:max-iterations");
+  });
+
+  it.each([
+    ["approve", "call_save_summary"],
+    ["deny", "call_force_push"],
+    ["approve", "call_nobody_made"],
+  ])("%s of a call that is not held (%s) exits 1 with one clean line", async (command, callId) => {
+    const run = await inPausedLog(command, id, callId);
+    expect(run.code).toBe(1);
+    expect(run.stdout).toBe("");
+    expect(run.stderr).toContain(`turnlog: call ${callId} is not awaiting approval in session ${id}`);
+    expectOneCleanLine(run.stderr);
+  });
+
+  it("refuses, in one line, a session the demo did not record", async () => {
+    const hostDir = path.join(workDir, "host-log");
+    const log = await LevelEventLog.open(hostDir, { durability: "relaxed" });
+    const write = defineTool({ name: "write_file", description: "w", risk: "workspace-write", input: z.object({ path: z.string() }), run: () => "ok" });
+    const runtime = await createRuntime({ log, provider: scriptedProvider([{ toolCalls: [{ id: "call_w", name: "write_file", arguments: '{"path":"a"}' }] }]), tools: [write] });
+    await (await runtime.openSession("host")).send("write a");
+    await runtime.close();
+    await log.close();
+    for (const args of [["resume", "host"], ["approve", "host", "call_w"], ["deny", "host", "call_w"]]) {
+      const run = await turnlog(...args, "--dir", hostDir);
+      expect(run.code).toBe(1);
+      expect(run.stderr).toContain('session "host" was not recorded by "turnlog demo"');
+      expectOneCleanLine(run.stderr);
+    }
+    const resume = await turnlog("resume", "host", "--dir", hostDir);
+    expect(resume.stderr).toContain("resume works for demo sessions; a host resumes its own sessions with session.resume()");
+    // Nothing was appended to the host's session.
+    const status = JSON.parse((await turnlog("sessions", "--dir", hostDir, "--json")).stdout) as { status: string }[];
+    expect(status).toEqual([expect.objectContaining({ status: "awaiting-approval" })]);
+  });
+});
+
 describe("user mistakes: one line on stderr, no stack trace", () => {
-  it.each([["events"], ["show"], ["replay"]])("%s of an unknown session", async (command) => {
-    const run = await turnlog(command, "no-such-session", "--dir", logDir);
+  it.each([["events"], ["show"], ["replay"], ["resume"], ["approve", "call_x"], ["deny", "call_x"]])("%s of an unknown session", async (command, ...rest) => {
+    const run = await turnlog(command, "no-such-session", ...rest, "--dir", logDir);
     expect(run.code).toBe(1);
     expect(run.stdout).toBe("");
     expect(run.stderr).toBe(`turnlog: no session "no-such-session" in ${logDir} — "npx turnlog sessions --dir ${logDir}" lists them\n`);
   });
 
-  it.each([["sessions"], ["verify"], ["events", "x"], ["replay", "x"], ["show", "x"]])("%s with a missing log directory, which it does not create", async (...args) => {
+  it.each([["sessions"], ["verify"], ["events", "x"], ["replay", "x"], ["show", "x"], ["resume", "x"], ["approve", "x", "y"], ["deny", "x", "y"]])("%s with a missing log directory, which it does not create", async (...args) => {
     const run = await turnlog(...args, "--dir", "missing-log");
     expect(run.code).toBe(1);
     expect(run.stderr).toBe(`turnlog: no log at missing-log — run "npx turnlog demo" first or pass --dir\n`);
@@ -330,7 +515,7 @@ describe("user mistakes: one line on stderr, no stack trace", () => {
 });
 
 describe("usage", () => {
-  it.each([["demo"], ["sessions"], ["events"], ["show"], ["replay"], ["verify"]])("%s --help exits 0 and documents --dir", async (command) => {
+  it.each([["demo"], ["sessions"], ["events"], ["show"], ["replay"], ["verify"], ["approve"], ["deny"], ["resume"]])("%s --help exits 0 and documents --dir", async (command) => {
     const run = await turnlog(command, "--help");
     expect(run.code).toBe(0);
     expect(run.stdout).toContain(`Usage: turnlog ${command}`);
@@ -341,8 +526,23 @@ describe("usage", () => {
   it("--help lists every command and the exit codes", async () => {
     const run = await turnlog("--help");
     expect(run.code).toBe(0);
-    for (const command of ["demo", "sessions", "events", "show", "replay", "verify"]) expect(run.stdout).toMatch(new RegExp(`^ {2}${command}\\b`, "m"));
+    for (const command of ["demo", "sessions", "events", "show", "replay", "verify", "approve", "deny", "resume"]) expect(run.stdout).toMatch(new RegExp(`^ {2}${command}\\b`, "m"));
     expect(run.stdout).toContain("Exit codes:");
+    expect(run.stdout).toContain("3 a turn awaits approval · 4 a turn stopped");
+  });
+
+  it("documents the answers approve and deny take, and demo --pause", async () => {
+    const approve = await turnlog("approve", "--help");
+    expect(approve.stdout).toContain("Usage: turnlog approve [options] <session> <callId>");
+    for (const option of ["--by <name>", "(default: $USER or cli)", "--note <text>", "--scope <scope>", '(choices: "call", "tool", default: "call")']) {
+      expect(approve.stdout.replace(/\s+/g, " ")).toContain(option);
+    }
+    const deny = await turnlog("deny", "--help");
+    expect(deny.stdout).toContain("Usage: turnlog deny [options] <session> <callId>");
+    expect(deny.stdout).not.toContain("--scope");
+    // Commander wraps the description to the terminal width.
+    expect((await turnlog("resume", "--help")).stdout.replace(/\s+/g, " ")).toContain("exit 0 completed, 3 awaiting approval, 4 stopped, 1 failed");
+    expect((await turnlog("demo", "--help")).stdout).toContain("--pause");
   });
 
   it("--version prints the package version", async () => {
@@ -357,6 +557,9 @@ describe("usage", () => {
     [["frobnicate"], "unknown command 'frobnicate'"],
     [["events"], "missing required argument 'session'"],
     [["verify", "extra"], "too many arguments"],
+    [["approve", "s"], "missing required argument 'callId'"],
+    [["approve", "s", "c", "--scope", "all"], "argument 'all' is invalid. Allowed choices are call, tool."],
+    [["approve", "s", "c", "--by", ""], "--by needs a name"],
   ])("%j is a usage error: exit 2, one line", async (args, message) => {
     const run = await turnlog(...args);
     expect(run.code).toBe(2);

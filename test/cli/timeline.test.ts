@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { formatOffset, formatTimeline } from "../../src/cli/timeline.js";
-import { demoScript, demoTools } from "../../src/cli/demo/demo-session.js";
+import { demoTools } from "../../src/cli/demo/demo-runtime.js";
+import { demoScript } from "../../src/cli/demo/demo-script.js";
 import { createRuntime, type RecordedEvent } from "../../src/index.js";
 import { MemoryEventLog, scriptedProvider } from "../../src/testing/index.js";
 
@@ -54,6 +55,7 @@ describe("formatTimeline", () => {
     expect(summaryOf(lines, events, "turn.tool_calls.planned")).toBe("3 planned · rejected: read_file malformed-arguments, delete_everything unknown-tool");
     expect(summaryOf(lines, events, "turn.tool_calls.gated")).toBe("read_file allow (mode:ask) · list_dir allow (mode:ask) · write_file ask (mode:ask)");
     expect(summaryOf(lines, events, "turn.approval.granted")).toBe('write_file call_save_sum… approved by ana · "fine"');
+    expect(summaryOf(lines, events, "turn.tool.started")).toBe("read_file call_read_notes · group 0");
     expect(summaryOf(lines, events, "turn.tool.succeeded")).toMatch(/^read_file · \d+ms · "# Project notes/);
     expect(summaryOf(lines, events, "turn.results.packetized")).toBe("3 ok, 2 errors");
     expect(summaryOf(lines, events, "turn.completed")).toMatch(/^"Done\. .{20,}…"$/);

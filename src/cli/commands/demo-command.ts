@@ -2,9 +2,16 @@ import { runDemo } from "../demo/demo-session.js";
 import type { CommandContext } from "../cli-io.js";
 import { exitCodes } from "../cli-error.js";
 
-/** `turnlog demo`: records the built-in scripted session and prints its timeline. */
-export async function demoCommand(options: { dir: string }, context: CommandContext): Promise<number> {
-  const { outcome } = await runDemo({ dir: options.dir, out: context.io.stdout, color: context.color, env: context.io.env });
-  // Anything but a completed session means the runtime no longer behaves as the script expects.
-  return outcome.status === "completed" ? exitCodes.ok : exitCodes.failure;
+/**
+ * `turnlog demo [--pause]`: records the built-in scripted session and prints its timeline. Exits 0
+ * when the session went as scripted — its first message completed, its second stopped by the
+ * iteration budget, which the demo shows on purpose — and, with `--pause`, 3: a turn left awaiting
+ * approval (DESIGN.md §12).
+ */
+export async function demoCommand(options: { dir: string; pause?: boolean }, context: CommandContext): Promise<number> {
+  const result = await runDemo({ dir: options.dir, out: context.io.stdout, color: context.color, env: context.io.env, pause: options.pause === true });
+  // Anything else means the runtime no longer behaves as the script expects.
+  if (result.paused) return result.first.status === "awaiting-approval" ? exitCodes.awaitingApproval : exitCodes.failure;
+  const asScripted = result.first.status === "completed" && result.second?.status === "stopped" && result.second.reason === "budget:max-iterations";
+  return asScripted ? exitCodes.ok : exitCodes.failure;
 }

@@ -1,9 +1,6 @@
-import type { ToolSnapshot } from "../../contracts/tools.js";
-import { demoTools } from "../demo/demo-session.js";
-import type { RecordedEvent } from "../../log/event-log.js";
+import { demoTools, toolsForeignToDemo } from "../demo/demo-runtime.js";
 import { verifyReplay, type Divergence } from "../../replay/replay-verifier.js";
 import { ToolRegistry } from "../../tools/tool-registry.js";
-import { resolveRealPath } from "../../policy/real-path.js";
 import { printJson, type CommandContext } from "../cli-io.js";
 import { CliError, exitCodes } from "../cli-error.js";
 import { withLog } from "../log-directory.js";
@@ -21,7 +18,7 @@ import { plural } from "../timeline.js";
 export async function replayCommand(sessionId: string, options: { dir: string; json?: boolean }, context: CommandContext): Promise<number> {
   const events = await withLog(options.dir, {}, (log) => readSessionEvents(log, sessionId, options.dir, context.io.env));
   const registry = new ToolRegistry(demoTools());
-  const foreign = foreignTools(events, registry);
+  const foreign = toolsForeignToDemo(events);
   if (foreign.length > 0) {
     throw new CliError(
       `session "${sessionId}" was recorded with tools the CLI does not define (${foreign.join(", ")}) — the CLI replays demo sessions only; replay this one from its host with runtime.replay("${sessionId}")`,
@@ -50,13 +47,4 @@ export function formatDivergence(divergence: Divergence): string {
 function formatValue(value: unknown): string {
   const text = JSON.stringify(value) ?? "undefined";
   return text.length > 100 ? `${text.slice(0, 99)}…` : text;
-}
-
-/** Names of recorded tools that the registry lacks or defines with another input schema. */
-function foreignTools(events: readonly RecordedEvent[], registry: ToolRegistry): string[] {
-  const known = new Map(registry.snapshot().map((tool) => [tool.name, tool.schemaDigest]));
-  const started = events.find((event) => event.type === "session.started");
-  const recorded = (started?.data as { tools?: unknown } | undefined)?.tools;
-  if (!Array.isArray(recorded)) return [];
-  return (recorded as ToolSnapshot[]).filter((tool) => known.get(tool.name) !== tool.schemaDigest).map((tool) => String(tool.name));
 }

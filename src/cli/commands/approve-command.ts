@@ -1,0 +1,70 @@
+import { SessionStateError } from "../../errors/session-state-error.js";
+import { pendingApprovals } from "../../projections/session-state.js";
+import { outcomeOf } from "../../runtime/provider-turn-loop.js";
+import type { CommandContext } from "../cli-io.js";
+import { CliError, exitCodes } from "../cli-error.js";
+import { withDemoSession } from "../demo/open-demo-session.js";
+import { dirFlag } from "../log-directory.js";
+import { answerCommands, commandLines, heldCallLines } from "../session-narrative.js";
+import { preview } from "../timeline.js";
+
+/** Options of `turnlog approve` and `turnlog deny`. */
+export interface AnswerOptions {
+  dir: string;
+  by: string;
+  note?: string;
+  /** `approve` only: `tool` also approves the tool for the rest of the session. */
+  scope?: "call" | "tool";
+}
+
+/**
+ * `turnlog approve <session> <callId>`: approves a call a demo session holds, as `--by`. Only the
+ * answer is logged; `turnlog resume` then runs the call and continues the turn. Exits 1, in one
+ * line, for an unknown session or a call that is not awaiting approval.
+ */
+export function approveCommand(sessionId: string, callId: string, options: AnswerOptions, context: CommandContext): Promise<number> {
+  return answer(sessionId, callId, options, context, true);
+}
+
+/** `turnlog deny <session> <callId>`: denies a held call; after `resume` the model is told it did not run. */
+export function denyCommand(sessionId: string, callId: string, options: AnswerOptions, context: CommandContext): Promise<number> {
+  return answer(sessionId, callId, options, context, false);
+}
+
+async function answer(sessionId: string, callId: string, options: AnswerOptions, context: CommandContext, granted: boolean): Promise<number> {
+  if (options.by.trim() === "") throw new CliError("--by needs a name: who answers", { exitCode: exitCodes.usage });
+  const command = granted ? "approve" : "deny";
+  return withDemoSession(options.dir, sessionId, context.io.env, command, async ({ session }) => {
+    const held = pendingApprovals(session.state()).find((call) => call.callId === callId);
+    const answer = { by: options.by, ...(options.note !== undefined ? { note: options.note } : {}), ...(granted && options.scope !== undefined ? { scope: options.scope } : {}) };
+    try {
+      if (granted) await session.approve(callId, answer);
+      else await session.deny(callId, answer);
+    } catch (error) {
+      if (SessionStateError.isInstance(error)) {
+        throw new CliError(`${error.message} — "npx turnlog show ${sessionId}${dirFlag(options.dir, context.io.env)}" lists the held calls`, { cause: error });
+      }
+      throw error;
+    }
+
+    const { print, paint } = context;
+    const tool = held?.name ?? "call";
+    const forTool = granted && options.scope === "tool" ? `, and ${tool} for the rest of the session` : "";
+    const note = options.note !== undefined ? paint("dim", ` · ${preview(options.note, 80)}`) : "";
+    print(granted ? `${paint("good", "✓ approved")} ${tool} ${callId} by ${options.by}${forTool}${note}` : `${paint("bad", "✗ denied")} ${tool} ${callId} by ${options.by}${note}`);
+    print(paint("dim", granted ? "  logged; the call runs when the turn is resumed" : "  logged; once the turn is resumed, the model is told the call did not run"));
+
+    const stillHeld = outcomeOf(session.state()).pendingApprovals;
+    print();
+    if (stillHeld.length > 0) {
+      for (const pending of stillHeld) for (const line of heldCallLines(pending, paint)) print(line);
+      print();
+      print(paint("bold", stillHeld.length > 1 ? "Answer them, then continue the turn:" : "Answer it, then continue the turn:"));
+      for (const line of commandLines(answerCommands(sessionId, stillHeld, options.dir, context.io.env), paint)) print(line);
+    } else {
+      print(paint("bold", "Every held call is answered. Continue the turn:"));
+      for (const line of commandLines(answerCommands(sessionId, [], options.dir, context.io.env), paint)) print(line);
+    }
+    return exitCodes.ok;
+  });
+}
