@@ -118,6 +118,12 @@ export interface SessionState {
     iterations: number;
     toolCalls: number;
     startedAt: string | null;
+    /**
+     * Time the turn spent parked for a person (from the gate's ask to the first event after the
+     * answers): it does not count against the wall-clock budget, which measures the agent's work.
+     */
+    pausedMs: number;
+    pausedSince: string | null;
     /** (tool, error code) → count of failures, rejections, denials and blocks. */
     failures: Map<string, number>;
   };
@@ -143,7 +149,7 @@ function initialState(): SessionState {
     messages: [],
     turns: [],
     calls: new Map(),
-    current: { userMessages: 0, iterations: 0, toolCalls: 0, startedAt: null, failures: new Map() },
+    current: { userMessages: 0, iterations: 0, toolCalls: 0, startedAt: null, pausedMs: 0, pausedSince: null, failures: new Map() },
     totals: { turns: 0, toolCalls: 0, inputTokens: 0, outputTokens: 0 },
     lastOutcome: null,
     toolApprovals: [],
@@ -175,11 +181,21 @@ function countFailure(draft: Draft, tool: string, code: string) {
   draft.current.failures.set(key, (draft.current.failures.get(key) ?? 0) + 1);
 }
 
+/** A pause starts when the gate asks a person, and ends with the first event after the answers. */
+function trackPause(draft: Draft, type: string, recordedAt: string): void {
+  const current = draft.current;
+  if (current.pausedSince !== null && type !== "turn.approval.granted" && type !== "turn.approval.denied") {
+    current.pausedMs += Math.max(0, Date.parse(recordedAt) - Date.parse(current.pausedSince));
+    current.pausedSince = null;
+  }
+}
+
 function evolve(draft: Draft, recorded: RecordedEvent): void {
   const event = recorded as unknown as TurnlogEvent & { meta: RecordedEvent["meta"] };
   const position = recorded.meta.streamPosition;
   draft.position = position;
   draft.lastRecordedAt = recorded.meta.recordedAt;
+  trackPause(draft, event.type, recorded.meta.recordedAt);
   switch (event.type) {
     case "session.started": {
       const { sessionId, policy, tools, budgets, concurrency, provider } = event.data;
@@ -194,7 +210,15 @@ function evolve(draft: Draft, recorded: RecordedEvent): void {
     }
     case "session.user_message.added": {
       draft.messages.push({ role: "user", content: event.data.content });
-      draft.current = { userMessages: draft.current.userMessages + 1, iterations: 0, toolCalls: 0, startedAt: recorded.meta.recordedAt, failures: new Map() };
+      draft.current = {
+        userMessages: draft.current.userMessages + 1,
+        iterations: 0,
+        toolCalls: 0,
+        startedAt: recorded.meta.recordedAt,
+        pausedMs: 0,
+        pausedSince: null,
+        failures: new Map(),
+      };
       draft.lastOutcome = null;
       return;
     }
@@ -270,6 +294,7 @@ function evolve(draft: Draft, recorded: RecordedEvent): void {
         call.status = { allow: "allowed", ask: "awaiting-approval", deny: "denied", block: "blocked" }[decision] as CallStatus;
         if (decision === "deny" || decision === "block") countFailure(draft, call.name, decision);
       }
+      if (event.data.decisions.some((entry) => entry.decision === "ask")) draft.current.pausedSince = recorded.meta.recordedAt;
       return;
     }
     case "turn.approval.granted":

@@ -226,7 +226,8 @@ function budgetExceeded(state: SessionState, budgets: Budgets): string | undefin
     if (count >= budgets.maxRepeatedFailures) return "budget:repeated-failures";
   }
   if (current.startedAt !== null && state.lastRecordedAt !== null) {
-    if (Date.parse(state.lastRecordedAt) - Date.parse(current.startedAt) >= budgets.wallClockMs) return "budget:wall-clock";
+    const worked = Date.parse(state.lastRecordedAt) - Date.parse(current.startedAt) - current.pausedMs;
+    if (worked >= budgets.wallClockMs) return "budget:wall-clock";
   }
   return undefined;
 }

@@ -261,6 +261,26 @@ describe("budgets", () => {
     expect(rejected).toHaveLength(3);
   });
 
+  it("does not count the time a turn waits for a person against the wall clock", async () => {
+    let now = Date.UTC(2026, 0, 1);
+    const clock = { now: () => (now += 1) };
+    const ws = workspace();
+    const runtime = await createRuntime({
+      log: new MemoryEventLog({ clock }),
+      provider: scriptedProvider([{ toolCalls: [write("c.txt", "x")] }, { content: "written" }]),
+      tools: ws.tools,
+      budgets: { wallClockMs: 1000 },
+    });
+    const session = await runtime.openSession("s1");
+    const held = await session.send("write");
+    now += 60 * 60 * 1000; // the reviewer answers an hour later
+    await session.approve(held.pendingApprovals[0]!.callId, { by: "alice" });
+    now += 60 * 60 * 1000; // and the host resumes an hour after that
+    expect(await session.resume()).toMatchObject({ status: "completed", text: "written" });
+    expect(session.state().current.pausedMs).toBeGreaterThanOrEqual(2 * 60 * 60 * 1000);
+    expect(await runtime.replay("s1")).toMatchObject({ identical: true });
+  });
+
   it("stops on wall-clock time measured from recorded event times", async () => {
     // The log's clock advances 1 ms per append: the budget runs out after a few appends.
     const { session } = await setup([{ toolCalls: [read("a.txt")] }, { toolCalls: [read("a.txt")] }, { content: "late" }], { budgets: { wallClockMs: 5 } });
