@@ -30,9 +30,16 @@ const designCatalogue: Record<string, "input" | "decision"> = {
   "session.diagnostic.recorded": "decision",
 };
 
+// Added here beyond the design's minimum: host-routed calls (NativeToolExecutor).
+const addedCatalogue: Record<string, "input" | "decision"> = {
+  "session.native_tool.requested": "input",
+  "session.native_tool.decided": "decision",
+  "session.native_tool.completed": "input",
+};
+
 describe("event catalogue", () => {
-  it("has a schema for every event of the design, with its kind", () => {
-    expect(Object.fromEntries(eventTypes.map((type) => [type, eventCatalogue[type].kind]))).toEqual(designCatalogue);
+  it("has a schema for every event of the design (and the few added since), with its kind", () => {
+    expect(Object.fromEntries(eventTypes.map((type) => [type, eventCatalogue[type].kind]))).toEqual({ ...designCatalogue, ...addedCatalogue });
   });
 
   it("names events domain.noun.verbed in snake_case segments", () => {
