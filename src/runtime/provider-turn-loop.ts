@@ -159,7 +159,8 @@ export class ProviderTurnLoop {
           attempt: turn.attempt,
           kind: known ? error.kind : "transport",
           retryable: known ? error.retryable : true,
-          message: error instanceof Error ? error.message : String(error),
+          // An error message can quote a request (and its key): it is redacted like everything else.
+          message: redactText(error instanceof Error ? error.message : String(error)).text,
           ...(known && error.status !== undefined ? { status: error.status } : {}),
         },
       };
