@@ -61,6 +61,13 @@ export { asProviderError, unwrapFinalization } from "./providers/stream-finaliza
 export type { FinalizationResult } from "./providers/stream-finalization.js";
 export type { FinalizedResponse, FinalizedToolCall, Provider, ProviderRequest } from "./providers/provider.js";
 
+export { buildNativeHistory } from "./history/native-history.js";
+export type { NativeHistory, NativeHistoryOptions } from "./history/native-history.js";
+export { deterministicCompressor, precomputedCompressor } from "./history/history-compressor.js";
+export type { HistoryCompressor } from "./history/history-compressor.js";
+export { defaultTokenEstimator } from "./history/token-estimator.js";
+export type { TokenEstimator } from "./history/token-estimator.js";
+export type { HistoryDiagnostic } from "./history/history-diagnostics.js";
 export { sessionStateProjection } from "./projections/session-state.js";
 export type { CallState, SessionMessage, SessionState, TurnState } from "./projections/session-state.js";
 export type { Divergence, ReplayReport, Unverifiable } from "./replay/replay-verifier.js";

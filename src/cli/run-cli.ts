@@ -6,6 +6,7 @@ import { CliError, exitCodes } from "./cli-error.js";
 import { approveCommand, denyCommand, type AnswerOptions } from "./commands/approve-command.js";
 import { demoCommand } from "./commands/demo-command.js";
 import { eventsCommand } from "./commands/events-command.js";
+import { historyCommand } from "./commands/history-command.js";
 import { replayCommand } from "./commands/replay-command.js";
 import { resumeCommand } from "./commands/resume-command.js";
 import { sessionsCommand } from "./commands/sessions-command.js";
@@ -58,6 +59,18 @@ export async function runCli(argv: readonly string[], io: CliIo = { stdout: proc
     .addOption(jsonOption())
     .action(async (session: string, options: { dir: string; json?: boolean }) => {
       exitCode = await eventsCommand(session, options, context);
+    });
+
+  program
+    .command("history")
+    .description("print the provider-native history a next request would carry, rebuilt from the log, with its diagnostics")
+    .argument("<session>", "the session ID")
+    .requiredOption("--format <format>", "openai-chat or anthropic-messages")
+    .option("--max-tokens <n>", "the token budget (default: the session's own)")
+    .addOption(dirOption())
+    .addOption(jsonOption())
+    .action(async (session: string, options: { dir: string; format: string; maxTokens?: string; json?: boolean }) => {
+      exitCode = await historyCommand(session, options, context);
     });
 
   program

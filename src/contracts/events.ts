@@ -37,6 +37,8 @@ export const SessionStartedSchema = event(
       /** Provider attempts allowed per turn (1 + retries of retryable failures). */
       maxAttempts: z.number().int().positive(),
     }),
+    /** How provider requests are built from the history: the token budget and the system text. */
+    history: z.object({ maxTokens: z.number().int().positive(), system: z.string().optional() }).optional(),
   }),
 );
 
@@ -83,8 +85,10 @@ export const ProviderRespondedSchema = event(
     toolCalls: z.array(RawToolCallSchema),
     finishReason: FinishReasonSchema,
     usage: UsageSchema.optional(),
-    /** Provider replay echo (e.g. `reasoning_content`), kept only for native replay. */
+    /** Provider replay echo (e.g. `reasoning_content`), kept only for native replay of a safe group. */
     echo: z.record(z.string(), z.unknown()).optional(),
+    /** Why an echo the provider sent was not kept. */
+    echoDropped: z.enum(["echo_oversized", "unsafe_arguments", "echo_secret"]).optional(),
   }),
 );
 
@@ -287,6 +291,8 @@ export const HistoryCompactedSchema = event(
     beforePosition: z.number().int().positive(),
     summary: z.string(),
     unitsSummarized: z.number().int().nonnegative(),
+    /** The compressor that wrote the summary (`deterministic` is recomputed by replay). */
+    compressor: z.string().optional(),
   }),
 );
 

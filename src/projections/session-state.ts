@@ -12,8 +12,11 @@ import type { Projection } from "./projection.js";
 // `__proto__` reach a prototype.
 enableMapSet();
 
-/** A message in the familiar session-message shape (DESIGN.md §4). */
-export type SessionMessage =
+/**
+ * A message in the familiar session-message shape (DESIGN.md §4), with the stream position of the
+ * event it comes from (so history compaction can say "everything before position N").
+ */
+export type SessionMessage = (
   | { role: "user"; content: string }
   | {
       role: "agent";
@@ -23,10 +26,12 @@ export type SessionMessage =
         turnId: string;
         providerToolCalls: { id: string; name: string; argumentsText?: string; argumentsRedacted?: boolean }[];
         nativeReplaySafe: boolean;
+        unsafeReasons?: string[];
       };
     }
-  | { role: "tool"; content: string; metadata: { tool_call_id: string; tool_name: string; ok: boolean } }
-  | { role: "agent"; content: string; metadata?: undefined };
+  | { role: "tool"; content: string; metadata: { tool_call_id: string; tool_name: string; ok: boolean; errorCode?: string } }
+  | { role: "agent"; content: string; metadata?: undefined }
+) & { position: number };
 
 export type CallStatus =
   | "proposed"
@@ -73,6 +78,8 @@ export interface TurnState {
   /** Last provider attempt requested. */
   attempt: number;
   response?: EventOf<"turn.provider.responded">["data"];
+  /** Why the response's replay echo was not kept (it is only kept for a group that is safe to replay). */
+  echoDropped?: "echo_oversized" | "unsafe_arguments" | "echo_secret";
   failures: { kind: string; retryable: boolean; message?: string }[];
   callIds: string[];
   text?: string;
@@ -131,6 +138,10 @@ export interface SessionState {
   lastOutcome: SessionOutcome | null;
   /** Host-routed calls, in order. */
   nativeCalls: NativeCallState[];
+  /** The summary that replaces the history recorded before `beforePosition` (the last compaction). */
+  historySummary: { beforePosition: number; summary: string; unitsSummarized: number; compressor: string } | null;
+  /** History settings in force, from `session.started`. */
+  history: { maxTokens: number; system?: string } | null;
   /** Tools a person approved for the rest of the session, with who and where (for the audit). */
   toolApprovals: { tool: string; callId: string; by: string; note?: string; position: number }[];
   /** Stream position of the last event folded. */
@@ -154,6 +165,8 @@ function initialState(): SessionState {
     lastOutcome: null,
     toolApprovals: [],
     nativeCalls: [],
+    historySummary: null,
+    history: null,
     position: 0,
     lastRecordedAt: null,
   };
@@ -198,8 +211,8 @@ function evolve(draft: Draft, recorded: RecordedEvent): void {
   trackPause(draft, event.type, recorded.meta.recordedAt);
   switch (event.type) {
     case "session.started": {
-      const { sessionId, policy, tools, budgets, concurrency, provider } = event.data;
-      Object.assign(draft, { sessionId, policy, tools, budgets, concurrency, provider });
+      const { sessionId, policy, tools, budgets, concurrency, provider, history } = event.data;
+      Object.assign(draft, { sessionId, policy, tools, budgets, concurrency, provider, history: history ?? null });
       return;
     }
     case "session.config.changed": {
@@ -209,7 +222,7 @@ function evolve(draft: Draft, recorded: RecordedEvent): void {
       return;
     }
     case "session.user_message.added": {
-      draft.messages.push({ role: "user", content: event.data.content });
+      draft.messages.push({ role: "user", content: event.data.content, position });
       draft.current = {
         userMessages: draft.current.userMessages + 1,
         iterations: 0,
@@ -233,7 +246,9 @@ function evolve(draft: Draft, recorded: RecordedEvent): void {
       return;
     }
     case "turn.provider.responded": {
-      turnOf(draft, event.data.turnId).response = event.data;
+      const turn = turnOf(draft, event.data.turnId);
+      turn.response = event.data;
+      if (event.data.echoDropped !== undefined) turn.echoDropped = event.data.echoDropped;
       draft.totals.inputTokens += event.data.usage?.inputTokens ?? 0;
       draft.totals.outputTokens += event.data.usage?.outputTokens ?? 0;
       return;
@@ -258,7 +273,9 @@ function evolve(draft: Draft, recorded: RecordedEvent): void {
             ...(argumentsRedacted ? { argumentsRedacted } : {}),
           })),
           nativeReplaySafe: event.data.nativeReplaySafe,
+          ...(event.data.unsafeReasons.length > 0 ? { unsafeReasons: event.data.unsafeReasons } : {}),
         },
+        position,
       });
       for (const call of event.data.calls) {
         turn.callIds.push(call.id);
@@ -349,7 +366,12 @@ function evolve(draft: Draft, recorded: RecordedEvent): void {
       for (const packet of event.data.packets) {
         const call = callOf(draft, packet.callId);
         call.packet = packet;
-        draft.messages.push({ role: "tool", content: packet.content, metadata: { tool_call_id: packet.callId, tool_name: packet.tool, ok: packet.ok } });
+        draft.messages.push({
+          role: "tool",
+          content: packet.content,
+          metadata: { tool_call_id: packet.callId, tool_name: packet.tool, ok: packet.ok, ...(packet.errorCode !== undefined ? { errorCode: packet.errorCode } : {}) },
+          position,
+        });
       }
       return;
     }
@@ -357,7 +379,7 @@ function evolve(draft: Draft, recorded: RecordedEvent): void {
       const turn = turnOf(draft, event.data.turnId);
       turn.status = "completed";
       turn.text = event.data.text;
-      draft.messages.push({ role: "agent", content: event.data.text });
+      draft.messages.push({ role: "agent", content: event.data.text, position });
       draft.lastOutcome = { status: "completed", text: event.data.text };
       return;
     }
@@ -393,7 +415,11 @@ function evolve(draft: Draft, recorded: RecordedEvent): void {
       }
       return;
     }
-    case "session.history.compacted":
+    case "session.history.compacted": {
+      const { beforePosition, summary, unitsSummarized, compressor } = event.data;
+      draft.historySummary = { beforePosition, summary, unitsSummarized, compressor: compressor ?? "deterministic" };
+      return;
+    }
     case "session.diagnostic.recorded":
       return;
     default: {

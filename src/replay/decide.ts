@@ -1,7 +1,8 @@
 import type { Budgets } from "../contracts/budgets.js";
 import type { TurnlogEvent } from "../contracts/events.js";
 import type { PolicySnapshot } from "../contracts/policy.js";
-import { buildProviderMessages } from "../history/provider-messages.js";
+import { buildRequestHistory } from "../history/session-history.js";
+import type { HistoryCompressor } from "../history/history-compressor.js";
 import { gateToolCall, type GateEnvironment } from "../policy/gate.js";
 import { redactText, redactValue } from "../policy/secret-detector.js";
 import type { CallState, SessionState, TurnState } from "../projections/session-state.js";
@@ -79,6 +80,37 @@ export interface DecisionInputs {
   rawNativeInput?: (callId: string) => string | undefined;
   /** Replay: the logged plan of a host-routed call whose input was redacted (not recomputable). */
   nativePlanOverride?: ToolPlan;
+  /** Summarizes history units that no longer fit (default: the deterministic compressor). */
+  compressor?: HistoryCompressor;
+}
+
+/**
+ * The decision events an action calls for, appended together in one atomic append. Every action
+ * decides one event, except `requestProvider`: building the request from the history may first
+ * compact it (`session.history.compacted`) and records what was selected, skipped, repaired and
+ * serialized (`session.diagnostic.recorded`), then `turn.provider.requested`.
+ */
+export function decideAll(action: DecisionAction, inputs: DecisionInputs): TurnlogEvent[] {
+  if (action !== "requestProvider") return [decide(action, inputs)];
+  const context = inputs.turn;
+  const provider = inputs.state.provider;
+  if (context === undefined || provider === null) throw new Error("decide(requestProvider): no active turn or no provider");
+  const built = buildRequestHistory(inputs.state, inputs.compressor);
+  const events: TurnlogEvent[] = [];
+  if (built.compaction !== undefined) events.push({ type: "session.history.compacted", data: built.compaction });
+  for (const diagnostic of built.diagnostics) events.push({ type: "session.diagnostic.recorded", data: diagnostic });
+  events.push({
+    type: "turn.provider.requested",
+    data: {
+      turnId: context.turnId,
+      attempt: context.attempt + 1,
+      providerId: provider.id,
+      format: provider.format,
+      messageCount: built.messages.length,
+      toolNames: inputs.registry.names(),
+    },
+  });
+  return events;
 }
 
 /**
@@ -97,21 +129,8 @@ export function decide(action: DecisionAction, inputs: DecisionInputs): TurnlogE
   const turn = findTurn(state, context.turnId);
   const turnId = turn.turnId;
   switch (action) {
-    case "requestProvider": {
-      const provider = state.provider;
-      if (provider === null) throw new Error("decide(requestProvider): the session has no provider");
-      return {
-        type: "turn.provider.requested",
-        data: {
-          turnId,
-          attempt: context.attempt + 1,
-          providerId: provider.id,
-          format: provider.format,
-          messageCount: buildProviderMessages(state.messages, provider.format).length,
-          toolNames: registry.names(),
-        },
-      };
-    }
+    case "requestProvider":
+      return decideAll(action, inputs).at(-1) as TurnlogEvent;
     case "completeTurn":
       return { type: "turn.completed", data: { turnId, text: turn.response?.content ?? "" } };
     case "failTurn": {

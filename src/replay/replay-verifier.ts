@@ -6,7 +6,8 @@ import type { ToolRegistry } from "../tools/tool-registry.js";
 import { firstDifference } from "../util/first-difference.js";
 import type { EventOf, ToolPlan, TurnlogEvent } from "../contracts/events.js";
 import type { GateEnvironment } from "../policy/gate.js";
-import { decide, NoDecisionOwedError, owedDecision, type DecisionAction } from "./decide.js";
+import type { HistoryCompressor } from "../history/history-compressor.js";
+import { decideAll, NoDecisionOwedError, owedDecision, type DecisionAction } from "./decide.js";
 import { SessionFold, UnexpectedEventError } from "./session-fold.js";
 
 export interface Divergence {
@@ -26,8 +27,11 @@ export interface Unverifiable {
   position: number;
   type: string;
   callId: string;
-  /** `redacted`: planned from arguments that held a secret, which the log never stores. */
-  reason: "redacted";
+  /**
+   * `redacted`: planned from arguments that held a secret, which the log never stores;
+   * `compressor`: a history summary written by a compressor replay does not run.
+   */
+  reason: "redacted" | "compressor";
 }
 
 export interface ReplayReport {
@@ -43,6 +47,8 @@ export interface ReplayConfiguration {
   registry: ToolRegistry;
   /** How the gate resolves paths (the live runtime's resolver, so decisions compare). */
   gate?: GateEnvironment;
+  /** The compressor the session used, when it is not the deterministic default. */
+  compressor?: HistoryCompressor;
   /** Judge decisions by this policy instead of the recorded one (what-if). */
   policy?: (recorded: PolicySnapshot) => PolicySnapshot;
   budgets?: (recorded: Budgets) => Budgets;
@@ -58,22 +64,32 @@ export async function verifyReplay(events: AsyncIterable<RecordedEvent> | Iterab
   const divergences: Divergence[] = [];
   const unverifiable: Unverifiable[] = [];
   let compared = 0;
+  // The rest of a multi-event decision (history decisions before a provider request).
+  let expected: (TurnlogEvent | string)[] = [];
   for await (const event of events) {
     const position = event.meta.streamPosition;
     const action = owedDecision(fold.pending, fold.turnState);
     if (isDecisionEvent(event.type) && !isHostCancel(event, action)) {
       compared += 1;
       const redactedNative = event.type === "session.native_tool.decided" && fold.state.nativeCalls.at(-1)?.inputRedacted === true;
-      const nativePlan = redactedNative ? (event.data as { plan: ToolPlan }).plan : undefined;
       if (redactedNative) unverifiable.push({ position, type: event.type, callId: (event.data as { callId: string }).callId, reason: "redacted" });
-      const recomputed = recompute(action, fold, config, nativePlan);
-      if (typeof recomputed === "string") {
-        divergences.push({ position, type: event.type, path: "type", expected: event.type, actual: recomputed });
+      if (expected.length === 0) {
+        const all = recomputeAll(action, fold, config, redactedNative ? (event.data as { plan: ToolPlan }).plan : undefined);
+        expected = typeof all === "string" ? [all] : all;
+      }
+      const next = expected.shift() as TurnlogEvent | string;
+      if (typeof next === "string") {
+        divergences.push({ position, type: event.type, path: "type", expected: event.type, actual: next });
       } else {
-        const compareWith = recomputed.type === "turn.tool_calls.planned" ? takeRedactedPlansAsLogged(recomputed, event, fold, unverifiable) : recomputed;
+        const compareWith = asLoggedWhereUnverifiable(next, event, fold, unverifiable);
         const difference = firstDifference({ type: event.type, data: event.data }, compareWith);
         if (difference !== undefined) divergences.push({ position, type: event.type, ...difference });
       }
+    } else if (expected.length > 0) {
+      // The log went on without decisions the code still owed at this point.
+      const missing = expected[0];
+      divergences.push({ position, type: event.type, path: "type", expected: event.type, actual: typeof missing === "string" ? missing : missing?.type });
+      expected = [];
     }
     try {
       fold.apply(event);
@@ -86,24 +102,39 @@ export async function verifyReplay(events: AsyncIterable<RecordedEvent> | Iterab
   return { identical: divergences.length === 0, compared, divergences, unverifiable };
 }
 
-/** The decision the current code makes at this point, or why none is owed. */
-function recompute(action: DecisionAction | undefined, fold: SessionFold, config: ReplayConfiguration, nativePlanOverride?: ToolPlan): TurnlogEvent | string {
+/**
+ * What the log holds is taken where the current code cannot recompute it: plans made from
+ * arguments that held a secret, and a summary written by a compressor replay does not have.
+ */
+function asLoggedWhereUnverifiable(recomputed: TurnlogEvent, logged: RecordedEvent, fold: SessionFold, unverifiable: Unverifiable[]): TurnlogEvent {
+  if (recomputed.type === "turn.tool_calls.planned" && logged.type === recomputed.type) return takeRedactedPlansAsLogged(recomputed, logged, fold, unverifiable);
+  if (recomputed.type === "session.history.compacted" && logged.type === recomputed.type) {
+    const data = logged.data as EventOf<"session.history.compacted">["data"];
+    if ((data.compressor ?? "deterministic") !== "deterministic") {
+      unverifiable.push({ position: logged.meta.streamPosition, type: logged.type, callId: "", reason: "compressor" });
+      return { ...recomputed, data: { ...recomputed.data, summary: data.summary, compressor: data.compressor } };
+    }
+  }
+  return recomputed;
+}
+
+/** All the decision events the current code owes at this point (see `decideAll`), or why none. */
+function recomputeAll(action: DecisionAction | undefined, fold: SessionFold, config: ReplayConfiguration, nativePlanOverride?: ToolPlan): TurnlogEvent[] | string {
   if (action === undefined) return `no decision owed (pending: ${fold.pending[0] ?? "nothing"})`;
   const { state } = fold;
   if (state.policy === null || state.budgets === null) return "no decision owed: session.started is missing";
   const turn = fold.turn?.context;
   try {
-    return parseEvent(
-      decide(action, {
-        state,
-        ...(turn !== undefined ? { turn } : {}),
-        registry: config.registry,
-        policy: config.policy ? config.policy(state.policy) : state.policy,
-        budgets: config.budgets ? config.budgets(state.budgets) : state.budgets,
-        ...(config.gate ? { gate: config.gate } : {}),
-        ...(nativePlanOverride ? { nativePlanOverride } : {}),
-      }),
-    );
+    return decideAll(action, {
+      state,
+      ...(turn !== undefined ? { turn } : {}),
+      registry: config.registry,
+      policy: config.policy ? config.policy(state.policy) : state.policy,
+      budgets: config.budgets ? config.budgets(state.budgets) : state.budgets,
+      ...(config.gate ? { gate: config.gate } : {}),
+      ...(nativePlanOverride ? { nativePlanOverride } : {}),
+      ...(config.compressor ? { compressor: config.compressor } : {}),
+    }).map((event) => parseEvent(event));
   } catch (error) {
     if (error instanceof NoDecisionOwedError) return `no decision owed: ${error.message}`;
     throw error;

@@ -15,6 +15,8 @@ import { ToolRegistry, type ToolProvider } from "../tools/tool-registry.js";
 import { resolveRealPath } from "../policy/real-path.js";
 import { SecretVault } from "./secret-vault.js";
 import { decide } from "../replay/decide.js";
+import { defaultHistoryMaxTokens } from "../history/session-history.js";
+import type { HistoryCompressor } from "../history/history-compressor.js";
 import type { GateEnvironment } from "../policy/gate.js";
 import { nativeCallInDoubt } from "./native-tool-executor.js";
 import { isRerunnable } from "./tool-plan-runner.js";
@@ -37,6 +39,12 @@ export interface RuntimeOptions {
   providerAttempts?: number;
   clock?: Clock;
   ids?: IdSource;
+  /**
+   * How provider requests are built from the history: a token budget (default 100 000), the
+   * system text, and the compressor for what no longer fits (default: deterministic). The budget
+   * and system text are recorded in `session.started`, so replay builds the same requests.
+   */
+  history?: { maxTokens?: number; system?: string; compressor?: HistoryCompressor };
   /** Receives visible text as the provider streams it. */
   onDelta?: (text: string) => void;
 }
@@ -96,13 +104,25 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
             budgets,
             concurrency,
             provider: { id: provider.id, format: provider.format, maxAttempts },
+            history: {
+              maxTokens: options.history?.maxTokens ?? defaultHistoryMaxTokens,
+              ...(options.history?.system !== undefined ? { system: options.history.system } : {}),
+            },
           },
         },
       ]);
     } else {
       await recover(store, { registry, gate });
     }
-    return new Session(store, { provider, registry, clock, gate, vault: new SecretVault(), ...(options.onDelta ? { onDelta: options.onDelta } : {}) });
+    return new Session(store, {
+      provider,
+      registry,
+      clock,
+      gate,
+      vault: new SecretVault(),
+      ...(options.history?.compressor ? { compressor: options.history.compressor } : {}),
+      ...(options.onDelta ? { onDelta: options.onDelta } : {}),
+    });
   }
 
   async function readSession(sessionId: string): Promise<RecordedEvent[]> {
@@ -133,6 +153,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       return verifyReplay(events, {
         registry: replayOptions.tools ? new ToolRegistry(replayOptions.tools) : registry,
         gate,
+        ...(options.history?.compressor ? { compressor: options.history.compressor } : {}),
         ...(whatIfPolicy
           ? {
               policy: (recorded) =>

@@ -1,17 +1,21 @@
 import { parseEvent, type ProviderRespondedSchema, type TurnlogEvent } from "../contracts/events.js";
 import type { Clock } from "../log/event-log.js";
-import { buildProviderMessages } from "../history/provider-messages.js";
+import type { HistoryCompressor } from "../history/history-compressor.js";
 import { activeTurn, pendingApprovals, type SessionState } from "../projections/session-state.js";
 import type { Provider } from "../providers/provider.js";
 import { ProviderError } from "../providers/provider.js";
-import { decide, decisionActions, type DecisionAction } from "../replay/decide.js";
+import { buildRequestHistory } from "../history/session-history.js";
+import { decideAll, decisionActions, type DecisionAction } from "../replay/decide.js";
 import type { ToolRegistry } from "../tools/tool-registry.js";
 import type { z } from "zod";
 import type { GateEnvironment } from "../policy/gate.js";
-import { redactJsonText, redactText, redactValue } from "../policy/secret-detector.js";
+import { containsSecret, redactJsonText, redactText } from "../policy/secret-detector.js";
 import type { SecretVault } from "./secret-vault.js";
 import type { SessionStore } from "./session-store.js";
 import { ToolPlanRunner } from "./tool-plan-runner.js";
+
+/** The largest provider replay echo (as JSON text) kept for native replay. */
+export const maxEchoChars = 32_000;
 
 /** A call held for a person's answer, as `send` and `resume` report it. */
 export interface PendingApproval {
@@ -39,6 +43,8 @@ export interface LoopDependencies {
   vault: SecretVault;
   /** How the gate resolves paths through symlinks (the same resolver replay uses). */
   gate: GateEnvironment;
+  /** Summarizes history that no longer fits the token budget (default: deterministic). */
+  compressor?: HistoryCompressor;
   onDelta?: (text: string) => void;
 }
 
@@ -63,7 +69,7 @@ export class ProviderTurnLoop {
       if (action === "awaitApprovals") return outcomeOf(this.store.state, "awaiting-approval");
       try {
         if (decisionActions.has(action)) {
-          await this.store.append([this.#decide(action as DecisionAction)]);
+          await this.store.append(this.#decideAll(action as DecisionAction));
         } else if (action === "callProvider") {
           await this.#callProvider(signal);
         } else if (action === "runToolCalls") {
@@ -94,10 +100,16 @@ export class ProviderTurnLoop {
   }
 
   #decide(action: DecisionAction): TurnlogEvent {
+    const [event, ...rest] = this.#decideAll(action);
+    if (event === undefined || rest.length > 0) throw new Error(`turn loop: ${action} decides ${rest.length + (event ? 1 : 0)} events, expected one`);
+    return event;
+  }
+
+  #decideAll(action: DecisionAction): TurnlogEvent[] {
     const { state } = this.store;
     const turn = this.store.fold.turn?.context;
     const vault = this.deps.vault;
-    return decide(action, {
+    return decideAll(action, {
       state,
       ...(turn !== undefined ? { turn } : {}),
       registry: this.deps.registry,
@@ -105,6 +117,7 @@ export class ProviderTurnLoop {
       budgets: this.store.budgets,
       rawArguments: (turnId, index) => vault.get(turnId, index),
       gate: this.deps.gate,
+      ...(this.deps.compressor !== undefined ? { compressor: this.deps.compressor } : {}),
     });
   }
 
@@ -113,7 +126,9 @@ export class ProviderTurnLoop {
     const turn = activeTurn(state);
     if (turn === undefined) throw new Error("turn loop: callProvider without an active turn");
     const { provider, registry } = this.deps;
-    const request = { messages: buildProviderMessages(state.messages, provider.format), tools: registry.providerSchemas() };
+    // The same build the requestProvider decision made (its compaction is already folded in).
+    const built = buildRequestHistory(state, this.deps.compressor);
+    const request = { messages: built.messages, tools: registry.providerSchemas(), ...(built.system !== undefined ? { system: built.system } : {}) };
     let event: TurnlogEvent;
     try {
       const response = await provider.complete(request, { signal, ...(this.deps.onDelta ? { onDelta: this.deps.onDelta } : {}) });
@@ -146,7 +161,15 @@ export class ProviderTurnLoop {
         finishReason: response.finishReason ?? (toolCalls.length > 0 ? "tool_calls" : "stop"),
       };
       if (response.usage !== undefined) data.usage = response.usage;
-      if (response.echo !== undefined) data.echo = redactValue(response.echo).value as Record<string, unknown>;
+      if (response.echo !== undefined) {
+        // The echo is kept only where it can be replayed: never beside redacted arguments (the
+        // group is unsafe), never past a size bound; what was dropped, and why, is recorded.
+        const echoText = JSON.stringify(response.echo) ?? "";
+        if (toolCalls.some((call) => call.argumentsRedacted)) data.echoDropped = "unsafe_arguments";
+        else if (echoText.length > maxEchoChars) data.echoDropped = "echo_oversized";
+        else if (containsSecret(response.echo)) data.echoDropped = "echo_secret";
+        else data.echo = response.echo;
+      }
       // A response that does not fit the catalogue is the provider's failure, not the loop's crash.
       event = parseEvent({ type: "turn.provider.responded", data });
     } catch (error) {

@@ -1,6 +1,6 @@
 import type { ProviderFormat } from "../contracts/provider.js";
 import { SessionStateError } from "../errors/session-state-error.js";
-import { buildProviderMessages } from "../history/provider-messages.js";
+import { sessionHistory, type DiagnosticRecord } from "../history/session-history.js";
 import { activeTurn, pendingApprovals, type SessionState } from "../projections/session-state.js";
 import { outcomeOf, ProviderTurnLoop, type LoopDependencies, type SendOutcome } from "./provider-turn-loop.js";
 import type { SessionStore } from "./session-store.js";
@@ -88,9 +88,16 @@ export class Session {
     return outcomeOf(this.store.state);
   }
 
-  /** The provider-native message history built from the log. */
-  history(options: { format: ProviderFormat }): { messages: unknown[]; diagnostics: never[] } {
-    return { messages: buildProviderMessages(this.store.state.messages, options.format), diagnostics: [] };
+  /**
+   * The provider-native message history, rebuilt from the log: what the next request to a
+   * provider of that format would carry (DESIGN.md §7). Nothing is logged; a compaction it would
+   * need is applied to the result only.
+   *
+   * @example
+   * const { messages, diagnostics } = session.history({ format: "anthropic-messages", maxTokens: 8000 });
+   */
+  history(options: { format: ProviderFormat; maxTokens?: number }): { messages: unknown[]; system?: string; diagnostics: DiagnosticRecord[] } {
+    return sessionHistory(this.store.state, options, this.deps.compressor);
   }
 
   #answer(callId: string, answer: ApprovalAnswer, granted: boolean): Promise<void> {

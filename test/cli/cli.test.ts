@@ -7,6 +7,7 @@ import { z } from "zod";
 import { createRuntime, defineTool, eventTypes, LevelEventLog, type RecordedEvent } from "../../src/index.js";
 import { scriptedProvider } from "../../src/testing/index.js";
 import { demoSecret } from "../../src/cli/demo/demo-script.js";
+import { anthropicMessagesViolations, openAiChatViolations } from "../support/history-validators.js";
 import { ensureBuiltCli, runTurnlog, type TurnlogRun } from "./support/turnlog-bin.js";
 import { deleteEvent, rewriteEvent, swapEvents } from "./support/raw-log.js";
 
@@ -249,6 +250,28 @@ describe("turnlog events / show", () => {
     expect(run.stdout).toContain("turn.tool_calls.gated");
     expect(run.stdout).toMatch(/^stopped: budget:max-iterations · 7 turns, 12 tool calls$/m);
     expect(run.stdout).toContain("turn.completed");
+  });
+});
+
+describe("turnlog history", () => {
+  it("prints the history a next request would carry, in either format, with its diagnostics", async () => {
+    for (const format of ["openai-chat", "anthropic-messages"] as const) {
+      const run = await turnlog("history", sessionId, "--dir", logDir, "--format", format, "--json");
+      expect(run.code).toBe(0);
+      const output = JSON.parse(run.stdout) as { format: string; messages: unknown[]; diagnostics: { name: string }[] };
+      expect(output.format).toBe(format);
+      if (format === "openai-chat") expect(openAiChatViolations(output.messages)).toEqual([]);
+      else expect(anthropicMessagesViolations({ messages: output.messages })).toEqual([]);
+      expect(output.diagnostics.map((diagnostic) => diagnostic.name)).toContain("structured-tool-history-serialized");
+      // The demo's token was never logged, so no history can carry it.
+      expect(run.stdout).not.toContain(demoSecret);
+    }
+  });
+
+  it("refuses a format it does not know, as a usage error", async () => {
+    const run = await turnlog("history", sessionId, "--dir", logDir, "--format", "gemini");
+    expect(run.code).toBe(2);
+    expectOneCleanLine(run.stderr);
   });
 });
 

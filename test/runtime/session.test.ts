@@ -42,8 +42,8 @@ describe("session.send", () => {
     const outcome = await session.send("hi");
     expect(outcome).toEqual({ status: "completed", text: "Hello there.", pendingApprovals: [] });
     expect(session.state().messages).toEqual([
-      { role: "user", content: "hi" },
-      { role: "agent", content: "Hello there." },
+      { role: "user", content: "hi", position: 2 },
+      { role: "agent", content: "Hello there.", position: expect.any(Number) },
     ]);
     provider.assertConsumed();
     expect(await runtime.replay("s1")).toMatchObject({ identical: true });
@@ -75,11 +75,18 @@ describe("session.send", () => {
     ]);
     expect(await session.send("go")).toMatchObject({ status: "completed" });
     expect(ws.ran).toEqual([]);
-    const [unknown, malformed, invalid, notObject] = lastToolMessages(provider).map((message) => message.content);
+    // What the model is told, call by call, in call order.
+    const [unknown, malformed, invalid, notObject] = [...session.state().calls.values()].map((call) => call.packet?.content);
     expect(unknown).toBe('Error: not run: unknown tool: there is no tool named "delete_everything"; available: read_file, write_file');
     expect(malformed).toMatch(/^Error: not run: the arguments are not valid JSON; send one JSON object: /);
     expect(invalid).toBe("Error: not run: arguments did not match the schema: path: Invalid input: expected string, received number");
     expect(notObject).toBe("Error: not run: the arguments must be a JSON object: received an array");
+    // Arguments that are not a JSON object cannot be replayed as a native tool call: the group is
+    // described to the model as text, rejections included.
+    const next = JSON.stringify(provider.requests.at(-1)?.messages);
+    expect(next).toContain("Earlier tool activity (not replayable as tool calls)");
+    expect(next).toContain("malformed-arguments");
+    expect(next).toContain("unknown-tool");
   });
 
   it("treats empty argument text as an empty object", async () => {
@@ -192,7 +199,7 @@ describe("session.send", () => {
   it("keeps malformed JSON in a finalized response a planning rejection", async () => {
     const { session, provider } = await setup([{ toolCalls: [{ name: "read_file", arguments: '{"path":' }], finishReason: "tool_calls" }, { content: "oops" }]);
     expect(await session.send("read")).toMatchObject({ status: "completed" });
-    expect(lastToolMessages(provider)[0]?.content).toMatch(/not valid JSON/);
+    expect(JSON.stringify(provider.requests.at(-1)?.messages)).toMatch(/malformed-arguments\): Error: not run: the arguments are not valid JSON/);
   });
 
   it("fails the turn when the script runs out", async () => {
@@ -303,7 +310,19 @@ describe("replay", () => {
     expect(report.divergences).toEqual([]);
     expect(report.identical).toBe(true);
     const decisions = (await runtime.events("s1")).filter((event) =>
-      ["turn.started", "turn.provider.requested", "turn.tool_calls.normalized", "turn.tool_calls.planned", "turn.tool_calls.gated", "turn.tool.started", "turn.results.packetized", "turn.continued", "turn.completed"].includes(event.type),
+      [
+        "turn.started",
+        "turn.provider.requested",
+        "turn.tool_calls.normalized",
+        "turn.tool_calls.planned",
+        "turn.tool_calls.gated",
+        "turn.tool.started",
+        "turn.results.packetized",
+        "turn.continued",
+        "turn.completed",
+        "session.diagnostic.recorded",
+        "session.history.compacted",
+      ].includes(event.type),
     );
     expect(report.compared).toBe(decisions.length);
   });

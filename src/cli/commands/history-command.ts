@@ -1,0 +1,44 @@
+import type { ProviderFormat } from "../../contracts/provider.js";
+import { sessionHistory } from "../../history/session-history.js";
+import { foldEvents } from "../../projections/projection.js";
+import { sessionStateProjection } from "../../projections/session-state.js";
+import { printJson, type CommandContext } from "../cli-io.js";
+import { CliError, exitCodes } from "../cli-error.js";
+import { withLog } from "../log-directory.js";
+import { readSessionEvents } from "../session-events.js";
+
+export const historyFormats: readonly ProviderFormat[] = ["openai-chat", "anthropic-messages"];
+
+/**
+ * `turnlog history <session> --format …`: the provider-native history a next request would carry,
+ * rebuilt from the log (nothing is appended), with its diagnostics.
+ */
+export async function historyCommand(
+  sessionId: string,
+  options: { dir: string; format: string; maxTokens?: string; json?: boolean },
+  context: CommandContext,
+): Promise<number> {
+  if (!historyFormats.includes(options.format as ProviderFormat)) {
+    throw new CliError(`--format must be ${historyFormats.join(" or ")}, not "${options.format}"`, { exitCode: exitCodes.usage });
+  }
+  const maxTokens = options.maxTokens === undefined ? undefined : Number(options.maxTokens);
+  if (maxTokens !== undefined && (!Number.isInteger(maxTokens) || maxTokens <= 0)) {
+    throw new CliError(`--max-tokens must be a positive whole number, not "${options.maxTokens}"`, { exitCode: exitCodes.usage });
+  }
+  const events = await withLog(options.dir, {}, (log) => readSessionEvents(log, sessionId, options.dir, context.io.env));
+  const state = foldEvents(sessionStateProjection, events);
+  const built = sessionHistory(state, { format: options.format as ProviderFormat, ...(maxTokens !== undefined ? { maxTokens } : {}) });
+  const output = {
+    format: options.format,
+    ...(built.system !== undefined ? { system: built.system } : {}),
+    messages: built.messages,
+    diagnostics: built.diagnostics,
+  };
+  if (options.json) {
+    printJson(context, output);
+  } else {
+    // Text mode: the same JSON, indented, so it can be read and piped alike.
+    context.print(JSON.stringify(output, null, 2));
+  }
+  return exitCodes.ok;
+}

@@ -1,0 +1,54 @@
+import { describe, expect, it } from "vitest";
+import { defaultTokenEstimator, estimateMessageTokens, messageOverheadTokens, partOverheadTokens, truncateToTokens, type TokenEstimator } from "../../src/history/token-estimator.js";
+
+const words: TokenEstimator = { count: (text) => text.split(/\s+/).filter(Boolean).length };
+
+describe("defaultTokenEstimator", () => {
+  it("counts o200k_base tokens, not characters divided by four", () => {
+    expect(defaultTokenEstimator.count("")).toBe(0);
+    expect(defaultTokenEstimator.count("hello world")).toBe(2);
+    // Digits and JSON punctuation cost far more than chars/4 says.
+    const json = JSON.stringify({ ids: Array.from({ length: 20 }, (_, index) => 1_000_003 * index) });
+    expect(defaultTokenEstimator.count(json)).toBeGreaterThan(json.length / 4);
+  });
+
+  it("reads special-token strings in content as plain text instead of throwing", () => {
+    expect(defaultTokenEstimator.count("a <|endoftext|> b")).toBeGreaterThan(3);
+  });
+
+  it("gives the same count every time (it is cached, and pure)", () => {
+    const text = "the same text ".repeat(50);
+    expect(defaultTokenEstimator.count(text)).toBe(defaultTokenEstimator.count(text));
+  });
+});
+
+describe("estimateMessageTokens", () => {
+  it("adds a per-message overhead to the text", () => {
+    expect(estimateMessageTokens({ role: "user", content: "one two three" }, words)).toBe(3 + messageOverheadTokens);
+  });
+
+  it("counts tool names, arguments, IDs and results, and a part overhead per call or block", () => {
+    const openAi = { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "read", arguments: "a b" } }] };
+    expect(estimateMessageTokens(openAi, words)).toBe(messageOverheadTokens + partOverheadTokens + 4);
+    const anthropic = { role: "assistant", content: [{ type: "tool_use", id: "c1", name: "read", input: { path: "a b" } }] };
+    // id, name, and the input as JSON text ({"path":"a b"} is two words).
+    expect(estimateMessageTokens(anthropic, words)).toBe(messageOverheadTokens + partOverheadTokens + 4);
+  });
+});
+
+describe("truncateToTokens", () => {
+  it("keeps a text that fits and cuts one that does not, with an ellipsis", () => {
+    expect(truncateToTokens("one two three", 3, words)).toBe("one two three");
+    const cut = truncateToTokens("one two three four five", 2, words);
+    expect(words.count(cut)).toBeLessThanOrEqual(2);
+    expect(cut.endsWith("…")).toBe(true);
+    expect(truncateToTokens("anything", 0, words)).toBe("");
+  });
+
+  it("fits the default estimator's budget and never cuts a surrogate pair", () => {
+    const text = "😀".repeat(200);
+    const cut = truncateToTokens(text, 10, defaultTokenEstimator);
+    expect(defaultTokenEstimator.count(cut)).toBeLessThanOrEqual(10);
+    expect(cut).not.toMatch(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])/);
+  });
+});
