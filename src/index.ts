@@ -70,7 +70,15 @@ export type { TokenEstimator } from "./history/token-estimator.js";
 export type { HistoryDiagnostic } from "./history/history-diagnostics.js";
 export { sessionStateProjection } from "./projections/session-state.js";
 export type { CallState, SessionMessage, SessionState, TurnState } from "./projections/session-state.js";
+export { auditDecisions, auditOutcomes, auditRows } from "./projections/audit.js";
+export type { AuditOutcome, AuditRow } from "./projections/audit.js";
 export type { Divergence, ReplayReport, Unverifiable } from "./replay/replay-verifier.js";
+export type { DecisionAndRule, DecisionChange } from "./replay/what-if.js";
+export { currentSchemaVersion, upcastEvent } from "./replay/upcast.js";
+export { PositionOutOfRangeError, SnapshotCache } from "./replay/snapshot-cache.js";
+export type { SnapshotCacheOptions } from "./replay/snapshot-cache.js";
+export { forkSession } from "./replay/fork.js";
+export type { ForkResult } from "./replay/fork.js";
 export { sessionStream } from "./runtime/session-store.js";
 
 export { eventCatalogue, eventTypes, parseEvent, TurnlogEventSchema } from "./contracts/events.js";

@@ -4,8 +4,10 @@ import { TurnlogError } from "../errors/turnlog-error.js";
 import { commandContext, type CliIo } from "./cli-io.js";
 import { CliError, exitCodes } from "./cli-error.js";
 import { approveCommand, denyCommand, type AnswerOptions } from "./commands/approve-command.js";
+import { auditCommand, type AuditOptions } from "./commands/audit-command.js";
 import { demoCommand } from "./commands/demo-command.js";
 import { eventsCommand } from "./commands/events-command.js";
+import { forkCommand } from "./commands/fork-command.js";
 import { historyCommand } from "./commands/history-command.js";
 import { replayCommand } from "./commands/replay-command.js";
 import { resumeCommand } from "./commands/resume-command.js";
@@ -75,11 +77,36 @@ export async function runCli(argv: readonly string[], io: CliIo = { stdout: proc
 
   program
     .command("show")
-    .description("print a session's configuration, timeline and status")
+    .description("print a session's configuration, timeline and status (or, with --at N, the state right after event #N)")
     .argument("<session>", "the session ID")
+    .option("--at <position>", "time travel: the timeline up to stream position N and the state there")
     .addOption(dirOption())
-    .action(async (session: string, options: { dir: string }) => {
+    .action(async (session: string, options: { dir: string; at?: string }) => {
       exitCode = await showCommand(session, options, context);
+    });
+
+  program
+    .command("fork")
+    .description("make a new session whose log starts with a copy of this one's events up to --at (its own hash chain)")
+    .argument("<session>", "the session to fork")
+    .requiredOption("--at <position>", "the last stream position to copy")
+    .requiredOption("--to <session>", "the new session's ID (must not exist)")
+    .addOption(dirOption())
+    .action(async (session: string, options: { dir: string; at: string; to: string }) => {
+      exitCode = await forkCommand(session, options, context);
+    });
+
+  program
+    .command("audit")
+    .description("print one row per tool call: the gate's decision, its rule, who approved, and what finally happened")
+    .argument("<session>", "the session ID")
+    .addOption(new Option("--decision <decision>", "only calls the gate decided so").choices(["allow", "ask", "deny", "block"]))
+    .option("--tool <name>", "only calls of this tool")
+    .addOption(new Option("--outcome <outcome>", "only calls that ended so").choices(["succeeded", "failed", "rejected", "denied", "blocked", "interrupted", "pending"]))
+    .addOption(dirOption())
+    .addOption(jsonOption())
+    .action(async (session: string, options: AuditOptions) => {
+      exitCode = await auditCommand(session, options, context);
     });
 
   program
@@ -88,7 +115,8 @@ export async function runCli(argv: readonly string[], io: CliIo = { stdout: proc
     .argument("<session>", "the session ID")
     .addOption(dirOption())
     .addOption(jsonOption())
-    .action(async (session: string, options: { dir: string; json?: boolean }) => {
+    .addOption(new Option("--policy <file>", "what-if: a partial policy JSON merged over the recorded one; lists the decisions it would change (exit 1 if any)"))
+    .action(async (session: string, options: { dir: string; json?: boolean; policy?: string }) => {
       exitCode = await replayCommand(session, options, context);
     });
 

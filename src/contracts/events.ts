@@ -39,6 +39,8 @@ export const SessionStartedSchema = event(
     }),
     /** How provider requests are built from the history: the token budget and the system text. */
     history: z.object({ maxTokens: z.number().int().positive(), system: z.string().optional() }).optional(),
+    /** Set on a fork: the session and stream position its copied prefix comes from. */
+    forkedFrom: z.object({ sessionId: z.string().min(1), position: z.number().int().positive() }).optional(),
   }),
 );
 

@@ -142,6 +142,8 @@ export interface SessionState {
   historySummary: { beforePosition: number; summary: string; unitsSummarized: number; compressor: string } | null;
   /** History settings in force, from `session.started`. */
   history: { maxTokens: number; system?: string } | null;
+  /** The session this one was forked from, and the last copied position. */
+  forkedFrom: { sessionId: string; position: number } | null;
   /** Tools a person approved for the rest of the session, with who and where (for the audit). */
   toolApprovals: { tool: string; callId: string; by: string; note?: string; position: number }[];
   /** Stream position of the last event folded. */
@@ -167,6 +169,7 @@ function initialState(): SessionState {
     nativeCalls: [],
     historySummary: null,
     history: null,
+    forkedFrom: null,
     position: 0,
     lastRecordedAt: null,
   };
@@ -211,8 +214,8 @@ function evolve(draft: Draft, recorded: RecordedEvent): void {
   trackPause(draft, event.type, recorded.meta.recordedAt);
   switch (event.type) {
     case "session.started": {
-      const { sessionId, policy, tools, budgets, concurrency, provider, history } = event.data;
-      Object.assign(draft, { sessionId, policy, tools, budgets, concurrency, provider, history: history ?? null });
+      const { sessionId, policy, tools, budgets, concurrency, provider, history, forkedFrom } = event.data;
+      Object.assign(draft, { sessionId, policy, tools, budgets, concurrency, provider, history: history ?? null, forkedFrom: forkedFrom ?? null });
       return;
     }
     case "session.config.changed": {

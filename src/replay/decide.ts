@@ -147,7 +147,8 @@ export function decide(action: DecisionAction, inputs: DecisionInputs): TurnlogE
       return {
         type: "turn.tool_calls.normalized",
         data: normalizeToolCalls({
-          sessionId: state.sessionId,
+          // A turn copied into a fork keeps the IDs it was given in its original session.
+          sessionId: state.forkedFrom !== null && turn.startPosition <= state.forkedFrom.position ? state.forkedFrom.sessionId : state.sessionId,
           turnId,
           turnSeq: turn.turnSeq,
           content: response.content,

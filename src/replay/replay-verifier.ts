@@ -9,6 +9,8 @@ import type { GateEnvironment } from "../policy/gate.js";
 import type { HistoryCompressor } from "../history/history-compressor.js";
 import { decideAll, NoDecisionOwedError, owedDecision, type DecisionAction } from "./decide.js";
 import { SessionFold, UnexpectedEventError } from "./session-fold.js";
+import { upcastEvent } from "./upcast.js";
+import { decisionChanges, type DecisionChange } from "./what-if.js";
 
 export interface Divergence {
   /** Stream position of the logged event. */
@@ -41,6 +43,8 @@ export interface ReplayReport {
   divergences: Divergence[];
   /** Entries taken as logged because they cannot be recomputed (not divergences). */
   unverifiable: Unverifiable[];
+  /** Per call, every gate decision or deciding rule the recomputation changes (what-if). */
+  changes: DecisionChange[];
 }
 
 export interface ReplayConfiguration {
@@ -63,10 +67,12 @@ export async function verifyReplay(events: AsyncIterable<RecordedEvent> | Iterab
   const fold = new SessionFold();
   const divergences: Divergence[] = [];
   const unverifiable: Unverifiable[] = [];
+  const changes: DecisionChange[] = [];
   let compared = 0;
   // The rest of a multi-event decision (history decisions before a provider request).
   let expected: (TurnlogEvent | string)[] = [];
-  for await (const event of events) {
+  for await (const recorded of events) {
+    const event = upcastEvent(recorded);
     const position = event.meta.streamPosition;
     const action = owedDecision(fold.pending, fold.turnState);
     if (isDecisionEvent(event.type) && !isHostCancel(event, action)) {
@@ -78,6 +84,8 @@ export async function verifyReplay(events: AsyncIterable<RecordedEvent> | Iterab
         expected = typeof all === "string" ? [all] : all;
       }
       const next = expected.shift() as TurnlogEvent | string;
+      const toolOf = (callId: string) => fold.state.calls.get(callId)?.name ?? (event.data as { plan?: ToolPlan }).plan?.tool;
+      changes.push(...decisionChanges(position, event, typeof next === "string" ? undefined : next, toolOf));
       if (typeof next === "string") {
         divergences.push({ position, type: event.type, path: "type", expected: event.type, actual: next });
       } else {
@@ -99,7 +107,7 @@ export async function verifyReplay(events: AsyncIterable<RecordedEvent> | Iterab
       break;
     }
   }
-  return { identical: divergences.length === 0, compared, divergences, unverifiable };
+  return { identical: divergences.length === 0, compared, divergences, unverifiable, changes };
 }
 
 /**

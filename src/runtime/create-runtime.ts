@@ -6,10 +6,13 @@ import { UnknownSessionError } from "../errors/session-state-error.js";
 import type { Clock, EventLog, IdSource, RecordedEvent, VerifyReport } from "../log/event-log.js";
 import { LevelEventLog } from "../log/level-event-log.js";
 import { resolvePolicy } from "../policy/default-policy.js";
+import { auditRows, type AuditRow } from "../projections/audit.js";
 import { foldEvents } from "../projections/projection.js";
 import { sessionStateProjection, type SessionState } from "../projections/session-state.js";
 import type { Provider } from "../providers/provider.js";
 import { verifyReplay, type ReplayReport } from "../replay/replay-verifier.js";
+import { SnapshotCache } from "../replay/snapshot-cache.js";
+import { forkSession, type ForkResult } from "../replay/fork.js";
 import type { ToolDefinition } from "../tools/define-tool.js";
 import { ToolRegistry, type ToolProvider } from "../tools/tool-registry.js";
 import { resolveRealPath } from "../policy/real-path.js";
@@ -61,6 +64,14 @@ export interface Runtime {
   replay(sessionId: string, options?: { policy?: PolicyInput; tools?: readonly ToolDefinition[] }): Promise<ReplayReport>;
   /** The session state right after the event at a stream position (1-based). */
   stateAt(sessionId: string, position: number): Promise<SessionState>;
+  /**
+   * Creates session `to` from a copy of session `sessionId`'s events 1..`at` (its own hash chain;
+   * `session.started` records `forkedFrom`). `to` must not exist. A cut mid-turn leaves an
+   * unfinished turn that `openSession(to)` recovers as usual.
+   */
+  fork(sessionId: string, options: { at: number; to: string }): Promise<ForkResult>;
+  /** The audit trail: one row per tool call of a session (DESIGN.md §4). */
+  audit(sessionId: string): Promise<AuditRow[]>;
   /** Walks every hash chain in the log. */
   verify(): Promise<VerifyReport>;
   close(): Promise<void>;
@@ -90,6 +101,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const ids = options.ids ?? { next: () => randomUUID() };
   const provider = options.provider;
   const open = new Map<string, Promise<Session>>();
+  /** Time-travel snapshots: an in-memory, bounded cache, never persisted. */
+  const snapshots = new SnapshotCache();
 
   async function load(sessionId: string): Promise<Session> {
     const store = await SessionStore.load(log, sessionId);
@@ -162,11 +175,15 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
           : {}),
       });
     },
-    async stateAt(sessionId, position) {
-      if (!Number.isInteger(position) || position < 1) throw new TypeError("position must be a stream position ≥ 1");
-      const events = await log.readStream(sessionStream(sessionId), { from: 1, to: position, maxCount: position });
-      if (events.length === 0) throw new UnknownSessionError(sessionId);
-      return foldEvents(sessionStateProjection, events);
+    stateAt(sessionId, position) {
+      return snapshots.stateAt(log, sessionId, position);
+    },
+    async fork(sessionId, forkOptions) {
+      if (!sessionIdPattern.test(forkOptions.to)) throw new TypeError(`session ID "${forkOptions.to}" must match ${sessionIdPattern}`);
+      return forkSession(log, sessionId, forkOptions);
+    },
+    async audit(sessionId) {
+      return auditRows(foldEvents(sessionStateProjection, await readSession(sessionId)));
     },
     verify() {
       return log.verify();

@@ -1,3 +1,7 @@
+import { readFile } from "node:fs/promises";
+import { PolicySnapshotSchema, type PolicyInput, type PolicySnapshot } from "../../contracts/policy.js";
+import { resolvePolicy } from "../../policy/default-policy.js";
+import { formatDecisionChange } from "../../replay/what-if.js";
 import { demoTools, toolsForeignToDemo } from "../demo/demo-runtime.js";
 import { verifyReplay, type Divergence } from "../../replay/replay-verifier.js";
 import { ToolRegistry } from "../../tools/tool-registry.js";
@@ -15,7 +19,8 @@ import { plural } from "../timeline.js";
  * The CLI has no host code, so it replays with the built-in demo tools; a session recorded with
  * other tools is refused with a clear line rather than reported as a pile of divergences.
  */
-export async function replayCommand(sessionId: string, options: { dir: string; json?: boolean }, context: CommandContext): Promise<number> {
+export async function replayCommand(sessionId: string, options: { dir: string; json?: boolean; policy?: string }, context: CommandContext): Promise<number> {
+  const whatIf = options.policy === undefined ? undefined : await readPolicyFile(options.policy);
   const events = await withLog(options.dir, {}, (log) => readSessionEvents(log, sessionId, options.dir, context.io.env));
   const registry = new ToolRegistry(demoTools());
   const foreign = toolsForeignToDemo(events);
@@ -24,11 +29,25 @@ export async function replayCommand(sessionId: string, options: { dir: string; j
       `session "${sessionId}" was recorded with tools the CLI does not define (${foreign.join(", ")}) — the CLI replays demo sessions only; replay this one from its host with runtime.replay("${sessionId}")`,
     );
   }
-  const report = await verifyReplay(events, { registry });
+  const report = await verifyReplay(events, {
+    registry,
+    ...(whatIf
+      ? { policy: (recorded: PolicySnapshot) => resolvePolicy({ ...recorded, ...whatIf, workspace: { ...recorded.workspace, ...whatIf.workspace } }, recorded.workspace.root) }
+      : {}),
+  });
+  // Without --policy a changed decision is a divergence like any other, printed as today.
+  const changed = whatIf !== undefined && report.changes.length > 0;
   if (options.json) {
     printJson(context, report);
   } else {
     const { print, paint } = context;
+    if (changed) {
+      // Under another policy the divergences mostly follow from the changed decisions: list those.
+      print(paint("bad", `would change ${plural(report.changes.length, "decision")}:`));
+      for (const change of report.changes) print(`  ${formatDecisionChange(change)}`);
+      print(paint("dim", `  (${plural(report.compared, "decision")} recomputed, ${plural(report.divergences.length, "divergence")} in all; --json lists them)`));
+      return exitCodes.failure;
+    }
     const counts = `${plural(report.compared, "decision")} recomputed, ${plural(report.divergences.length, "divergence")}`;
     print(report.identical ? `${paint("good", "identical")}: ${counts}` : `${paint("bad", "diverged")}: ${counts}`);
     for (const divergence of report.divergences) print(`  ${formatDivergence(divergence)}`);
@@ -36,7 +55,35 @@ export async function replayCommand(sessionId: string, options: { dir: string; j
       print(paint("dim", `  #${entry.position} ${entry.type} ${entry.callId}: not verifiable (${entry.reason}: planned from arguments that held a secret, which the log never stores)`));
     }
   }
-  return report.identical ? exitCodes.ok : exitCodes.failure;
+  return report.identical && !changed ? exitCodes.ok : exitCodes.failure;
+}
+
+/**
+ * Reads `--policy <file>`: a partial policy (approvalMode, workspace, deny, allow,
+ * blockedRiskClasses) merged over the recorded one. A missing file exits 1, a file that is not
+ * JSON or not a partial policy exits 2, each with one line.
+ */
+async function readPolicyFile(file: string): Promise<PolicyInput> {
+  let text: string;
+  try {
+    text = await readFile(file, "utf8");
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new CliError(code === "ENOENT" ? `policy file not found: ${file}` : `cannot read policy file ${file}: ${code ?? String(error)}`);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    throw new CliError(`policy file ${file} is not valid JSON: ${(error as Error).message}`, { exitCode: exitCodes.usage });
+  }
+  const parsed = PolicySnapshotSchema.partial().strict().safeParse(json);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const where = issue === undefined || issue.path.length === 0 ? "" : ` at ${issue.path.join(".")}`;
+    throw new CliError(`policy file ${file} is not a valid partial policy${where}: ${issue?.message ?? "invalid"}`, { exitCode: exitCodes.usage });
+  }
+  return parsed.data;
 }
 
 /** `#8 turn.tool_calls.gated data.decisions[0].rule: logged "mode:auto-edit", recomputed "mode:ask"`. */

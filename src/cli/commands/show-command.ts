@@ -1,16 +1,21 @@
 import { foldEvents } from "../../projections/projection.js";
+import { SessionFold } from "../../replay/session-fold.js";
+import { CliError } from "../cli-error.js";
 import { pendingApprovals, sessionStateProjection, type SessionState } from "../../projections/session-state.js";
 import { type CommandContext } from "../cli-io.js";
 import { exitCodes } from "../cli-error.js";
 import { withLog } from "../log-directory.js";
 import { readSessionEvents } from "../session-events.js";
+import type { RecordedEvent } from "../../log/event-log.js";
 import { sessionStatus } from "../session-status.js";
 import { formatTimeline, plural, truncate } from "../timeline.js";
 
 /** `turnlog show <session>`: who and what the session ran with, its timeline, and where it stands. */
-export async function showCommand(sessionId: string, options: { dir: string }, context: CommandContext): Promise<number> {
-  const events = await withLog(options.dir, {}, (log) => readSessionEvents(log, sessionId, options.dir, context.io.env));
+export async function showCommand(sessionId: string, options: { dir: string; at?: string }, context: CommandContext): Promise<number> {
+  const all = await withLog(options.dir, {}, (log) => readSessionEvents(log, sessionId, options.dir, context.io.env));
   const { print, paint } = context;
+  if (options.at !== undefined) return showAt(sessionId, all, options.at, context);
+  const events = all;
   const state = foldEvents(sessionStateProjection, events);
   print(`${paint("bold", "session ")} ${sessionId}`);
   if (state.provider !== null) print(`${paint("dim", "provider")} ${state.provider.id} (${state.provider.format})`);
@@ -23,6 +28,33 @@ export async function showCommand(sessionId: string, options: { dir: string }, c
   for (const line of formatTimeline(events, { color: context.color })) print(`  ${line}`);
   print();
   for (const line of describeStatus(state, context)) print(line);
+  return exitCodes.ok;
+}
+
+/**
+ * `turnlog show <session> --at N`: time travel — the timeline up to stream position N and where the
+ * session stood right after it: turn, machine state of the active turn, and each call's status.
+ */
+function showAt(sessionId: string, events: readonly RecordedEvent[], at: string, context: CommandContext): number {
+  const { print, paint } = context;
+  const position = /^\d+$/.test(at) ? Number(at) : Number.NaN;
+  if (!Number.isSafeInteger(position) || position < 1) throw new CliError(`--at must be a stream position ≥ 1 (got "${at}")`, { exitCode: exitCodes.usage });
+  if (position > events.length) throw new CliError(`session "${sessionId}" has ${plural(events.length, "event")}; position ${position} is beyond its end`);
+  const prefix = events.slice(0, position);
+  const fold = new SessionFold();
+  for (const event of prefix) fold.apply(event);
+  const state = fold.state;
+  print(`${paint("bold", "session ")} ${sessionId} ${paint("dim", `· at #${position} of ${events.length}`)}`);
+  print();
+  for (const line of formatTimeline(prefix, { color: context.color })) print(`  ${line}`);
+  print();
+  const turn = state.turns.at(-1);
+  const machine = fold.turnState;
+  print(
+    `${paint("bold", "state at")} #${position}: ${sessionStatus(state)} · ${plural(state.messages.filter((message) => message.role === "user").length, "user message")}, ${plural(state.totals.turns, "turn")}` +
+      (turn === undefined ? "" : ` · turn ${turn.turnSeq} (${turn.turnId}, iteration ${turn.iteration}) ${turn.status}${machine !== undefined ? `, machine state ${machine}` : ""}`),
+  );
+  for (const call of state.calls.values()) print(`  ${call.name} ${paint("dim", call.callId)} ${call.status}`);
   return exitCodes.ok;
 }
 

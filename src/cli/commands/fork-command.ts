@@ -1,0 +1,38 @@
+import { ExpectedVersionConflictError } from "../../errors/expected-version-conflict-error.js";
+import { UnknownSessionError } from "../../errors/session-state-error.js";
+import { forkSession } from "../../replay/fork.js";
+import { PositionOutOfRangeError } from "../../replay/snapshot-cache.js";
+import type { CommandContext } from "../cli-io.js";
+import { CliError, exitCodes } from "../cli-error.js";
+import { dirFlag, withLog } from "../log-directory.js";
+
+const sessionIdPattern = /^[A-Za-z0-9._-]{1,128}$/;
+
+/**
+ * `turnlog fork <session> --at N --to NEW`: a new session whose log starts with a copy of the
+ * session's events 1..N (its own hash chain; its `session.started` records where it came from).
+ * Prints the new session's ID and the command that shows it. An existing `--to` exits 1.
+ */
+export async function forkCommand(sessionId: string, options: { dir: string; at: string; to: string }, context: CommandContext): Promise<number> {
+  const at = /^\d+$/.test(options.at) ? Number(options.at) : Number.NaN;
+  if (!Number.isSafeInteger(at) || at < 1) throw new CliError(`--at must be a stream position ≥ 1 (got "${options.at}")`, { exitCode: exitCodes.usage });
+  if (!sessionIdPattern.test(options.to)) throw new CliError(`--to "${options.to}" is not a valid session ID (letters, digits, ".", "_", "-"; at most 128)`, { exitCode: exitCodes.usage });
+  if (options.to === sessionId) throw new CliError(`--to must name a new session, not "${sessionId}" itself`, { exitCode: exitCodes.usage });
+  const env = context.io.env;
+  const result = await withLog(options.dir, {}, async (log) => {
+    try {
+      return await forkSession(log, sessionId, { at, to: options.to });
+    } catch (error) {
+      if (ExpectedVersionConflictError.isInstance(error)) throw new CliError(`session "${options.to}" already exists in ${options.dir} — pick another --to`, { cause: error });
+      if (UnknownSessionError.isInstance(error)) {
+        throw new CliError(`no session "${sessionId}" in ${options.dir} — "npx turnlog sessions${dirFlag(options.dir, env)}" lists them`, { cause: error });
+      }
+      if (error instanceof PositionOutOfRangeError) throw new CliError(error.message, { cause: error });
+      throw error;
+    }
+  });
+  const { print, paint } = context;
+  print(`${paint("good", "forked")} ${result.sessionId} ${paint("dim", `from ${sessionId} at #${at} (${result.copied} events copied, with a hash chain of its own)`)}`);
+  print(`${paint("dim", "show it:")} npx turnlog show ${result.sessionId}${dirFlag(options.dir, env)}`);
+  return exitCodes.ok;
+}

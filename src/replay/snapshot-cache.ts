@@ -1,0 +1,130 @@
+import { UnknownSessionError } from "../errors/session-state-error.js";
+import type { EventLog } from "../log/event-log.js";
+import { applyEvent } from "../projections/projection.js";
+import { sessionStateProjection, type SessionState } from "../projections/session-state.js";
+
+/** Options of {@link SnapshotCache}. */
+export interface SnapshotCacheOptions {
+  /** A snapshot is kept every `every` events of a stream (at positions every, 2·every, …). Default 1 000. */
+  every?: number;
+  /** At most this many snapshots are kept, across every session; the least recently used goes first. Default 64. */
+  maxSnapshots?: number;
+  /** Events read per `readStream` call while folding. Default 1 000. */
+  pageSize?: number;
+}
+
+/** A position beyond the end of a session's stream. */
+export class PositionOutOfRangeError extends RangeError {
+  readonly code = "TURNLOG_POSITION_OUT_OF_RANGE";
+  constructor(
+    readonly sessionId: string,
+    readonly position: number,
+    readonly version: number,
+  ) {
+    super(`session "${sessionId}" has ${version} event${version === 1 ? "" : "s"}; position ${position} is beyond its end`);
+    this.name = "PositionOutOfRangeError";
+  }
+}
+
+/**
+ * Time travel (DESIGN.md §4, §5): the session state right after any stream position, folded from
+ * the nearest snapshot at or below it. Snapshots are `(session, position) → SessionState` taken
+ * every `every` events while folding; they live in memory only, bounded (LRU), and are throw-away:
+ * a miss refolds from the start, nothing is ever persisted. They stay valid because a stream is
+ * append-only (an event at a position never changes). Immer states are frozen and structurally
+ * shared, so a snapshot costs little more than what changed since the previous one.
+ *
+ * @example
+ * const cache = new SnapshotCache();
+ * const state = await cache.stateAt(log, "s1", 4_200); // folds 1..4 200, keeps 1 000 … 4 000
+ * await cache.stateAt(log, "s1", 4_100);               // folds 4 001..4 100 only
+ */
+export class SnapshotCache {
+  readonly every: number;
+  readonly maxSnapshots: number;
+  readonly pageSize: number;
+  /** Key `${sessionId}\u0000${position}`; a Map iterates in insertion order, which makes it an LRU. */
+  readonly #snapshots = new Map<string, SessionState>();
+
+  constructor(options: SnapshotCacheOptions = {}) {
+    this.every = positiveInteger(options.every ?? 1_000, "every");
+    this.maxSnapshots = positiveInteger(options.maxSnapshots ?? 64, "maxSnapshots");
+    this.pageSize = positiveInteger(options.pageSize ?? 1_000, "pageSize");
+  }
+
+  /** Number of snapshots held. */
+  get size(): number {
+    return this.#snapshots.size;
+  }
+
+  /** Forgets every snapshot (they are only a cache). */
+  clear(): void {
+    this.#snapshots.clear();
+  }
+
+  /**
+   * The session state right after the event at stream position `position` (1-based).
+   * Throws a TypeError for a position that is not an integer ≥ 1, `UnknownSessionError` for an
+   * unknown session, and {@link PositionOutOfRangeError} for a position beyond the stream's end.
+   */
+  async stateAt(log: EventLog, sessionId: string, position: number): Promise<SessionState> {
+    if (!Number.isInteger(position) || position < 1) throw new TypeError(`position must be a stream position ≥ 1 (got ${String(position)})`);
+    const stream = sessionStream(sessionId);
+    const version = await log.streamVersion(stream);
+    if (version === 0) throw new UnknownSessionError(sessionId);
+    if (position > version) throw new PositionOutOfRangeError(sessionId, position, version);
+
+    let { state, at } = this.#nearest(sessionId, position);
+    while (at < position) {
+      const to = Math.min(position, at + this.pageSize);
+      const events = await log.readStream(stream, { from: at + 1, to, maxCount: to - at });
+      if (events.length === 0) throw new Error(`session "${sessionId}": no event at position ${at + 1} although its version is ${version}`);
+      for (const event of events) {
+        state = applyEvent(sessionStateProjection, state, event);
+        at = event.meta.streamPosition;
+        if (at % this.every === 0) this.#remember(sessionId, at, state);
+      }
+    }
+    return state;
+  }
+
+  /** The snapshot at the highest multiple of `every` ≤ position that is held, or the initial state. */
+  #nearest(sessionId: string, position: number): { state: SessionState; at: number } {
+    for (let at = position - (position % this.every); at > 0; at -= this.every) {
+      const key = keyOf(sessionId, at);
+      const state = this.#snapshots.get(key);
+      if (state !== undefined) {
+        // Touch: most recently used goes to the end.
+        this.#snapshots.delete(key);
+        this.#snapshots.set(key, state);
+        return { state, at };
+      }
+    }
+    return { state: sessionStateProjection.initialState(), at: 0 };
+  }
+
+  #remember(sessionId: string, at: number, state: SessionState): void {
+    const key = keyOf(sessionId, at);
+    this.#snapshots.delete(key);
+    this.#snapshots.set(key, state);
+    while (this.#snapshots.size > this.maxSnapshots) {
+      const oldest = this.#snapshots.keys().next().value;
+      if (oldest === undefined) break;
+      this.#snapshots.delete(oldest);
+    }
+  }
+}
+
+/** A session's stream, as `sessionStream` in the runtime names it (replay sits below the runtime). */
+export function sessionStream(sessionId: string): string {
+  return `session-${sessionId}`;
+}
+
+function keyOf(sessionId: string, position: number): string {
+  return `${sessionId}\u0000${position}`;
+}
+
+function positiveInteger(value: number, name: string): number {
+  if (!Number.isInteger(value) || value < 1) throw new TypeError(`SnapshotCache: ${name} must be an integer ≥ 1`);
+  return value;
+}
