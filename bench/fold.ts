@@ -118,7 +118,8 @@ try {
   global.gc?.();
   const baseline = process.memoryUsage();
   const sampler = memorySampler();
-  const fold = new SessionFold();
+  // Folded in place, as replay does: nothing keeps the intermediate states.
+  const fold = new SessionFold({ mutable: true });
   let folded = 0;
   started = process.hrtime.bigint();
   const windowSize = Math.max(10_000, Math.round(written / 10 / 1000) * 1000);

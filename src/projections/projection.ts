@@ -17,6 +17,16 @@ export function applyEvent<State>(projection: Projection<State>, state: State, e
   return produce(state, (draft) => projection.evolve(draft, event));
 }
 
+/**
+ * Evolves a state in place, without immer: for a fold that owns its state and keeps no older one
+ * (replay, a long rebuild). immer copies a collection on every write to it, so a fold that keeps
+ * every intermediate state costs time in proportion to the collections' size per event — fine for
+ * a live session, quadratic over a million-event log.
+ */
+export function applyEventInPlace<State>(projection: Projection<State>, state: State, event: RecordedEvent): void {
+  projection.evolve(state as Draft<State>, event);
+}
+
 /** Folds events into a projection's state from its initial state (or a given one). */
 export function foldEvents<State>(projection: Projection<State>, events: Iterable<RecordedEvent>, from?: State): State {
   let state = from ?? projection.initialState();

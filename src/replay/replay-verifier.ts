@@ -64,7 +64,8 @@ export interface ReplayConfiguration {
  * are taken as given. The log stays the truth while folding, so one divergence does not cascade.
  */
 export async function verifyReplay(events: AsyncIterable<RecordedEvent> | Iterable<RecordedEvent>, config: ReplayConfiguration): Promise<ReplayReport> {
-  const fold = new SessionFold();
+  // Replay keeps no intermediate state, so it folds in place: linear in the log's length.
+  const fold = new SessionFold({ mutable: true });
   const divergences: Divergence[] = [];
   const unverifiable: Unverifiable[] = [];
   const changes: DecisionChange[] = [];

@@ -2,7 +2,7 @@ import { initialTransition, transition, type SnapshotFrom } from "xstate";
 import type { TurnEvent } from "../contracts/events.js";
 import { hasCode, TurnlogError } from "../errors/turnlog-error.js";
 import type { RecordedEvent } from "../log/event-log.js";
-import { applyEvent } from "../projections/projection.js";
+import { applyEvent, applyEventInPlace } from "../projections/projection.js";
 import { sessionStateProjection, type SessionState } from "../projections/session-state.js";
 import { providerTurnMachine } from "../../machines/provider-turn.machine.js";
 
@@ -32,6 +32,18 @@ export class UnexpectedEventError extends TurnlogError {
  */
 export class SessionFold {
   state: SessionState = sessionStateProjection.initialState();
+
+  /**
+   * `mutable`: evolve the state in place (linear over any log length) for a fold that hands out
+   * no states to keep — replay, benchmarks. The default keeps every state immutable, so one taken
+   * earlier (a host's `session.state()`, a snapshot) never changes.
+   */
+  constructor(private readonly options: { mutable?: boolean } = {}) {}
+
+  #evolve(recorded: RecordedEvent): void {
+    if (this.options.mutable) applyEventInPlace(sessionStateProjection, this.state, recorded);
+    else this.state = applyEvent(sessionStateProjection, this.state, recorded);
+  }
   /** The active turn's machine snapshot; undefined between turns. */
   turn: TurnSnapshot | undefined;
   /** Actions owed after the last event, in order: decisions to compute or effects to perform. */
@@ -45,7 +57,7 @@ export class SessionFold {
       if (this.turn === undefined || !this.turn.can(event)) {
         throw new UnexpectedEventError(recorded.meta.streamPosition, type, this.turn === undefined ? "no active turn" : JSON.stringify(this.turn.value));
       }
-      this.state = applyEvent(sessionStateProjection, this.state, recorded);
+      this.#evolve(recorded);
       const [next, actions] = transition(providerTurnMachine, this.turn, event);
       this.turn = next;
       this.pending = actionTypes(actions, recorded);
@@ -55,7 +67,7 @@ export class SessionFold {
       }
       return;
     }
-    this.state = applyEvent(sessionStateProjection, this.state, recorded);
+    this.#evolve(recorded);
     if (type === "turn.started") {
       const data = recorded.data as { turnId: string; turnSeq: number; iteration: number };
       const [initial, actions] = initialTransition(providerTurnMachine, {
