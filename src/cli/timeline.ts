@@ -245,9 +245,30 @@ function summarizeEvent(event: TurnlogEvent, context: SummaryContext): string {
       return join(event.data.ok ? "ok" : `failed: ${event.data.code ?? "error"}`, `${event.data.durationMs}ms`, event.data.output !== undefined && text(event.data.output));
     case "session.history.compacted":
       return `${plural(event.data.unitsSummarized, "unit")} before #${event.data.beforePosition} summarized`;
-    case "session.diagnostic.recorded": {
-      const counts = Object.entries(event.data.counts).map(([name, count]) => `${name}=${count}`);
-      return join(event.data.name, counts.join(", "), event.data.reasons.join(", "));
-    }
+    case "session.diagnostic.recorded":
+      return diagnosticSummary(event.data, join);
+  }
+}
+
+/**
+ * One short line per history diagnostic, so the timeline fits a terminal; every count is in
+ * `turnlog events --json`.
+ */
+function diagnosticSummary(
+  data: { name: string; counts: Record<string, number>; reasons: string[] },
+  join: (...parts: (string | undefined | false)[]) => string,
+): string {
+  const count = (name: string) => data.counts[name] ?? 0;
+  const kind = data.name.replace("structured-tool-history-", "history ");
+  const reasons = data.reasons.length > 0 ? data.reasons.join(", ") : undefined;
+  switch (data.name) {
+    case "structured-tool-history-selected":
+      return join(kind, `${count("units_selected")}/${count("history_units")} earlier units kept`, `${count("groups_native")} native, ${count("groups_flat")} flat`, `~${count("estimated_tokens")} tokens`, reasons);
+    case "structured-tool-history-serialized":
+      return join(kind, `${count("messages")} messages`, `${count("tool_calls")} tool calls`, `${count("tool_results")} results`, reasons);
+    case "structured-tool-history-skipped":
+      return join(kind, `${count("groups_flat")} group(s) sent as text`, reasons);
+    default:
+      return join(kind, reasons);
   }
 }
