@@ -1,38 +1,15 @@
-import { mkdtemp, rm } from "node:fs/promises";
-import os from "node:os";
-import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { AuditRow } from "../../src/index.js";
-import { ensureBuiltCli, runTurnlog } from "./support/turnlog-bin.js";
+import { expectOneCleanLine, useDemoSession } from "./support/demo-fixture.js";
 
 /* `turnlog audit`, end to end: the built bin against a demo session in its own temporary directory. */
 
-let workDir: string;
-let sessionId: string;
-const logDir = "log";
-const turnlog = (...args: string[]) => runTurnlog(args, { cwd: workDir });
-
-function expectOneCleanLine(stderr: string): void {
-  expect(stderr.trimEnd().split("\n")).toHaveLength(1);
-  expect(stderr).toMatch(/^turnlog: /);
-  expect(stderr).not.toMatch(/\bat .+:\d+:\d+/);
-}
-
-beforeAll(async () => {
-  await ensureBuiltCli();
-  workDir = await mkdtemp(path.join(os.tmpdir(), "turnlog-audit-"));
-  const demo = await turnlog("demo", "--dir", logDir);
-  expect(demo.code).toBe(0);
-  sessionId = /session\s+(demo-\S+)/.exec(demo.stdout)?.[1] ?? "";
-}, 120_000);
-
-afterAll(async () => {
-  if (workDir !== undefined) await rm(workDir, { recursive: true, force: true });
-});
+const demo = useDemoSession("audit");
+const { turnlog } = demo;
 
 describe("turnlog audit", () => {
   it("prints one row per tool call of the demo as JSON, with the gate's decision and what finally happened", async () => {
-    const run = await turnlog("audit", sessionId, "--dir", logDir, "--json");
+    const run = await turnlog("audit", demo.sessionId, "--dir", demo.logDir, "--json");
     expect(run.stderr).toBe("");
     expect(run.code).toBe(0);
     const rows = JSON.parse(run.stdout) as AuditRow[];
@@ -62,7 +39,7 @@ describe("turnlog audit", () => {
   });
 
   it("filters by decision: --decision block shows only the blocked command", async () => {
-    const run = await turnlog("audit", sessionId, "--dir", logDir, "--decision", "block", "--json");
+    const run = await turnlog("audit", demo.sessionId, "--dir", demo.logDir, "--decision", "block", "--json");
     expect(run.code).toBe(0);
     expect(JSON.parse(run.stdout)).toEqual([
       expect.objectContaining({ callId: "call_install", decision: "block", rule: "hard-block:command=forbidden:download-to-interpreter", outcome: "blocked" }),
@@ -70,16 +47,16 @@ describe("turnlog audit", () => {
   });
 
   it("combines filters with AND", async () => {
-    const asked = JSON.parse((await turnlog("audit", sessionId, "--dir", logDir, "--decision", "ask", "--json")).stdout) as AuditRow[];
+    const asked = JSON.parse((await turnlog("audit", demo.sessionId, "--dir", demo.logDir, "--decision", "ask", "--json")).stdout) as AuditRow[];
     expect(asked.map((row) => row.callId).sort()).toEqual(["call_force_push", "call_save_summary", "call_status"]);
-    const run = await turnlog("audit", sessionId, "--dir", logDir, "--decision", "ask", "--tool", "run_command", "--outcome", "succeeded", "--json");
+    const run = await turnlog("audit", demo.sessionId, "--dir", demo.logDir, "--decision", "ask", "--tool", "run_command", "--outcome", "succeeded", "--json");
     expect((JSON.parse(run.stdout) as AuditRow[]).map((row) => row.callId)).toEqual(["call_status"]);
-    const none = await turnlog("audit", sessionId, "--dir", logDir, "--tool", "write_file", "--outcome", "denied", "--json");
+    const none = await turnlog("audit", demo.sessionId, "--dir", demo.logDir, "--tool", "write_file", "--outcome", "denied", "--json");
     expect(JSON.parse(none.stdout)).toEqual([]);
   });
 
   it("prints a table with its headers that fits a 120-column terminal", async () => {
-    const run = await turnlog("audit", sessionId, "--dir", logDir);
+    const run = await turnlog("audit", demo.sessionId, "--dir", demo.logDir);
     expect(run.code).toBe(0);
     expect(run.stderr).toBe("");
     const lines = run.stdout.trimEnd().split("\n");
@@ -92,7 +69,7 @@ describe("turnlog audit", () => {
 
   it("refuses an unknown decision or outcome as a usage error, in one line (exit 2)", async () => {
     for (const args of [["--decision", "maybe"], ["--outcome", "exploded"]]) {
-      const run = await turnlog("audit", sessionId, "--dir", logDir, ...args);
+      const run = await turnlog("audit", demo.sessionId, "--dir", demo.logDir, ...args);
       expect(run.code).toBe(2);
       expect(run.stdout).toBe("");
       expectOneCleanLine(run.stderr);
@@ -100,7 +77,7 @@ describe("turnlog audit", () => {
   });
 
   it("reports an unknown session in one line (exit 1)", async () => {
-    const run = await turnlog("audit", "no-such-session", "--dir", logDir);
+    const run = await turnlog("audit", "no-such-session", "--dir", demo.logDir);
     expect(run.code).toBe(1);
     expectOneCleanLine(run.stderr);
     expect(run.stderr).toContain('no session "no-such-session"');

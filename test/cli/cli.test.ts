@@ -9,6 +9,7 @@ import { scriptedProvider } from "../../src/testing/index.js";
 import { demoSecret } from "../../src/cli/demo/demo-script.js";
 import { anthropicMessagesViolations, openAiChatViolations } from "../support/history-validators.js";
 import { ensureBuiltCli, runTurnlog, type TurnlogRun } from "./support/turnlog-bin.js";
+import { expectOneCleanLine } from "./support/demo-fixture.js";
 import { deleteEvent, rewriteEvent, swapEvents } from "./support/raw-log.js";
 
 /*
@@ -31,11 +32,6 @@ async function copyOfDemoLog(name: string): Promise<string> {
 const stream = () => `session-${sessionId}`;
 
 /** One line on stderr, and no stack frame in it. */
-function expectOneCleanLine(stderr: string): void {
-  expect(stderr.trimEnd().split("\n")).toHaveLength(1);
-  expect(stderr).toMatch(/^turnlog: /);
-  expect(stderr).not.toMatch(/\bat .+:\d+:\d+/);
-}
 
 beforeAll(async () => {
   await ensureBuiltCli();

@@ -1,41 +1,19 @@
-import { mkdtemp, rm } from "node:fs/promises";
-import os from "node:os";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { LevelEventLog } from "../../src/index.js";
-import { ensureBuiltCli, runTurnlog } from "./support/turnlog-bin.js";
+import { expectOneCleanLine, useDemoSession } from "./support/demo-fixture.js";
 
 /* `turnlog show --at` and `turnlog fork`, run as the built bin on the demo's log. */
 
-let workDir: string;
-let sessionId: string;
-const logDir = "log";
-const turnlog = (...args: string[]) => runTurnlog(args, { cwd: workDir });
-
-function expectOneCleanLine(stderr: string): void {
-  expect(stderr.trimEnd().split("\n")).toHaveLength(1);
-  expect(stderr).toMatch(/^turnlog: /);
-  expect(stderr).not.toMatch(/\bat .+:\d+:\d+/);
-}
-
-beforeAll(async () => {
-  await ensureBuiltCli();
-  workDir = await mkdtemp(path.join(os.tmpdir(), "turnlog-fork-cli-"));
-  const demo = await turnlog("demo", "--dir", logDir);
-  expect(demo.code).toBe(0);
-  sessionId = /session\s+(demo-\S+)/.exec(demo.stdout)?.[1] ?? "";
-}, 120_000);
-
-afterAll(async () => {
-  if (workDir !== undefined) await rm(workDir, { recursive: true, force: true });
-});
+const demo = useDemoSession("fork");
+const { turnlog } = demo;
 
 describe("turnlog show --at", () => {
   it("prints the timeline up to N and the state there: turn, machine state, calls", async () => {
-    const run = await turnlog("show", sessionId, "--dir", logDir, "--at", "12");
+    const run = await turnlog("show", demo.sessionId, "--dir", demo.logDir, "--at", "12");
     expect(run.stderr).toBe("");
     expect(run.code).toBe(0);
-    expect(run.stdout).toMatch(new RegExp(`session\\s+${sessionId} · at #12 of \\d+`));
+    expect(run.stdout).toMatch(new RegExp(`session\\s+${demo.sessionId} · at #12 of \\d+`));
     expect(run.stdout).toMatch(/#12 .*turn\.tool\.started/);
     expect(run.stdout).not.toMatch(/#13 /);
     expect(run.stdout).toContain("state at #12: active · 1 user message, 1 turn · turn 1 (turn-1, iteration 1) active, machine state running");
@@ -45,17 +23,17 @@ describe("turnlog show --at", () => {
   });
 
   it("shows the held call at the gate's position", async () => {
-    const run = await turnlog("show", sessionId, "--dir", logDir, "--at", "10");
+    const run = await turnlog("show", demo.sessionId, "--dir", demo.logDir, "--at", "10");
     expect(run.stdout).toContain("machine state awaitingApproval");
     expect(run.stdout).toMatch(/write_file call_save_summary awaiting-approval/);
   });
 
   it("rejects a position beyond the end (exit 1) or not a position (exit 2), in one line", async () => {
-    const beyond = await turnlog("show", sessionId, "--dir", logDir, "--at", "99999");
+    const beyond = await turnlog("show", demo.sessionId, "--dir", demo.logDir, "--at", "99999");
     expect(beyond.code).toBe(1);
     expectOneCleanLine(beyond.stderr);
     expect(beyond.stderr).toMatch(/position 99999 is beyond its end/);
-    const bad = await turnlog("show", sessionId, "--dir", logDir, "--at", "0");
+    const bad = await turnlog("show", demo.sessionId, "--dir", demo.logDir, "--at", "0");
     expect(bad.code).toBe(2);
     expectOneCleanLine(bad.stderr);
   });
@@ -63,46 +41,46 @@ describe("turnlog show --at", () => {
 
 describe("turnlog fork", () => {
   it("creates the new session, prints its ID and how to show it; the log still verifies", async () => {
-    const run = await turnlog("fork", sessionId, "--dir", logDir, "--at", "10", "--to", "fork-a");
+    const run = await turnlog("fork", demo.sessionId, "--dir", demo.logDir, "--at", "10", "--to", "fork-a");
     expect(run.stderr).toBe("");
     expect(run.code).toBe(0);
-    expect(run.stdout).toContain(`forked fork-a from ${sessionId} at #10 (10 events copied`);
-    expect(run.stdout).toContain(`npx turnlog show fork-a --dir ${logDir}`);
+    expect(run.stdout).toContain(`forked fork-a from ${demo.sessionId} at #10 (10 events copied`);
+    expect(run.stdout).toContain(`npx turnlog show fork-a --dir ${demo.logDir}`);
 
-    const show = await turnlog("show", "fork-a", "--dir", logDir);
+    const show = await turnlog("show", "fork-a", "--dir", demo.logDir);
     expect(show.code).toBe(0);
     expect(show.stdout).toMatch(/awaiting approval/);
     expect(show.stdout).not.toMatch(/#11 /);
-    expect((await turnlog("verify", "--dir", logDir)).code).toBe(0);
+    expect((await turnlog("verify", "--dir", demo.logDir)).code).toBe(0);
 
-    const log = await LevelEventLog.open(path.join(workDir, logDir), { durability: "sync" });
+    const log = await LevelEventLog.open(path.join(demo.workDir, demo.logDir), { durability: "sync" });
     try {
       const [started] = await log.readStream("session-fork-a", { maxCount: 1 });
-      expect(started?.data).toMatchObject({ sessionId: "fork-a", forkedFrom: { sessionId, position: 10 } });
+      expect(started?.data).toMatchObject({ sessionId: "fork-a", forkedFrom: { sessionId: demo.sessionId, position: 10 } });
     } finally {
       await log.close();
     }
   });
 
   it("refuses an existing --to, an unknown session and a bad position with one line and exit 1 / 2", async () => {
-    const again = await turnlog("fork", sessionId, "--dir", logDir, "--at", "3", "--to", sessionId);
+    const again = await turnlog("fork", demo.sessionId, "--dir", demo.logDir, "--at", "3", "--to", demo.sessionId);
     expect(again.code).toBe(2);
-    const existing = await turnlog("fork", sessionId, "--dir", logDir, "--at", "3", "--to", "fork-b");
+    const existing = await turnlog("fork", demo.sessionId, "--dir", demo.logDir, "--at", "3", "--to", "fork-b");
     expect(existing.code).toBe(0);
-    const taken = await turnlog("fork", sessionId, "--dir", logDir, "--at", "3", "--to", "fork-b");
+    const taken = await turnlog("fork", demo.sessionId, "--dir", demo.logDir, "--at", "3", "--to", "fork-b");
     expect(taken.code).toBe(1);
     expectOneCleanLine(taken.stderr);
     expect(taken.stderr).toContain('session "fork-b" already exists');
-    const unknown = await turnlog("fork", "nope", "--dir", logDir, "--at", "1", "--to", "fork-c");
+    const unknown = await turnlog("fork", "nope", "--dir", demo.logDir, "--at", "1", "--to", "fork-c");
     expect(unknown.code).toBe(1);
     expectOneCleanLine(unknown.stderr);
-    const beyond = await turnlog("fork", sessionId, "--dir", logDir, "--at", "99999", "--to", "fork-c");
+    const beyond = await turnlog("fork", demo.sessionId, "--dir", demo.logDir, "--at", "99999", "--to", "fork-c");
     expect(beyond.code).toBe(1);
     expectOneCleanLine(beyond.stderr);
-    const missing = await turnlog("fork", sessionId, "--dir", logDir, "--to", "fork-c");
+    const missing = await turnlog("fork", demo.sessionId, "--dir", demo.logDir, "--to", "fork-c");
     expect(missing.code).toBe(2);
     expectOneCleanLine(missing.stderr);
-    const sessions = await turnlog("sessions", "--dir", logDir, "--json");
+    const sessions = await turnlog("sessions", "--dir", demo.logDir, "--json");
     expect(sessions.stdout).not.toContain("fork-c");
   });
 });
