@@ -6,7 +6,7 @@ import type { Clock } from "../log/event-log.js";
 import { callFingerprint } from "../policy/fingerprint.js";
 import { redactText, redactValue } from "../policy/secret-detector.js";
 import { activeTurn, type CallState } from "../projections/session-state.js";
-import { executionGroups, runnableCalls, type DecisionAction } from "../replay/decide.js";
+import { executionGroups, isConcurrencySafe, runnableCalls, type DecisionAction } from "../replay/decide.js";
 import type { ToolContext, ToolDefinition } from "../tools/define-tool.js";
 import type { ToolRegistry } from "../tools/tool-registry.js";
 import type { SecretVault } from "./secret-vault.js";
@@ -65,7 +65,7 @@ export class ToolPlanRunner {
   async #runOne(call: CallState, turnId: string, signal: AbortSignal): Promise<void> {
     // A cancel stops calls that have not started; running ones see the abort through their signal.
     if (signal.aborted) return;
-    const [started] = await this.store.appendWith(() => [this.decide("startTool")]);
+    const [started] = await this.store.appendWith(() => [this.decide("startTool")], this.#durability(call));
     const startedId = (started?.data as { callId?: string } | undefined)?.callId;
     if (startedId !== call.callId) throw new Error(`tool runner: expected ${call.callId} to start next, the decision started ${String(startedId)}`);
     await this.#finish(call, turnId, signal);
@@ -84,7 +84,16 @@ export class ToolPlanRunner {
     const ended = input.ok
       ? await runTool(call, input.value, turnId, { registry: this.deps.registry, clock: this.deps.clock, sessionId: this.store.state.sessionId, workspace: this.store.policy.workspace, signal })
       : toolFailed(call, turnId, input.code, input.message);
-    await this.store.append([redactOutcome(ended)]);
+    await this.store.append([redactOutcome(ended)], this.#durability(call));
+  }
+
+  /**
+   * The events of read-only work need no fsync of their own (DESIGN.md §15): the next synced
+   * append — the packets at the latest — makes them durable, since the log is written in order.
+   * After a crash, a read whose events were lost simply runs again, which is harmless.
+   */
+  #durability(call: CallState): { durable?: boolean } {
+    return isConcurrencySafe(call, this.deps.registry) ? { durable: false } : {};
   }
 
   /**
