@@ -1,4 +1,5 @@
 import { cp, mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -8,7 +9,7 @@ import { createRuntime, defineTool, eventTypes, LevelEventLog, type RecordedEven
 import { scriptedProvider } from "../../src/testing/index.js";
 import { demoSecret } from "../../src/cli/demo/demo-script.js";
 import { anthropicMessagesViolations, openAiChatViolations } from "../support/history-validators.js";
-import { ensureBuiltCli, runTurnlog, type TurnlogRun } from "./support/turnlog-bin.js";
+import { ensureBuiltCli, repoRoot, runTurnlog, type TurnlogRun } from "./support/turnlog-bin.js";
 import { expectOneCleanLine } from "./support/demo-fixture.js";
 import { deleteEvent, rewriteEvent, swapEvents } from "./support/raw-log.js";
 
@@ -246,6 +247,18 @@ describe("turnlog events / show", () => {
     expect(run.stdout).toContain("turn.tool_calls.gated");
     expect(run.stdout).toMatch(/^stopped: budget:max-iterations · 7 turns, 12 tool calls$/m);
     expect(run.stdout).toContain("turn.completed");
+  });
+});
+
+describe("piping into a reader that stops early", () => {
+  it("ends quietly, like any Unix tool, when the reader closes the pipe (| head)", async () => {
+    const child = spawn(process.execPath, [path.join(repoRoot, "bin/turnlog.js"), "events", sessionId, "--dir", logDir], { cwd: workDir });
+    let stderr = "";
+    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    child.stdout.once("data", () => child.stdout.destroy());
+    const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
+    expect(stderr).not.toMatch(/EPIPE|\bat .+:\d+:\d+/);
+    expect(code).toBe(0);
   });
 });
 
