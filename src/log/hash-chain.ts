@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import canonicalize from "canonicalize";
-import type { RecordedEventMeta } from "./event-log.js";
+import type { RecordedEventMeta, VerifyReport } from "./event-log.js";
 
 /** An event as it is hashed: everything the log records except the `hash` itself. */
 export interface UnhashedEvent {
@@ -231,4 +231,21 @@ function asStoredEvent(value: unknown): StoredEvent | undefined {
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Verifies streams one after another and reports the first bad one — the part of `verify()` both
+ * backends share; each supplies how one stream's chain is walked.
+ */
+export async function verifyStreams(
+  streams: readonly string[],
+  verifyStream: (stream: string) => ChainVerification | Promise<ChainVerification>,
+): Promise<VerifyReport> {
+  let checked = 0;
+  for (const stream of streams) {
+    const result = await verifyStream(stream);
+    checked += result.checked;
+    if (!result.ok) return { ok: false, checked, firstBadPosition: result.firstBadPosition, stream, reason: result.reason };
+  }
+  return { ok: true, checked };
 }

@@ -20,7 +20,7 @@ import type {
 import { assertStreamName, prepareEvents, randomIds, recordEvents, systemClock } from "./event-recording.js";
 import type { PreparedEvent, RecordedAppend } from "./event-recording.js";
 import { assertExpectedStreamVersion, findVersionConflict } from "./expected-version.js";
-import { ChainVerifier, EMPTY_STREAM_HEAD } from "./hash-chain.js";
+import { ChainVerifier, EMPTY_STREAM_HEAD, verifyStreams } from "./hash-chain.js";
 import type { ChainVerification, StreamHead } from "./hash-chain.js";
 import {
   FORMAT_KEY,
@@ -248,16 +248,10 @@ export class LevelEventLog implements EventLog {
   async verify(options?: { stream?: string }): Promise<VerifyReport> {
     this.assertOpen();
     const streams = options?.stream === undefined ? await this.listStreams() : [options.stream];
-    let checked = 0;
-    for (const stream of streams) {
+    return verifyStreams(streams, (stream) => {
       assertStreamName(stream);
-      const result = await this.verifyStream(stream);
-      checked += result.checked;
-      if (!result.ok) {
-        return { ok: false, checked, firstBadPosition: result.firstBadPosition, stream, reason: result.reason };
-      }
-    }
-    return { ok: true, checked };
+      return this.verifyStream(stream);
+    });
   }
 
   /** Waits for queued appends to commit, then closes the database. Calling it again is harmless. */

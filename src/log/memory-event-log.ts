@@ -14,7 +14,7 @@ import type {
 } from "./event-log.js";
 import { assertStreamName, prepareEvents, randomIds, recordEvents, systemClock } from "./event-recording.js";
 import { assertExpectedStreamVersion, findVersionConflict } from "./expected-version.js";
-import { EMPTY_STREAM_HEAD, verifyChain } from "./hash-chain.js";
+import { EMPTY_STREAM_HEAD, verifyChain, verifyStreams } from "./hash-chain.js";
 import type { StoredChainEntry, StreamHead } from "./hash-chain.js";
 import { resolveReadAll, resolveStreamWindow } from "./read-options.js";
 import { SubscriberRegistry } from "./subscriber-registry.js";
@@ -154,8 +154,7 @@ export class MemoryEventLog implements EventLog {
   async verify(options?: { stream?: string }): Promise<VerifyReport> {
     this.assertOpen();
     const streams = options?.stream === undefined ? await this.listStreams() : [options.stream];
-    let checked = 0;
-    for (const stream of streams) {
+    return verifyStreams(streams, (stream) => {
       assertStreamName(stream);
       const index = this.storage.streamIndex.get(stream) ?? [];
       const entries = index.map(
@@ -165,13 +164,8 @@ export class MemoryEventLog implements EventLog {
           raw: this.storage.events[globalPosition - 1],
         }),
       );
-      const result = verifyChain(stream, entries, this.storage.heads.get(stream) ?? EMPTY_STREAM_HEAD);
-      checked += result.checked;
-      if (!result.ok) {
-        return { ok: false, checked, firstBadPosition: result.firstBadPosition, stream, reason: result.reason };
-      }
-    }
-    return { ok: true, checked };
+      return verifyChain(stream, entries, this.storage.heads.get(stream) ?? EMPTY_STREAM_HEAD);
+    });
   }
 
   async close(): Promise<void> {
