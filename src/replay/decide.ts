@@ -3,6 +3,7 @@ import type { TurnlogEvent } from "../contracts/events.js";
 import type { PolicySnapshot } from "../contracts/policy.js";
 import { buildRequestHistory } from "../history/session-history.js";
 import type { HistoryCompressor } from "../history/history-compressor.js";
+import type { NativeHistory } from "../history/native-history.js";
 import { gateToolCall, type GateEnvironment } from "../policy/gate.js";
 import { redactText, redactValue } from "../policy/secret-detector.js";
 import type { CallState, SessionState, TurnState } from "../projections/session-state.js";
@@ -82,6 +83,11 @@ export interface DecisionInputs {
   nativePlanOverride?: ToolPlan;
   /** Summarizes history units that no longer fit (default: the deterministic compressor). */
   compressor?: HistoryCompressor;
+  /**
+   * Receives the history `requestProvider` built, so the live loop can send exactly it instead of
+   * building it a second time (the result of the decision is unaffected).
+   */
+  onRequestHistory?: (built: NativeHistory) => void;
 }
 
 /**
@@ -96,6 +102,7 @@ export function decideAll(action: DecisionAction, inputs: DecisionInputs): Turnl
   const provider = inputs.state.provider;
   if (context === undefined || provider === null) throw new Error("decide(requestProvider): no active turn or no provider");
   const built = buildRequestHistory(inputs.state, inputs.compressor);
+  inputs.onRequestHistory?.(built);
   const events: TurnlogEvent[] = [];
   if (built.compaction !== undefined) events.push({ type: "session.history.compacted", data: built.compaction });
   for (const diagnostic of built.diagnostics) events.push({ type: "session.diagnostic.recorded", data: diagnostic });

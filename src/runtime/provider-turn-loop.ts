@@ -1,6 +1,7 @@
 import { parseEvent, type ProviderRespondedSchema, type TurnlogEvent } from "../contracts/events.js";
 import type { Clock } from "../log/event-log.js";
 import type { HistoryCompressor } from "../history/history-compressor.js";
+import type { NativeHistory } from "../history/native-history.js";
 import { activeTurn, pendingApprovals, type SessionState } from "../projections/session-state.js";
 import type { Provider } from "../providers/provider.js";
 import { ProviderError } from "../providers/provider.js";
@@ -56,6 +57,8 @@ export interface LoopDependencies {
  * always durable before the next action runs.
  */
 export class ProviderTurnLoop {
+  #requestHistory: { turnId: string; attempt: number; built: NativeHistory } | undefined;
+
   constructor(
     private readonly store: SessionStore,
     private readonly deps: LoopDependencies,
@@ -108,6 +111,9 @@ export class ProviderTurnLoop {
   #decideAll(action: DecisionAction): TurnlogEvent[] {
     const { state } = this.store;
     const turn = this.store.fold.turn?.context;
+    const remember = (built: NativeHistory) => {
+      if (turn !== undefined) this.#requestHistory = { turnId: turn.turnId, attempt: turn.attempt + 1, built };
+    };
     const vault = this.deps.vault;
     return decideAll(action, {
       state,
@@ -118,6 +124,7 @@ export class ProviderTurnLoop {
       rawArguments: (turnId, index) => vault.get(turnId, index),
       gate: this.deps.gate,
       ...(this.deps.compressor !== undefined ? { compressor: this.deps.compressor } : {}),
+      onRequestHistory: remember,
     });
   }
 
@@ -127,7 +134,11 @@ export class ProviderTurnLoop {
     if (turn === undefined) throw new Error("turn loop: callProvider without an active turn");
     const { provider, registry } = this.deps;
     // The same build the requestProvider decision made (its compaction is already folded in).
-    const built = buildRequestHistory(state, this.deps.compressor);
+    // The history the requestProvider decision built for this attempt (the compaction it recorded
+    // changes nothing in it); rebuilt only when the decision was made by an earlier process.
+    const cached = this.#requestHistory;
+    this.#requestHistory = undefined;
+    const built = cached !== undefined && cached.turnId === turn.turnId && cached.attempt === turn.attempt ? cached.built : buildRequestHistory(state, this.deps.compressor);
     const request = { messages: built.messages, tools: registry.providerSchemas(), ...(built.system !== undefined ? { system: built.system } : {}) };
     let event: TurnlogEvent;
     try {

@@ -6,6 +6,7 @@ import { createRuntime, LevelEventLog } from "../../src/index.js";
 import { MemoryEventLog, scriptedProvider } from "../../src/testing/index.js";
 import type { ScriptStep } from "../../src/testing/index.js";
 import { workspace } from "../support/tools.js";
+import { buildRequestHistory } from "../../src/history/session-history.js";
 import { anthropicMessagesViolations as validateAnthropicMessages, openAiChatViolations as validateOpenAiChat } from "../support/history-validators.js";
 
 const dirs: string[] = [];
@@ -72,6 +73,13 @@ describe("native history in the turn loop", () => {
     expect(compactions.length).toBeGreaterThan(0);
     expect(compactions[0]?.data).toMatchObject({ compressor: "deterministic", unitsSummarized: expect.any(Number) });
     for (const request of provider.requests) expect(validateOpenAiChat(request.messages)).toEqual([]);
+    // What was sent is what the log rebuilds at each request, compactions included.
+    const requested = events.filter((event) => event.type === "turn.provider.requested");
+    expect(requested).toHaveLength(provider.requests.length);
+    for (const [index, event] of requested.entries()) {
+      const state = await runtime.stateAt("s1", event.meta.streamPosition);
+      expect(buildRequestHistory(state).messages).toEqual(provider.requests[index]?.messages);
+    }
     expect(await runtime.replay("s1")).toMatchObject({ identical: true });
   });
 
