@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { createRuntime } from "../src/index.js";
 import { foldEvents } from "../src/projections/projection.js";
 import { sessionStateProjection } from "../src/projections/session-state.js";
+import { SessionFold } from "../src/replay/session-fold.js";
 import { MemoryEventLog, scriptedProvider } from "../src/testing/index.js";
 import type { ScriptStep } from "../src/testing/index.js";
 import { sequentialIds, steppingClock, workspace } from "../test/support/tools.js";
@@ -65,6 +66,17 @@ describe("any scripted session", () => {
           // A write ran only if a person approved it.
           for (const call of state.calls.values()) {
             if (call.name === "write_file" && call.status === "succeeded") expect(call.approval?.granted).toBe(true);
+          }
+
+          // The turn machine runs lazily in a bulk fold: at every position, a fold read only at the
+          // end owes the same actions, in the same machine state, as one read after every event.
+          const eager = new SessionFold();
+          for (const [index, event] of events.entries()) {
+            eager.apply(event);
+            const bulk = new SessionFold({ mutable: true });
+            for (const earlier of events.slice(0, index + 1)) bulk.apply(earlier);
+            expect([bulk.turnState, bulk.pending]).toEqual([eager.turnState, eager.pending]);
+            expect(bulk.turn?.context).toEqual(eager.turn?.context);
           }
         },
       ),

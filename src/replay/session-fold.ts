@@ -4,7 +4,7 @@ import { hasCode, TurnlogError } from "../errors/turnlog-error.js";
 import type { RecordedEvent } from "../log/event-log.js";
 import { applyEvent, applyEventInPlace } from "../projections/projection.js";
 import { sessionStateProjection, type SessionState } from "../projections/session-state.js";
-import { providerTurnMachine } from "../../machines/provider-turn.machine.js";
+import { providerTurnMachine, type ProviderTurnInput } from "../../machines/provider-turn.machine.js";
 
 export type TurnSnapshot = SnapshotFrom<typeof providerTurnMachine>;
 
@@ -25,10 +25,26 @@ export class UnexpectedEventError extends TurnlogError {
   }
 }
 
+/** Events that end a turn, and the action each leaves owed (the machine's final states). */
+const turnEndings: ReadonlyMap<string, string[]> = new Map([
+  ["turn.completed", []],
+  ["turn.continued", ["startTurn"]],
+  ["turn.stopped", []],
+  ["turn.failed", []],
+]);
+
 /**
  * The deterministic core shared by the live runtime and replay: folds a session's events into
  * the session-state projection and the active turn's machine snapshot, and tracks the actions the
  * last transition asked for. The log is the truth; this is only a cache of it.
+ *
+ * The turn machine runs lazily. A turn's events wait in a backlog until someone reads `turn`,
+ * `pending` or `turnState`; the live loop and replay read them after every event, so every event
+ * of theirs goes through the machine (and an event the machine refuses throws). A bulk fold
+ * (`stateAt`, opening a long session, `npm run bench`) reads them only at the end, so the machine
+ * runs only over the turn still open then: one XState `transition` costs tens of microseconds,
+ * ~20× more than evolving the projection, and a finished turn's machine state is known from the
+ * event that finished it. Checking every event of a log against the machine is replay's job.
  */
 export class SessionFold {
   state: SessionState = sessionStateProjection.initialState();
@@ -40,56 +56,128 @@ export class SessionFold {
    */
   constructor(private readonly options: { mutable?: boolean } = {}) {}
 
-  #evolve(recorded: RecordedEvent): void {
-    if (this.options.mutable) applyEventInPlace(sessionStateProjection, this.state, recorded);
-    else this.state = applyEvent(sessionStateProjection, this.state, recorded);
-  }
-  /** The active turn's machine snapshot; undefined between turns. */
-  turn: TurnSnapshot | undefined;
-  /** Actions owed after the last event, in order: decisions to compute or effects to perform. */
-  pending: string[] = [];
+  #turn: TurnSnapshot | undefined;
+  #pending: string[] = [];
+  /** The open turn's events not yet run through the machine (with the input its start needs). */
+  #backlog: { recorded: RecordedEvent; input?: ProviderTurnInput }[] = [];
 
-  /** Folds one recorded event. Throws `UnexpectedEventError` if the machine refuses a turn event. */
-  apply(recorded: RecordedEvent): void {
-    const type = recorded.type;
-    if (type.startsWith("turn.") && type !== "turn.started") {
-      const event = { type, data: recorded.data } as TurnEvent;
-      if (this.turn === undefined || !this.turn.can(event)) {
-        throw new UnexpectedEventError(recorded.meta.streamPosition, type, this.turn === undefined ? "no active turn" : JSON.stringify(this.turn.value));
-      }
-      this.#evolve(recorded);
-      const [next, actions] = transition(providerTurnMachine, this.turn, event);
-      this.turn = next;
-      this.pending = actionTypes(actions, recorded);
-      if (next.status === "done") {
-        this.turn = undefined;
-        this.pending = next.value === "continued" ? ["startTurn"] : [];
-      }
-      return;
-    }
-    this.#evolve(recorded);
-    if (type === "turn.started") {
-      const data = recorded.data as { turnId: string; turnSeq: number; iteration: number };
-      const [initial, actions] = initialTransition(providerTurnMachine, {
-        turnId: data.turnId,
-        turnSeq: data.turnSeq,
-        iteration: data.iteration,
-        maxAttempts: this.state.provider?.maxAttempts ?? 1,
-      });
-      this.turn = initial;
-      this.pending = actionTypes(actions, recorded);
-    } else if (type === "session.user_message.added") {
-      this.pending = this.turn === undefined ? ["startTurn"] : this.pending;
-    } else if (type === "session.native_tool.requested") {
-      this.pending = ["decideNativeTool"];
-    } else if (type === "session.native_tool.decided") {
-      this.pending = [];
-    }
+  /** The active turn's machine snapshot; undefined between turns. */
+  get turn(): TurnSnapshot | undefined {
+    this.#catchUp();
+    return this.#turn;
+  }
+
+  /** Actions owed after the last event, in order: decisions to compute or effects to perform. */
+  get pending(): string[] {
+    this.#catchUp();
+    return this.#pending;
   }
 
   /** The machine state of the active turn, e.g. `"awaitingApproval"`, or undefined between turns. */
   get turnState(): string | undefined {
-    return this.turn === undefined ? undefined : String(this.turn.value);
+    const turn = this.turn;
+    return turn === undefined ? undefined : String(turn.value);
+  }
+
+  #evolve(recorded: RecordedEvent): void {
+    if (this.options.mutable) applyEventInPlace(sessionStateProjection, this.state, recorded);
+    else this.state = applyEvent(sessionStateProjection, this.state, recorded);
+  }
+
+  /**
+   * Folds one recorded event. Throws `UnexpectedEventError` if the machine refuses a turn event —
+   * at once when the fold is being read event by event, else when `turn` or `pending` is next read.
+   */
+  apply(recorded: RecordedEvent): void {
+    const type = recorded.type;
+    if (type.startsWith("turn.")) {
+      if (type !== "turn.started" && this.#backlog.length === 0) {
+        // The machine is caught up (or no turn is open): check the event before it is folded.
+        this.#step(recorded);
+        return;
+      }
+      this.#evolve(recorded);
+      if (type === "turn.started") {
+        if (this.#backlog.length > 0 || this.#turn !== undefined) this.#catchUp();
+        const data = recorded.data as { turnId: string; turnSeq: number; iteration: number };
+        const input = { turnId: data.turnId, turnSeq: data.turnSeq, iteration: data.iteration, maxAttempts: this.state.provider?.maxAttempts ?? 1 };
+        this.#backlog.push({ recorded, input });
+        return;
+      }
+      const ending = turnEndings.get(type);
+      if (ending !== undefined && this.#turn === undefined && this.#backlog.length > 0) {
+        // Nobody looked inside this turn: its end alone says what is owed next.
+        this.#backlog = [];
+        this.#pending = ending;
+        return;
+      }
+      this.#backlog.push({ recorded });
+      return;
+    }
+    this.#evolve(recorded);
+    if (type === "session.user_message.added") {
+      this.#catchUp();
+      this.#pending = this.#turn === undefined ? ["startTurn"] : this.#pending;
+    } else if (type === "session.native_tool.requested") {
+      this.#catchUp();
+      this.#pending = ["decideNativeTool"];
+    } else if (type === "session.native_tool.decided") {
+      this.#catchUp();
+      this.#pending = [];
+    }
+  }
+
+  /**
+   * Runs the machine over every event folded so far, so the next event is checked by it before
+   * it is folded. Throws `UnexpectedEventError` for an event the machine refuses.
+   */
+  settle(): void {
+    this.#catchUp();
+  }
+
+  /** Runs the backlog through the machine. */
+  #catchUp(): void {
+    const backlog = this.#backlog;
+    if (backlog.length === 0) return;
+    this.#backlog = [];
+    for (const { recorded, input } of backlog) {
+      if (input !== undefined) {
+        const [initial, actions] = initialTransition(providerTurnMachine, input);
+        this.#turn = initial;
+        this.#pending = actionTypes(actions, recorded);
+        continue;
+      }
+      this.#transition(recorded);
+    }
+  }
+
+  /** One turn event through the machine and then the projection (the live loop's and replay's path). */
+  #step(recorded: RecordedEvent): void {
+    const next = this.#check(recorded);
+    this.#evolve(recorded);
+    this.#advance(recorded, next);
+  }
+
+  /** One backlogged (already folded) turn event through the machine. */
+  #transition(recorded: RecordedEvent): void {
+    this.#advance(recorded, this.#check(recorded));
+  }
+
+  #check(recorded: RecordedEvent): ReturnType<typeof transition<typeof providerTurnMachine>> {
+    const event = { type: recorded.type, data: recorded.data } as TurnEvent;
+    if (this.#turn === undefined || !this.#turn.can(event)) {
+      throw new UnexpectedEventError(recorded.meta.streamPosition, recorded.type, this.#turn === undefined ? "no active turn" : JSON.stringify(this.#turn.value));
+    }
+    return transition(providerTurnMachine, this.#turn, event);
+  }
+
+  #advance(recorded: RecordedEvent, [next, actions]: ReturnType<typeof transition<typeof providerTurnMachine>>): void {
+    this.#turn = next;
+    this.#pending = actionTypes(actions, recorded);
+    if (next.status === "done") {
+      this.#turn = undefined;
+      this.#pending = next.value === "continued" ? ["startTurn"] : [];
+    }
   }
 }
 

@@ -52,6 +52,7 @@ export function given(events: readonly TurnlogEvent[]) {
   const foldGiven = () => {
     const fold = new SessionFold();
     for (const event of recorded) fold.apply(event);
+    fold.settle();
     return fold;
   };
   return {
