@@ -103,6 +103,8 @@ export const ProviderFailedSchema = event(
     retryable: z.boolean(),
     message: z.string().optional(),
     status: z.number().int().optional(),
+    /** How long the server asked to wait before another attempt (`Retry-After`), in milliseconds. */
+    retryAfterMs: z.number().int().nonnegative().optional(),
   }),
 );
 

@@ -83,7 +83,7 @@ interface AppendRequest {
 /** At most this many appends share one batch, so one batch stays a bounded amount of work. */
 const MAX_GROUP_SIZE = 256;
 /** Events read per LevelDB iterator call by `readAll` and `verify`. */
-const PAGE_SIZE = 256;
+const PAGE_SIZE = 1_000;
 
 /**
  * The default, embedded {@link EventLog}: one LevelDB directory owned by one process.
@@ -385,13 +385,18 @@ export class LevelEventLog implements EventLog {
     this.assertOpen();
     // The end is fixed when reading starts, so a reader that appends as it goes still finishes.
     const end = Math.min(this.lastGlobalPosition, after + limit);
-    let cursor = after;
-    while (cursor < end) {
-      this.assertOpen();
-      const pageEnd = Math.min(end, cursor + PAGE_SIZE);
-      const entries = await this.db.iterator({ gt: globalKey(cursor), lte: globalKey(pageEnd) }).all();
-      for (const [key, raw] of entries) yield parseStoredEvent(raw, key);
-      cursor = pageEnd;
+    if (end <= after) return;
+    // One iterator, read a page at a time: a seek per page cost a third of the read rate.
+    const iterator = this.db.iterator({ gt: globalKey(after), lte: globalKey(end) });
+    try {
+      for (;;) {
+        this.assertOpen();
+        const entries = await iterator.nextv(PAGE_SIZE);
+        if (entries.length === 0) return;
+        for (const [key, raw] of entries) yield parseStoredEvent(raw, key);
+      }
+    } finally {
+      await iterator.close();
     }
   }
 

@@ -1,24 +1,6 @@
-import { realpathSync } from "node:fs";
-import path from "node:path";
-
 /**
- * Resolves an absolute path through symlinks as far as it exists: the real path of its longest
- * existing ancestor, joined with the rest. A path that does not exist yet (a file about to be
- * written) still resolves through a symlinked parent directory.
+ * The gate's symlink resolution. The implementation lives in `src/util/real-path.ts` so the
+ * built-in workspace tools share it: the gate and the tools must never disagree on where a path
+ * points.
  */
-export function resolveRealPath(absolute: string): string {
-  const missing: string[] = [];
-  let current = path.resolve(absolute);
-  for (;;) {
-    try {
-      return path.join(realpathSync.native(current), ...missing.reverse());
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code !== "ENOENT" && code !== "ENOTDIR") throw error;
-      const parent = path.dirname(current);
-      if (parent === current) return path.join(current, ...missing.reverse());
-      missing.push(path.basename(current));
-      current = parent;
-    }
-  }
-}
+export { resolveRealPath } from "../util/real-path.js";

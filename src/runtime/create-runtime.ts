@@ -15,6 +15,7 @@ import { SnapshotCache } from "../replay/snapshot-cache.js";
 import { forkSession, type ForkResult } from "../replay/fork.js";
 import type { ToolDefinition } from "../tools/define-tool.js";
 import { ToolRegistry, type ToolProvider } from "../tools/tool-registry.js";
+import { connectMcpServers, type McpServerConfig } from "../tools/mcp-tools.js";
 import { resolveRealPath } from "../policy/real-path.js";
 import { SecretVault } from "./secret-vault.js";
 import { decide } from "../replay/decide.js";
@@ -24,6 +25,7 @@ import type { GateEnvironment } from "../policy/gate.js";
 import { nativeCallInDoubt } from "./native-tool-executor.js";
 import { isRerunnable } from "./tool-plan-runner.js";
 import { Session } from "./session.js";
+import { resolveProviderRetry, type ProviderRetryOptions } from "./provider-retry.js";
 import { sessionStream, SessionStore } from "./session-store.js";
 
 export interface RuntimeOptions {
@@ -33,6 +35,12 @@ export interface RuntimeOptions {
   tools?: readonly ToolDefinition[];
   /** Phased registration: each provider adds tools in its phase, after MCP tools and `tools`. */
   toolProviders?: readonly ToolProvider[];
+  /**
+   * MCP servers (stdio command or Streamable HTTP URL) whose tools register first, in the "mcp"
+   * phase, as `mcp__<server>__<tool>` (docs/mcp.md). A server that does not start or list its
+   * tools fails `createRuntime` with an `McpServerError`; `runtime.close()` closes them all.
+   */
+  mcpServers?: readonly McpServerConfig[];
   policy?: PolicyInput;
   /** Partial overrides merge with the defaults. */
   budgets?: Partial<Budgets>;
@@ -40,6 +48,12 @@ export interface RuntimeOptions {
   concurrency?: number;
   /** Provider attempts per turn for retryable failures. Default 3. */
   providerAttempts?: number;
+  /**
+   * The wait before a retried provider attempt: `min(maxDelayMs, baseDelayMs · 2^(attempt − 1))`,
+   * or the server's `Retry-After` capped by `maxDelayMs`; no jitter, abortable by the `send`
+   * signal, never during replay. Default `{ baseDelayMs: 500, maxDelayMs: 8000 }`.
+   */
+  providerRetry?: ProviderRetryOptions;
   clock?: Clock;
   ids?: IdSource;
   /**
@@ -89,14 +103,34 @@ const sessionIdPattern = /^[A-Za-z0-9._-]{1,128}$/;
  */
 export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   if (options?.provider === undefined) throw new TypeError("createRuntime needs a provider");
+  // MCP servers first, so that one that does not start fails before the log is opened (and locked).
+  const mcp = await connectMcpServers(options.mcpServers ?? []);
+  const closeMcp = async () => {
+    await Promise.all(mcp.map((server) => server.close()));
+  };
   const ownsLog = options.log === undefined;
-  const log = options.log ?? (await LevelEventLog.open(process.env.TURNLOG_DIR ?? ".turnlog", { durability: "sync" }));
-  const registry = await ToolRegistry.build({ tools: options.tools ?? [], providers: options.toolProviders ?? [] });
+  const log =
+    options.log ??
+    (await LevelEventLog.open(process.env.TURNLOG_DIR ?? ".turnlog", { durability: "sync" }).catch(async (error: unknown) => {
+      await closeMcp();
+      throw error;
+    }));
+  // A failed registration (a duplicate name) must not leave server processes or the log's lock behind.
+  const registry = await ToolRegistry.build({
+    mcp: mcp.map((server) => ({ source: server.name, tools: server.tools })),
+    tools: options.tools ?? [],
+    providers: options.toolProviders ?? [],
+  }).catch(async (error: unknown) => {
+    await closeMcp();
+    if (ownsLog) await log.close();
+    throw error;
+  });
   const gate = { realPath: resolveRealPath };
   const policy = resolvePolicy(options.policy);
   const budgets = resolveBudgets(options.budgets);
   const concurrency = options.concurrency ?? 4;
   const maxAttempts = options.providerAttempts ?? 3;
+  const providerRetry = resolveProviderRetry(options.providerRetry);
   const clock = options.clock ?? { now: () => Date.now() };
   const ids = options.ids ?? { next: () => randomUUID() };
   const provider = options.provider;
@@ -133,6 +167,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       clock,
       gate,
       vault: new SecretVault(),
+      providerRetry,
       ...(options.history?.compressor ? { compressor: options.history.compressor } : {}),
       ...(options.onDelta ? { onDelta: options.onDelta } : {}),
     });
@@ -189,6 +224,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       return log.verify();
     },
     async close() {
+      await closeMcp();
       if (ownsLog) await log.close();
     },
   };

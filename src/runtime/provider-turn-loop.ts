@@ -14,6 +14,8 @@ import { containsSecret, redactJsonText, redactText } from "../policy/secret-det
 import type { SecretVault } from "./secret-vault.js";
 import type { SessionStore } from "./session-store.js";
 import { ToolPlanRunner } from "./tool-plan-runner.js";
+import { setTimeout as sleep } from "node:timers/promises";
+import { defaultProviderRetry, providerRetryDelayMs, type ProviderRetryPolicy } from "./provider-retry.js";
 
 /** The largest provider replay echo (as JSON text) kept for native replay. */
 export const maxEchoChars = 32_000;
@@ -47,6 +49,8 @@ export interface LoopDependencies {
   /** Summarizes history that no longer fits the token budget (default: deterministic). */
   compressor?: HistoryCompressor;
   onDelta?: (text: string) => void;
+  /** The wait before a retried provider attempt (default: 500 ms doubling, at most 8 s). */
+  providerRetry?: ProviderRetryPolicy;
 }
 
 /**
@@ -58,6 +62,8 @@ export interface LoopDependencies {
  */
 export class ProviderTurnLoop {
   #requestHistory: { turnId: string; attempt: number; built: NativeHistory } | undefined;
+  /** The `Retry-After` of the last failed attempt, for the wait before the next one. */
+  #retryAfter: { turnId: string; attempt: number; ms: number } | undefined;
 
   constructor(
     private readonly store: SessionStore,
@@ -72,6 +78,7 @@ export class ProviderTurnLoop {
       if (action === "awaitApprovals") return outcomeOf(this.store.state, "awaiting-approval");
       try {
         if (decisionActions.has(action)) {
+          if (action === "requestProvider") await this.#waitBeforeRetry(signal);
           await this.store.append(this.#decideAll(action as DecisionAction));
         } else if (action === "callProvider") {
           await this.#callProvider(signal);
@@ -196,10 +203,34 @@ export class ProviderTurnLoop {
           // An error message can quote a request (and its key): it is redacted like everything else.
           message: redactText(error instanceof Error ? error.message : String(error)).text,
           ...(known && error.status !== undefined ? { status: error.status } : {}),
+          ...(known && error.retryAfterMs !== undefined ? { retryAfterMs: error.retryAfterMs } : {}),
         },
       };
+      if (known && error.retryAfterMs !== undefined) this.#retryAfter = { turnId: turn.turnId, attempt: turn.attempt, ms: error.retryAfterMs };
     }
     await this.store.append([event]);
+  }
+
+  /**
+   * Backs off before a retried provider attempt (`RuntimeOptions.providerRetry`). It is an effect
+   * of the live loop, not a decision: nothing is logged for it, and replay (which never calls the
+   * provider) never waits. The delay is a function of the failed attempt's number and the
+   * server's `Retry-After` only — no jitter — and an abort of `signal` ends it at once.
+   */
+  async #waitBeforeRetry(signal: AbortSignal): Promise<void> {
+    const turn = activeTurn(this.store.state);
+    // requestProvider after an attempt means that attempt failed (the machine re-entered `finalizing`).
+    const failure = turn?.failures.at(-1);
+    if (turn === undefined || turn.attempt === 0 || failure === undefined) return;
+    const hint = this.#retryAfter;
+    this.#retryAfter = undefined;
+    const retryAfterMs = hint !== undefined && hint.turnId === turn.turnId && hint.attempt === turn.attempt ? hint.ms : undefined;
+    const delay = providerRetryDelayMs(this.deps.providerRetry ?? defaultProviderRetry, {
+      attempt: turn.attempt,
+      kind: failure.kind,
+      ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+    });
+    if (delay > 0) await sleep(delay, undefined, { signal });
   }
 
   /** Runs the turn's cleared calls (DESIGN.md §14) until none is left to start. */

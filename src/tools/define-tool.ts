@@ -19,6 +19,13 @@ export interface ToolOptions<Input extends z.ZodType> {
   risk: RiskClass;
   /** The zod schema every model-proposed argument object must satisfy. */
   input: Input;
+  /**
+   * The JSON Schema offered to providers (and digested in `session.started`) instead of one
+   * derived from `input` — for a tool whose schema comes from elsewhere, such as an MCP server,
+   * where a round trip through zod would lose detail. `input` must accept exactly what it
+   * describes; `jsonSchemaInput(parameters)` builds such an `input`.
+   */
+  parameters?: Record<string, unknown>;
   run(input: z.infer<Input>, ctx: ToolContext): ToolResult | Promise<ToolResult>;
   /** Model-visible result size; head and tail are kept. Default 12 000. */
   maxResultChars?: number;
@@ -69,6 +76,11 @@ export function defineTool<Input extends z.ZodType>(options: ToolOptions<Input>)
     throw new TypeError(`tool "${options.name}" needs a zod schema as its input`);
   }
   if (typeof options.run !== "function") throw new TypeError(`tool "${options.name}" needs a run function`);
+  // Both providers take only an object schema for a tool's arguments.
+  const parameters: unknown = options.parameters;
+  if (parameters !== undefined && (typeof parameters !== "object" || parameters === null || Array.isArray(parameters) || (parameters as { type?: unknown }).type !== "object")) {
+    throw new TypeError(`tool "${options.name}" has parameters that are not a JSON Schema of an object ({ type: "object", ... })`);
+  }
   return {
     ...options,
     maxResultChars: options.maxResultChars ?? defaultMaxResultChars,

@@ -94,8 +94,12 @@ export class ToolRegistry {
         `tool "${tool.name}" from ${origin.source} (${origin.phase}) duplicates the one from ${existing.source} (${existing.phase}); tool names must be unique`,
       );
     }
-    // zod's own JSON Schema output; `io: "input"` describes what the model must send.
-    const parameters = z.toJSONSchema(tool.input, { io: "input", unrepresentable: "any" }) as Record<string, unknown>;
+    // A tool's own JSON Schema (an MCP server's) is offered as it is, copied so that a later change
+    // to the caller's object cannot change what was digested; otherwise zod's own output, where
+    // `io: "input"` describes what the model must send.
+    const parameters =
+      tool.parameters !== undefined ? structuredClone(tool.parameters) : (z.toJSONSchema(tool.input, { io: "input", unrepresentable: "any" }) as Record<string, unknown>);
+    // Providers need no dialect tag; dropping it treats both kinds of schema alike.
     delete parameters.$schema;
     this.#entries.set(tool.name, { tool, schema: { name: tool.name, description: tool.description, parameters }, ...origin });
   }
