@@ -146,6 +146,11 @@ export interface SessionState {
   forkedFrom: { sessionId: string; position: number } | null;
   /** Tools a person approved for the rest of the session, with who and where (for the audit). */
   toolApprovals: { tool: string; callId: string; by: string; note?: string; position: number }[];
+  /**
+   * IDs of calls a replay fold retired with their finished turns (`SessionFold({ retain: "live" })`):
+   * kept so a provider ID reused later is still seen as used. Absent from a full projection.
+   */
+  retiredCallIds?: Set<string>;
   /** Stream position of the last event folded. */
   position: number;
   lastRecordedAt: string | null;

@@ -161,7 +161,7 @@ export function decide(action: DecisionAction, inputs: DecisionInputs): TurnlogE
           content: response.content,
           toolCalls: response.toolCalls,
           finishReason: response.finishReason,
-          usedIds: new Set(state.calls.keys()),
+          usedIds: { has: (id) => state.calls.has(id) || (state.retiredCallIds?.has(id) ?? false) },
         }),
       };
     }

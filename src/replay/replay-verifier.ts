@@ -64,8 +64,9 @@ export interface ReplayConfiguration {
  * are taken as given. The log stays the truth while folding, so one divergence does not cascade.
  */
 export async function verifyReplay(events: AsyncIterable<RecordedEvent> | Iterable<RecordedEvent>, config: ReplayConfiguration): Promise<ReplayReport> {
-  // Replay keeps no intermediate state, so it folds in place: linear in the log's length.
-  const fold = new SessionFold({ mutable: true });
+  // Replay keeps no intermediate state, so it folds in place (linear in the log's length) and
+  // keeps only what later decisions read (memory bounded by the history window, not the log).
+  const fold = new SessionFold({ mutable: true, retain: "live" });
   const divergences: Divergence[] = [];
   const unverifiable: Unverifiable[] = [];
   const changes: DecisionChange[] = [];

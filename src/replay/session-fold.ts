@@ -1,3 +1,4 @@
+import { produce, type Draft } from "immer";
 import { initialTransition, transition, type SnapshotFrom } from "xstate";
 import type { TurnEvent } from "../contracts/events.js";
 import { hasCode, TurnlogError } from "../errors/turnlog-error.js";
@@ -25,6 +26,53 @@ export class UnexpectedEventError extends TurnlogError {
   }
 }
 
+/** How a `SessionFold` evolves and what it keeps. */
+export interface SessionFoldOptions {
+  /**
+   * Evolve the state in place (linear over any log length) for a fold that hands out no states
+   * to keep — replay, benchmarks. The default keeps every state immutable, so one taken earlier
+   * (a host's `session.state()`, a snapshot) never changes.
+   */
+  mutable?: boolean;
+  /**
+   * `"all"` (default): the full projection. `"live"`: only what the next decisions read, so a
+   * replay's memory stays bounded by the history window instead of growing with the log — the
+   * calls of a finished turn are dropped (their IDs are kept in `retiredCallIds`, so a reused
+   * provider ID is still seen as used), and messages a recorded compaction replaced are dropped
+   * with the responses of their turns. Needs `mutable`.
+   */
+  retain?: "all" | "live";
+}
+
+/** `retain: "live"`: drops, in place, what no later decision reads. */
+function retire(state: SessionState, recorded: RecordedEvent): void {
+  if (turnEndings.has(recorded.type)) {
+    const turnId = (recorded.data as { turnId: string }).turnId;
+    const turn = state.turns.findLast((candidate) => candidate.turnId === turnId);
+    if (turn === undefined) return;
+    const retired = (state.retiredCallIds ??= new Set());
+    for (const callId of turn.callIds) {
+      state.calls.delete(callId);
+      retired.add(callId);
+    }
+    return;
+  }
+  if (recorded.type === "session.history.compacted") {
+    const { beforePosition } = recorded.data as { beforePosition: number };
+    // Every history unit before the boundary is replaced by the summary (history-units.ts), and
+    // the current message and working set are always after it.
+    const kept = state.messages.filter((message) => message.position >= beforePosition);
+    if (kept.length === state.messages.length) return;
+    state.messages = kept;
+    const referenced = new Set(kept.flatMap((message) => (message.role === "agent" && message.metadata !== undefined ? [message.metadata.turnId] : [])));
+    for (const turn of state.turns) {
+      if (turn.status === "active" || referenced.has(turn.turnId)) continue;
+      delete turn.response;
+      turn.callIds = [];
+    }
+  }
+}
+
 /** Events that end a turn, and the action each leaves owed (the machine's final states). */
 const turnEndings: ReadonlyMap<string, string[]> = new Map([
   ["turn.completed", []],
@@ -49,12 +97,9 @@ const turnEndings: ReadonlyMap<string, string[]> = new Map([
 export class SessionFold {
   state: SessionState = sessionStateProjection.initialState();
 
-  /**
-   * `mutable`: evolve the state in place (linear over any log length) for a fold that hands out
-   * no states to keep — replay, benchmarks. The default keeps every state immutable, so one taken
-   * earlier (a host's `session.state()`, a snapshot) never changes.
-   */
-  constructor(private readonly options: { mutable?: boolean } = {}) {}
+  constructor(private readonly options: SessionFoldOptions = {}) {
+    if (options.retain === "live" && !options.mutable) throw new TypeError('SessionFold: retain "live" needs mutable: true');
+  }
 
   #turn: TurnSnapshot | undefined;
   #pending: string[] = [];
@@ -79,9 +124,34 @@ export class SessionFold {
     return turn === undefined ? undefined : String(turn.value);
   }
 
+  /** The immer draft of an `applyAll` batch in progress. */
+  #draft: Draft<SessionState> | undefined;
+
+  /**
+   * Folds a batch of events. An immutable fold evolves the whole batch in one immer draft, so its
+   * collections are copied once per batch rather than once per event: loading a long session
+   * stays linear. Same result as `apply` on each event.
+   */
+  applyAll(events: Iterable<RecordedEvent>): void {
+    if (this.options.mutable) {
+      for (const event of events) this.apply(event);
+      return;
+    }
+    this.state = produce(this.state, (draft) => {
+      this.#draft = draft;
+      try {
+        for (const event of events) this.apply(event);
+      } finally {
+        this.#draft = undefined;
+      }
+    });
+  }
+
   #evolve(recorded: RecordedEvent): void {
-    if (this.options.mutable) applyEventInPlace(sessionStateProjection, this.state, recorded);
+    if (this.#draft !== undefined) sessionStateProjection.evolve(this.#draft, recorded);
+    else if (this.options.mutable) applyEventInPlace(sessionStateProjection, this.state, recorded);
     else this.state = applyEvent(sessionStateProjection, this.state, recorded);
+    if (this.options.retain === "live") retire(this.state, recorded);
   }
 
   /**
@@ -100,7 +170,8 @@ export class SessionFold {
       if (type === "turn.started") {
         if (this.#backlog.length > 0 || this.#turn !== undefined) this.#catchUp();
         const data = recorded.data as { turnId: string; turnSeq: number; iteration: number };
-        const input = { turnId: data.turnId, turnSeq: data.turnSeq, iteration: data.iteration, maxAttempts: this.state.provider?.maxAttempts ?? 1 };
+        const provider = (this.#draft ?? this.state).provider;
+        const input = { turnId: data.turnId, turnSeq: data.turnSeq, iteration: data.iteration, maxAttempts: provider?.maxAttempts ?? 1 };
         this.#backlog.push({ recorded, input });
         return;
       }

@@ -1,6 +1,6 @@
 import { UnknownSessionError } from "../errors/session-state-error.js";
-import type { EventLog } from "../log/event-log.js";
-import { applyEvent } from "../projections/projection.js";
+import type { EventLog, RecordedEvent } from "../log/event-log.js";
+import { applyEvents } from "../projections/projection.js";
 import { sessionStateProjection, type SessionState } from "../projections/session-state.js";
 
 /** Options of {@link SnapshotCache}. */
@@ -79,10 +79,17 @@ export class SnapshotCache {
       const to = Math.min(position, at + this.pageSize);
       const events = await log.readStream(stream, { from: at + 1, to, maxCount: to - at });
       if (events.length === 0) throw new Error(`session "${sessionId}": no event at position ${at + 1} although its version is ${version}`);
-      for (const event of events) {
-        state = applyEvent(sessionStateProjection, state, event);
-        at = event.meta.streamPosition;
+      // One immer draft per run of events up to the next snapshot point (see applyEvents).
+      let from = 0;
+      while (from < events.length) {
+        const firstPosition = (events[from] as RecordedEvent).meta.streamPosition;
+        const nextSnapshot = firstPosition - (firstPosition % this.every) + this.every;
+        let to = from;
+        while (to < events.length && (events[to] as RecordedEvent).meta.streamPosition <= nextSnapshot) to += 1;
+        state = applyEvents(sessionStateProjection, state, events.slice(from, to));
+        at = (events[to - 1] as RecordedEvent).meta.streamPosition;
         if (at % this.every === 0) this.#remember(sessionId, at, state);
+        from = to;
       }
     }
     return state;

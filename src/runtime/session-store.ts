@@ -32,7 +32,9 @@ export class SessionStore {
     const page = 10_000;
     for (let from = 1; ; from += page) {
       const events = await log.readStream(sessionStream(sessionId), { from, maxCount: page });
-      for (const event of events) store.#foldOne(event);
+      store.fold.applyAll(events);
+      const last = events.at(-1);
+      if (last !== undefined) store.#version = last.meta.streamPosition;
       if (events.length < page) break;
     }
     return store;

@@ -9,8 +9,8 @@ export interface NormalizeToolCallsInput {
   content: string;
   toolCalls: readonly RawToolCall[];
   finishReason: FinishReason;
-  /** IDs already used earlier in the session. */
-  usedIds: ReadonlySet<string>;
+  /** IDs already used earlier in the session (only `has` is asked: no copy of a long session's IDs). */
+  usedIds: { has(id: string): boolean };
 }
 
 /**
@@ -20,7 +20,8 @@ export interface NormalizeToolCallsInput {
  * is recorded.
  */
 export function normalizeToolCalls(input: NormalizeToolCallsInput): EventOf<"turn.tool_calls.normalized">["data"] {
-  const used = new Set(input.usedIds);
+  const taken = new Set<string>();
+  const used = { has: (id: string) => taken.has(id) || input.usedIds.has(id) };
   const calls: NormalizedCall[] = [...input.toolCalls]
     .sort((a, b) => a.index - b.index)
     .map((call) => {
@@ -31,7 +32,7 @@ export function normalizeToolCalls(input: NormalizeToolCallsInput): EventOf<"tur
       for (let salt = 1; used.has(id); salt += 1) {
         id = stableToolCallId({ ...input, index: call.index, name: `${name}#${salt}`, argumentsText: call.argumentsText });
       }
-      used.add(id);
+      taken.add(id);
       const normalized: NormalizedCall = {
         index: call.index,
         id,
