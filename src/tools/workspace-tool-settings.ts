@@ -1,0 +1,28 @@
+import { defaultMaxResultChars } from "./define-tool.js";
+
+/**
+ * The resolved options every built-in workspace tool reads (what `workspaceTools` makes of its
+ * options). A module of its own so the tool modules and the factory do not import each other.
+ *
+ * @example
+ * const settings: WorkspaceToolSettings = {
+ *   root: "/work/app", commandTimeoutMs: 60_000, maxOutputChars: 12_000, shell: "/bin/sh", env: () => ({ PATH: "/usr/bin" }),
+ * };
+ */
+export interface WorkspaceToolSettings {
+  /** The tools' root, absolute (symlinks are resolved at each call, not here). */
+  root: string;
+  commandTimeoutMs: number;
+  maxOutputChars: number;
+  shell: string;
+  /** The environment of `run_command`'s shell, read at each call. */
+  env: () => Record<string, string | undefined>;
+}
+
+export const defaultCommandTimeoutMs = 60_000;
+export const defaultWorkspaceOutputChars = defaultMaxResultChars;
+/**
+ * Room above `maxOutputChars` in each tool's `maxResultChars`, for a tool's own header line and the
+ * packetizer's `Error (tool-error): ` prefix: output the tool already bounded is not cut a second time.
+ */
+export const resultHeadroomChars = 256;

@@ -1,0 +1,80 @@
+import path from "node:path";
+import type { ToolDefinition } from "./define-tool.js";
+import { runCommandTool } from "./run-command-tool.js";
+import { searchTextTool } from "./search-text-tool.js";
+import { editFileTool, listDirTool, readFileTool, writeFileTool } from "./workspace-file-tools.js";
+import type { WorkspaceToolSettings } from "./workspace-tool-settings.js";
+import { defaultCommandTimeoutMs, defaultWorkspaceOutputChars } from "./workspace-tool-settings.js";
+
+/** What `workspaceTools` accepts. */
+export interface WorkspaceToolsOptions {
+  /**
+   * The directory the tools work in: relative paths resolve against it and nothing outside it is
+   * read, written or run in. Set `policy.workspace.root` to the same directory — the gate confines
+   * paths against that one, and a tool refuses a path outside either.
+   */
+  root: string;
+  /** How long `run_command` lets a command run before it kills its process group. Default 60 000. */
+  commandTimeoutMs?: number;
+  /** The most characters a tool returns (file text, listing, matches, command output). Default 12 000. */
+  maxOutputChars?: number;
+  /** The shell `run_command` runs `<shell> -c <command>` with. Default `/bin/sh`. */
+  shell?: string;
+  /**
+   * The environment of `run_command`'s shell. Default: this process's environment without variables
+   * whose names end in `_KEY`, `_TOKEN`, `_SECRET`, `_PASSWORD` (and the like), so the model's
+   * shell does not hold the host's API keys. Pass `process.env` to hand them over on purpose.
+   */
+  env?: Readonly<Record<string, string | undefined>>;
+}
+
+/**
+ * The built-in workspace tools (DESIGN.md §11), opt-in: `read_file`, `list_dir`, `search_text`
+ * (read-only-local), `write_file`, `edit_file` (workspace-write) and `run_command` (a command tool,
+ * destructive-local, serial). Every path is declared to the gate and resolved again at run time
+ * against `root` through symlinks; a path outside the workspace is a failed result, never a crash.
+ * See docs/workspace-tools.md.
+ *
+ * @example
+ * const runtime = await createRuntime({
+ *   provider,
+ *   tools: workspaceTools({ root: "/work/app" }),
+ *   policy: { approvalMode: "auto-edit", workspace: { root: "/work/app", trusted: true } },
+ * });
+ * // Without a shell: workspaceTools({ root }).filter((tool) => tool.name !== "run_command")
+ */
+export function workspaceTools(options: WorkspaceToolsOptions): ToolDefinition[] {
+  if (typeof options?.root !== "string" || options.root === "") throw new TypeError("workspaceTools needs a root directory");
+  const commandTimeoutMs = options.commandTimeoutMs ?? defaultCommandTimeoutMs;
+  if (!Number.isInteger(commandTimeoutMs) || commandTimeoutMs <= 0) throw new TypeError("workspaceTools: commandTimeoutMs must be a positive integer");
+  const maxOutputChars = options.maxOutputChars ?? defaultWorkspaceOutputChars;
+  if (!Number.isInteger(maxOutputChars) || maxOutputChars < 1_000) throw new TypeError("workspaceTools: maxOutputChars must be an integer of at least 1000");
+  const shell = options.shell ?? "/bin/sh";
+  if (typeof shell !== "string" || shell === "") throw new TypeError("workspaceTools: shell must be a non-empty string");
+  const env = options.env;
+  const settings: WorkspaceToolSettings = {
+    root: path.resolve(options.root),
+    commandTimeoutMs,
+    maxOutputChars,
+    shell,
+    // Read at each call, so a host that changes its environment later is followed.
+    env: env === undefined ? () => withoutSecretVariables(process.env) : () => ({ ...env }),
+  };
+  return [readFileTool(settings), listDirTool(settings), searchTextTool(settings), writeFileTool(settings), editFileTool(settings), runCommandTool(settings)];
+}
+
+/**
+ * Names that announce a credential (DESIGN.md §8.2's `NAME=value` rule, plus a few spellings). The
+ * secret detector's fuller vocabulary lives in `src/policy`, which `src/tools` may not import.
+ */
+const secretVariableName = /(?:^|_)(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|CREDENTIALS?)$/i;
+
+/**
+ * The environment without secret-named variables: what `run_command`'s shell gets by default.
+ *
+ * @example
+ * withoutSecretVariables({ PATH: "/usr/bin", OPENAI_API_KEY: "sk-…", GITHUB_TOKEN: "ghp_…" }); // { PATH: "/usr/bin" }
+ */
+export function withoutSecretVariables(env: Readonly<Record<string, string | undefined>>): Record<string, string | undefined> {
+  return Object.fromEntries(Object.entries(env).filter(([name]) => !secretVariableName.test(name)));
+}
