@@ -1,17 +1,19 @@
 /**
- * Folding at scale: writes one session of ~N events (default 1 000 000) into a relaxed
- * LevelEventLog, then folds it by streaming `log.readAll()` through `SessionFold`, sampling
- * `process.memoryUsage()` as it goes. The log is never loaded whole. It also times `verifyReplay`
- * over a streamed, really recorded session (the synthetic log repeats one turn's history
- * diagnostics, which replay would recompute differently, and recomputing history every turn is
- * the cost being measured there).
+ * Folding at scale (DESIGN.md §15): writes one session of ~N events (default 1 000 000) into a
+ * relaxed LevelEventLog — a real recorded user message (tool turns, a history compaction, an
+ * answer) repeated — and then, each time streaming `log.readAll()` (the log is never loaded whole)
+ * and sampling `process.memoryUsage()` as it goes:
+ *
+ * - folds it as replay does (`SessionFold({ mutable: true, retain: "live" })`: only what the next
+ *   decisions read is kept, so memory stays flat however long the log);
+ * - folds the full session-state projection (every call and message: memory grows with the
+ *   session, because that state is what was asked for);
+ * - asks `runtime.stateAt` for positions near the end, cold and then from a snapshot;
+ * - times `verifyReplay` over a really recorded session of many user messages (every decision
+ *   recomputed, history included).
  *
  *   npm run bench                                      (after bench/run.ts)
- *   node --import tsx bench/fold.ts [events=1000000] [replay-turns=500] [max-fold-seconds=120]
- *
- * The fold's rate is printed per window of the log, since it is not constant: the session-state
- * projection is an immer reducer, and immer copies the `calls` Map on every write, so each event
- * costs time proportional to the calls folded so far (quadratic overall).
+ *   node --import tsx --expose-gc bench/fold.ts [events=1000000] [replay-messages=150] [max-fold-seconds=120]
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -26,7 +28,7 @@ import { scriptedProvider } from "../src/testing/index.js";
 import type { ScriptStep } from "../src/testing/index.js";
 
 const targetEvents = Number(process.argv[2] ?? 1_000_000);
-const replayTurns = Number(process.argv[3] ?? 500);
+const replayMessages = Number(process.argv[3] ?? 150);
 /** The fold stops after this long (and reports how far it got), so `npm run bench` stays finite. */
 const maxFoldSeconds = Number(process.argv[4] ?? 120);
 const callsPerTurn = 4;
@@ -34,42 +36,55 @@ const batchSize = 4096;
 
 const noop = defineTool({ name: "noop", description: "does nothing", risk: "read-only-local", input: z.object({ n: z.number() }), run: () => "ok" });
 const unlimited = { maxIterations: 1e9, maxToolCalls: 1e9, wallClockMs: 1e12 };
+/** Tool turns per user message: a session is many user messages, each a few tool turns long. */
+const turnsPerMessage = 3;
+/** The history budget: small, so that the session compacts as a real long session would. */
+const historyMaxTokens = 600;
 
-function script(turns: number): ScriptStep[] {
+function script(messages: number): ScriptStep[] {
   const steps: ScriptStep[] = [];
-  for (let turn = 0; turn < turns; turn += 1) {
-    steps.push({ toolCalls: Array.from({ length: callsPerTurn }, (_, index) => ({ name: "noop", arguments: JSON.stringify({ n: turn * callsPerTurn + index }) })) });
+  let n = 0;
+  for (let message = 0; message < messages; message += 1) {
+    for (let turn = 0; turn < turnsPerMessage; turn += 1) {
+      steps.push({ toolCalls: Array.from({ length: callsPerTurn }, () => ({ name: "noop", arguments: JSON.stringify({ n: (n += 1) }) })) });
+    }
+    steps.push({ content: `done ${message}` });
   }
-  steps.push({ content: "done" });
   return steps;
 }
 
-/** A real scripted session of `turns` turns, recorded into `log` as session "bench". */
-async function record(log: MemoryEventLog | LevelEventLog, turns: number): Promise<void> {
-  const runtime = await createRuntime({ log, provider: scriptedProvider(script(turns)), tools: [noop], budgets: unlimited });
+/** A real scripted session of `messages` user messages, recorded into `log` as session "bench". */
+async function record(log: MemoryEventLog | LevelEventLog, messages: number): Promise<void> {
+  const runtime = await createRuntime({ log, provider: scriptedProvider(script(messages)), tools: [noop], budgets: unlimited, history: { maxTokens: historyMaxTokens } });
   const session = await runtime.openSession("bench");
-  const outcome = await session.send("go");
-  if (outcome.status !== "completed") throw new Error(`template session ended ${outcome.status}`);
+  for (let message = 0; message < messages; message += 1) {
+    const outcome = await session.send(`go ${message}`);
+    if (outcome.status !== "completed") throw new Error(`template session ended ${outcome.status}`);
+  }
 }
 
 const asAppend = (event: RecordedEvent): EventToAppend => ({ type: event.type, data: event.data });
 
 /**
- * Writes ~`count` events: the header of a real session (started, user message), then its second
- * turn repeated with fresh turn IDs, sequence numbers and call IDs (a valid machine sequence),
- * then its final turn. Returns the number of events written.
+ * Writes ~`count` events: the start of a real recorded session, then the events of one of its
+ * user messages (its tool turns, the history compaction it caused, its answer) repeated with
+ * fresh turn IDs, sequence numbers, call IDs and compaction boundaries — a valid machine
+ * sequence that compacts as it goes, like a real long session. Returns the number written.
  */
 async function generate(log: LevelEventLog, count: number): Promise<number> {
   const template = new MemoryEventLog();
-  await record(template, 3);
+  await record(template, 4);
   const events = await template.readStream("session-bench");
-  const starts = events.flatMap((event, index) => (event.type === "turn.started" ? [index] : []));
-  const header = events.slice(0, starts[0]).map(asAppend);
-  const turn = events.slice(starts[1], starts[2]);
-  const final = events.slice(starts[3]);
-  const turnText = JSON.stringify(turn.map(asAppend));
-  const callIds = [...new Set(turn.flatMap((event) => (event.type === "turn.tool.started" ? [(event.data as { callId: string }).callId] : [])))];
-  const turnsNeeded = Math.max(1, Math.floor((count - header.length - final.length) / turn.length));
+  const messageStarts = events.flatMap((event, index) => (event.type === "session.user_message.added" ? [index] : []));
+  const header = events.slice(0, messageStarts[0]).map(asAppend);
+  const block = events.slice(messageStarts.at(-1));
+  if (!block.some((event) => event.type === "session.history.compacted")) throw new Error("the template's last user message did not compact; lower historyMaxTokens");
+  const blockStart = block[0]!.meta.streamPosition;
+  const turnIds = block.flatMap((event) => (event.type === "turn.started" ? [(event.data as { turnId: string }).turnId] : []));
+  const turnSeqs = block.flatMap((event) => (event.type === "turn.started" ? [(event.data as { turnSeq: number }).turnSeq] : []));
+  const callIds = [...new Set(block.flatMap((event) => (event.type === "turn.tool_calls.normalized" ? (event.data as { calls: { id: string }[] }).calls.map((call) => call.id) : [])))];
+  const blockText = JSON.stringify(block.map(asAppend));
+  const blocksNeeded = Math.max(1, Math.floor((count - header.length) / block.length));
 
   const stream = "session-bench";
   let written = 0;
@@ -79,14 +94,22 @@ async function generate(log: LevelEventLog, count: number): Promise<number> {
     written += batch.length;
     batch = [];
   };
-  for (let seq = 1; seq <= turnsNeeded; seq += 1) {
-    let text = turnText.replaceAll('"turn-2"', `"turn-${seq}"`).replaceAll('"turnSeq":2,"iteration":2', `"turnSeq":${seq},"iteration":${seq}`);
-    callIds.forEach((callId, index) => (text = text.replaceAll(callId, `call_${seq}_${index}`)));
-    batch.push(...(JSON.parse(text) as EventToAppend[]));
+  for (let copy = 0; copy < blocksNeeded; copy += 1) {
+    const firstSeq = copy * turnIds.length + 1;
+    let text = blockText;
+    turnIds.forEach((turnId, index) => {
+      text = text.replaceAll(`"${turnId}"`, `"turn-${firstSeq + index}"`).replaceAll(`"turnSeq":${turnSeqs[index]},`, `"turnSeq":${firstSeq + index},`);
+    });
+    callIds.forEach((callId, index) => (text = text.replaceAll(callId, `call_${copy}_${index}`)));
+    const copied = JSON.parse(text) as EventToAppend[];
+    // A compaction's boundary is a stream position: move it with the block.
+    const shift = written + batch.length + 1 - blockStart;
+    for (const event of copied) {
+      if (event.type === "session.history.compacted") (event.data as { beforePosition: number }).beforePosition += shift;
+    }
+    batch.push(...copied);
     if (batch.length >= batchSize) await flush();
   }
-  const last = turnsNeeded + 1;
-  batch.push(...(JSON.parse(JSON.stringify(final.map(asAppend)).replaceAll('"turn-4"', `"turn-${last}"`).replaceAll('"turnSeq":4,"iteration":4', `"turnSeq":${last},"iteration":${last}`)) as EventToAppend[]));
   await flush();
   return written;
 }
@@ -115,48 +138,68 @@ try {
   const generateSeconds = Number(process.hrtime.bigint() - started) / 1e9;
   rows.push([`generate ${written} events (relaxed LevelEventLog)`, `${generateSeconds.toFixed(1)} s, ${Math.round(written / generateSeconds)} events/s`]);
 
-  global.gc?.();
-  const baseline = process.memoryUsage();
-  const sampler = memorySampler();
-  // Folded in place, as replay does: nothing keeps the intermediate states.
-  const fold = new SessionFold({ mutable: true });
-  let folded = 0;
-  started = process.hrtime.bigint();
-  const windowSize = Math.max(10_000, Math.round(written / 10 / 1000) * 1000);
-  let windowStarted = started;
-  const windows: string[] = [];
-  let stopped = false;
-  for await (const event of log.readAll()) {
-    fold.apply(event);
-    folded += 1;
-    if (folded % 1_000 !== 0) continue;
-    sampler.sample();
-    const now = process.hrtime.bigint();
-    const windowDone = folded % windowSize === 0;
-    const outOfTime = Number(now - started) / 1e9 > maxFoldSeconds;
-    if (windowDone || outOfTime) {
-      const inWindow = windowDone ? windowSize : folded % windowSize;
-      windows.push(`${folded / 1000}k: ${Math.round(inWindow / (Number(now - windowStarted) / 1e9))}/s`);
-      windowStarted = now;
+  /** One streamed fold of the whole log, with its rate per window and its peak memory. */
+  const foldLog = async (label: string, fold: SessionFold) => {
+    global.gc?.();
+    const baseline = process.memoryUsage();
+    const sampler = memorySampler();
+    let folded = 0;
+    const began = process.hrtime.bigint();
+    const windowSize = Math.max(10_000, Math.round(written / 5 / 1000) * 1000);
+    let windowStarted = began;
+    const windows: string[] = [];
+    let stopped = false;
+    for await (const event of log.readAll()) {
+      fold.apply(event);
+      folded += 1;
+      if (folded % 1_000 !== 0) continue;
+      sampler.sample();
+      const now = process.hrtime.bigint();
+      const windowDone = folded % windowSize === 0;
+      const outOfTime = Number(now - began) / 1e9 > maxFoldSeconds;
+      if (windowDone || outOfTime) {
+        const inWindow = windowDone ? windowSize : folded % windowSize;
+        windows.push(`${folded / 1000}k: ${Math.round(inWindow / (Number(now - windowStarted) / 1e9))}/s heap ${mb(process.memoryUsage().heapUsed)}`);
+        windowStarted = now;
+      }
+      if (outOfTime) {
+        stopped = true;
+        break;
+      }
     }
-    if (outOfTime) {
-      stopped = true;
-      break;
+    const seconds = Number(process.hrtime.bigint() - began) / 1e9;
+    const peak = sampler.stop();
+    if (!stopped && (folded !== written || fold.pending.length !== 0 || fold.state.lastOutcome?.status !== "completed")) {
+      throw new Error(`${label}: saw ${folded} of ${written} events, outcome ${fold.state.lastOutcome?.status}`);
     }
+    rows.push([`${label}: fold ${folded} events${stopped ? `, stopped after ${maxFoldSeconds} s` : ""}`, `${seconds.toFixed(1)} s, ${Math.round(folded / seconds)} events/s`]);
+    rows.push(["  events/s and heap per window (after N events)", windows.join(", ")]);
+    rows.push(["  peak RSS / heap used during the fold", `${mb(peak.rss)} / ${mb(peak.heap)} (before: ${mb(baseline.rss)} / ${mb(baseline.heapUsed)})`]);
+    rows.push(["  calls / messages held at the end", `${fold.state.calls.size} / ${fold.state.messages.length}`]);
+  };
+  await foldLog('replay fold (retain "live")', new SessionFold({ mutable: true, retain: "live" }));
+  await foldLog("full projection", new SessionFold({ mutable: true }));
+
+  // Time travel: cold (folds from the start, leaving snapshots behind), then from a snapshot.
+  const runtime = await createRuntime({ log, provider: scriptedProvider([]), tools: [noop] });
+  const position = (offset: number) => Math.max(1, written - offset);
+  let began = process.hrtime.bigint();
+  await runtime.stateAt("bench", position(1_500));
+  const coldSeconds = Number(process.hrtime.bigint() - began) / 1e9;
+  const warm: number[] = [];
+  for (const offset of [1_200, 900, 700, 333, 10]) {
+    began = process.hrtime.bigint();
+    await runtime.stateAt("bench", position(offset));
+    warm.push(Number(process.hrtime.bigint() - began) / 1e6);
   }
-  const foldSeconds = Number(process.hrtime.bigint() - started) / 1e9;
-  const peak = sampler.stop();
-  if (!stopped && (folded !== written || fold.state.lastOutcome?.status !== "completed")) throw new Error(`fold saw ${folded} of ${written} events, outcome ${fold.state.lastOutcome?.status}`);
-  rows.push([`fold ${folded} events (readAll → SessionFold)${stopped ? `, stopped after ${maxFoldSeconds} s` : ""}`, `${foldSeconds.toFixed(1)} s, ${Math.round(folded / foldSeconds)} events/s`]);
-  rows.push(["  events/s per window (after N events)", windows.join(", ")]);
-  rows.push(["  peak RSS / heap used during the fold", `${mb(peak.rss)} / ${mb(peak.heap)} (before: ${mb(baseline.rss)} / ${mb(baseline.heapUsed)})`]);
-  rows.push(["  calls in the folded state", String(fold.state.calls.size)]);
+  rows.push([`stateAt near the end of ${written} events, cold`, `${coldSeconds.toFixed(1)} s`]);
+  rows.push(["  then from the nearest snapshot (5 positions)", warm.map((ms) => `${ms.toFixed(0)} ms`).join(", ")]);
   await log.close();
 
   // verifyReplay over a streamed, really recorded session.
   await rm(dir, { recursive: true, force: true });
   const replayLog = await LevelEventLog.open(dir, { durability: "relaxed" });
-  await record(replayLog, replayTurns);
+  await record(replayLog, replayMessages);
   const replaySampler = memorySampler();
   started = process.hrtime.bigint();
   let streamed = 0;
@@ -170,7 +213,7 @@ try {
   const replaySeconds = Number(process.hrtime.bigint() - started) / 1e9;
   const replayPeak = replaySampler.stop();
   if (!report.identical) throw new Error(`bench session did not replay identical: ${JSON.stringify(report.divergences[0])}`);
-  rows.push([`verifyReplay ${streamed} streamed events (${replayTurns} turns × ${callsPerTurn} calls)`, `${replaySeconds.toFixed(1)} s, ${Math.round(streamed / replaySeconds)} events/s, ${report.compared} decisions`]);
+  rows.push([`verifyReplay ${streamed} streamed events (${replayMessages} user messages × ${turnsPerMessage} turns × ${callsPerTurn} calls)`, `${replaySeconds.toFixed(1)} s, ${Math.round(streamed / replaySeconds)} events/s, ${report.compared} decisions`]);
   rows.push(["  peak RSS / heap used during the replay", `${mb(replayPeak.rss)} / ${mb(replayPeak.heap)}`]);
   await replayLog.close();
 } finally {
