@@ -77,11 +77,12 @@ export async function runCli(argv: readonly string[], io: CliIo = { stdout: proc
 
   program
     .command("show")
-    .description("print a session's configuration, timeline and status (or, with --at N, the state right after event #N)")
+    .description("print a session's configuration, its turns with each call's decision, outcome and duration, and its status (or, with --at N, the state right after event #N)")
     .argument("<session>", "the session ID")
     .option("--at <position>", "time travel: the timeline up to stream position N and the state there")
+    .option("--events", "also print every event (the full timeline)")
     .addOption(dirOption())
-    .action(async (session: string, options: { dir: string; at?: string }) => {
+    .action(async (session: string, options: { dir: string; at?: string; events?: boolean }) => {
       exitCode = await showCommand(session, options, context);
     });
 

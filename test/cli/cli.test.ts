@@ -237,16 +237,25 @@ describe("turnlog events / show", () => {
     expect(vetoed.stdout).not.toContain("\u001b[");
   });
 
-  it("show prints the configuration, the timeline and the final status", async () => {
+  it("show prints the configuration, each turn with its calls' decisions and outcomes, and the final status", async () => {
     const run = await turnlog("show", sessionId, "--dir", logDir);
     expect(run.code).toBe(0);
     expect(run.stdout).toContain(`session  ${sessionId}`);
     expect(run.stdout).toContain(
-      "tools    read_file (read-only-local), list_dir (read-only-local), run_command (external-side-effect), write_file (workspace-write)",
+      "tools    read_file (read-only-local), list_dir (read-only-local), run_command (external-side-effect),\n         write_file (workspace-write)",
     );
-    expect(run.stdout).toContain("turn.tool_calls.gated");
+    expect(run.stdout).toMatch(/^turn 1 {2}continued: tool-results +\+\d\.\d{3}s {2}\d+ms {2}1 attempt {2}"I'll read the notes/m);
+    expect(run.stdout).toMatch(/^ write_file +call_save_sum… +ask +mode:ask · approved by demo-user +succeeded +\d+ms$/m);
+    expect(run.stdout).toMatch(/^ run_command +call_force_push +ask +command=approval:git-force-push · denied by demo-user +denied$/m);
+    expect(run.stdout).toMatch(/^ run_command +call_install +block +hard-block:command=forbidden:download-to-interpreter +blocked$/m);
+    expect(run.stdout).toMatch(/^turn 7 {2}stopped: budget:max-iterations/m);
     expect(run.stdout).toMatch(/^stopped: budget:max-iterations · 7 turns, 12 tool calls$/m);
-    expect(run.stdout).toContain("turn.completed");
+    // Every line fits a 120-column terminal; the event-by-event timeline is one flag away.
+    for (const line of run.stdout.split("\n")) expect(line.length).toBeLessThanOrEqual(120);
+    expect(run.stdout).not.toContain("turn.tool_calls.gated");
+    const full = await turnlog("show", sessionId, "--dir", logDir, "--events");
+    expect(full.stdout).toContain("turn.tool_calls.gated");
+    expect(full.stdout).toContain("turn.completed");
   });
 });
 

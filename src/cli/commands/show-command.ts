@@ -1,7 +1,6 @@
-import { foldEvents } from "../../projections/projection.js";
 import { SessionFold } from "../../replay/session-fold.js";
 import { CliError } from "../cli-error.js";
-import { pendingApprovals, sessionStateProjection, type SessionState } from "../../projections/session-state.js";
+import { pendingApprovals, type SessionState } from "../../projections/session-state.js";
 import { type CommandContext } from "../cli-io.js";
 import { exitCodes } from "../cli-error.js";
 import { withLog } from "../log-directory.js";
@@ -9,25 +8,36 @@ import { readSessionEvents } from "../session-events.js";
 import type { RecordedEvent } from "../../log/event-log.js";
 import { sessionStatus } from "../session-status.js";
 import { formatTimeline, plural, truncate } from "../timeline.js";
+import { formatTurnTable } from "../turn-table.js";
 
 /** `turnlog show <session>`: who and what the session ran with, its timeline, and where it stands. */
-export async function showCommand(sessionId: string, options: { dir: string; at?: string }, context: CommandContext): Promise<number> {
+export async function showCommand(sessionId: string, options: { dir: string; at?: string; events?: boolean }, context: CommandContext): Promise<number> {
   const all = await withLog(options.dir, {}, (log) => readSessionEvents(log, sessionId, options.dir, context.io.env));
   const { print, paint } = context;
   if (options.at !== undefined) return showAt(sessionId, all, options.at, context);
   const events = all;
-  const state = foldEvents(sessionStateProjection, events);
+  const fold = new SessionFold();
+  fold.applyAll(events);
+  const state = fold.state;
   print(`${paint("bold", "session ")} ${sessionId}`);
   if (state.provider !== null) print(`${paint("dim", "provider")} ${state.provider.id} (${state.provider.format})`);
   if (state.policy !== null) {
     const { approvalMode, workspace } = state.policy;
     print(`${paint("dim", "policy  ")} mode ${approvalMode} · workspace ${workspace.root} (${workspace.trusted ? "trusted" : "untrusted"})`);
   }
-  print(`${paint("dim", "tools   ")} ${state.tools.map((tool) => `${tool.name} (${tool.riskClass})`).join(", ") || "none"}`);
+  const width = (context.io.stdout as { columns?: number }).columns ?? 120;
+  const toolLines = wrap(state.tools.map((tool) => `${tool.name} (${tool.riskClass})`), width - 9);
+  toolLines.forEach((line, index) => print(`${paint("dim", index === 0 ? "tools   " : "        ")} ${line}`));
   print();
-  for (const line of formatTimeline(events, { color: context.color })) print(`  ${line}`);
+  const machineState = fold.turnState;
+  for (const line of formatTurnTable(events, state, { color: context.color, width, ...(machineState !== undefined ? { machineState } : {}) })) print(line);
+  if (options.events) {
+    print();
+    for (const line of formatTimeline(events, { color: context.color })) print(`  ${line}`);
+  }
   print();
   for (const line of describeStatus(state, context)) print(line);
+  if (!options.events) print(paint("dim", `--events: all ${events.length} events, one per line`));
   return exitCodes.ok;
 }
 
@@ -78,4 +88,20 @@ function describeStatus(state: SessionState, { paint }: CommandContext): string[
     default:
       return [`${paint("dim", status)} ${facts}`];
   }
+}
+
+/** Joins items with ", " into lines of at most `width` characters (an item longer than that gets its own line). */
+function wrap(items: readonly string[], width: number): string[] {
+  if (items.length === 0) return ["none"];
+  const lines: string[] = [];
+  let line = "";
+  for (const [index, item] of items.entries()) {
+    const piece = index < items.length - 1 ? `${item},` : item;
+    if (line !== "" && line.length + 1 + piece.length > width) {
+      lines.push(line);
+      line = piece;
+    } else line = line === "" ? piece : `${line} ${piece}`;
+  }
+  lines.push(line);
+  return lines;
 }
