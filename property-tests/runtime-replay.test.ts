@@ -31,7 +31,8 @@ describe("any scripted session", () => {
           const ws = workspace();
           const provider = scriptedProvider([...steps, { content: "final" }]);
           const log = new MemoryEventLog({ clock: steppingClock(), ids: sequentialIds("event") });
-          const runtime = await createRuntime({ log, provider, tools: ws.tools, clock: steppingClock(), budgets: { maxIterations } });
+          // Retryable failures are scripted freely; the backoff between attempts is not under test.
+          const runtime = await createRuntime({ log, provider, tools: ws.tools, clock: steppingClock(), budgets: { maxIterations }, providerRetry: { baseDelayMs: 0 } });
           const session = await runtime.openSession("p1");
           let outcome = await session.send("go");
           for (let round = 0; outcome.status === "awaiting-approval" && round < 20; round += 1) {

@@ -4,6 +4,8 @@
  */
 export { createRuntime } from "./runtime/create-runtime.js";
 export type { Runtime, RuntimeOptions } from "./runtime/create-runtime.js";
+export { defaultProviderRetry } from "./runtime/provider-retry.js";
+export type { ProviderRetryOptions } from "./runtime/provider-retry.js";
 export { Session } from "./runtime/session.js";
 export type { ApprovalAnswer } from "./runtime/session.js";
 export { ProviderTurnLoop } from "./runtime/provider-turn-loop.js";
@@ -70,6 +72,10 @@ export { createAnthropicMessagesFinalizer, finalizeAnthropicMessagesEvents } fro
 export { asProviderError, unwrapFinalization } from "./providers/stream-finalization.js";
 export type { FinalizationResult } from "./providers/stream-finalization.js";
 export type { FinalizedResponse, FinalizedToolCall, Provider, ProviderRequest } from "./providers/provider.js";
+export { openAiChatProvider } from "./providers/openai-chat-provider.js";
+export type { OpenAiChatProviderOptions } from "./providers/openai-chat-provider.js";
+export { anthropicMessagesProvider } from "./providers/anthropic-messages-provider.js";
+export type { AnthropicMessagesProviderOptions } from "./providers/anthropic-messages-provider.js";
 
 export { buildNativeHistory } from "./history/native-history.js";
 export type { NativeHistory, NativeHistoryOptions } from "./history/native-history.js";

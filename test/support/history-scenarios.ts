@@ -150,6 +150,8 @@ export async function runScenario(scenario: Scenario, checkpoint: (state: Sessio
       provider,
       tools: [...ws.tools, boom, slow],
       clock: steppingClock(),
+      // Scenarios script many retryable failures; the backoff between attempts is not under test.
+      providerRetry: { baseDelayMs: 0 },
       history: { maxTokens: scenario.maxTokens, ...(scenario.system !== undefined ? { system: scenario.system } : {}) },
     });
     return { runtime, session: await runtime.openSession("h1") };
