@@ -80,13 +80,14 @@ export function formatTurnTable(events: readonly RecordedEvent[], state: Session
     const attempts = turn.attempt === 0 ? "no request" : `${turn.attempt} attempt${turn.attempt === 1 ? "" : "s"}`;
     const where = turn.status === "active" ? `active · ${options.machineState ?? "?"}` : turn.reason !== undefined ? `${turn.status}: ${turn.reason}` : turn.status;
     const said = turn.response?.content ?? turn.text ?? "";
-    const cells: [Tone | undefined, string][] = [
+    const allCells: [Tone | undefined, string][] = [
       ["bold", `turn ${turn.turnSeq}`],
       [statusTones[turn.status], where.padEnd(20)],
       ["dim", time === undefined ? "" : formatOffset(time.start - start)],
       [undefined, time?.end === undefined ? "" : formatDuration(time.end - time.start)],
       ["dim", attempts],
-    ].filter(([, text]) => text !== "");
+    ];
+    const cells = allCells.filter(([, text]) => text !== "");
     const head = cells.map(([tone, text]) => (tone === undefined ? text : paint(tone, text))).join("  ");
     const room = width - cells.map(([, text]) => text).join("  ").length - 4;
     lines.push(said.trim() === "" || room < 8 ? head : `${head}  ${paint("dim", `"${truncate(said.replace(/\s+/g, " ").trim(), room)}"`)}`);
