@@ -45,7 +45,7 @@ export interface SessionFoldOptions {
 }
 
 /** `retain: "live"`: drops, in place, what no later decision reads. */
-function retire(state: SessionState, recorded: RecordedEvent): void {
+function retire(state: SessionState, recorded: RecordedEvent, retention: { strippedTurns: number }): void {
   if (turnEndings.has(recorded.type)) {
     const turnId = (recorded.data as { turnId: string }).turnId;
     const turn = state.turns.findLast((candidate) => candidate.turnId === turnId);
@@ -65,11 +65,16 @@ function retire(state: SessionState, recorded: RecordedEvent): void {
     if (kept.length === state.messages.length) return;
     state.messages = kept;
     const referenced = new Set(kept.flatMap((message) => (message.role === "agent" && message.metadata !== undefined ? [message.metadata.turnId] : [])));
-    for (const turn of state.turns) {
-      if (turn.status === "active" || referenced.has(turn.turnId)) continue;
+    // Turns are stripped oldest first, from where the last compaction stopped, up to the first one
+    // the kept messages still need: each turn is looked at about once over the whole log.
+    let index = retention.strippedTurns;
+    for (; index < state.turns.length; index += 1) {
+      const turn = state.turns[index] as SessionState["turns"][number];
+      if (turn.status === "active" || referenced.has(turn.turnId)) break;
       delete turn.response;
       turn.callIds = [];
     }
+    retention.strippedTurns = index;
   }
 }
 
@@ -124,6 +129,9 @@ export class SessionFold {
     return turn === undefined ? undefined : String(turn.value);
   }
 
+  /** `retain: "live"`: how many of the oldest turns have been stripped already. */
+  readonly #retention = { strippedTurns: 0 };
+
   /** The immer draft of an `applyAll` batch in progress. */
   #draft: Draft<SessionState> | undefined;
 
@@ -151,7 +159,7 @@ export class SessionFold {
     if (this.#draft !== undefined) sessionStateProjection.evolve(this.#draft, recorded);
     else if (this.options.mutable) applyEventInPlace(sessionStateProjection, this.state, recorded);
     else this.state = applyEvent(sessionStateProjection, this.state, recorded);
-    if (this.options.retain === "live") retire(this.state, recorded);
+    if (this.options.retain === "live") retire(this.state, recorded, this.#retention);
   }
 
   /**

@@ -130,6 +130,20 @@ describe("runtime.stateAt (time travel)", () => {
     expect(log.reads[0]).toMatchObject({ from: 1 });
   });
 
+  it("hands out frozen states, also when it folded far from any snapshot in place", async () => {
+    const cache = new SnapshotCache({ every: 100 });
+    for (const position of [5_000, 2_345]) {
+      const state = await cache.stateAt(log, "long", position);
+      expect(state).toEqual(reference[position - 1]);
+      expect(Object.isFrozen(state) && Object.isFrozen(state.messages) && Object.isFrozen(state.turns[0])).toBe(true);
+      expect(() => state.calls.clear()).toThrow();
+    }
+    // The snapshot the in-place fold left behind is the state at its position.
+    log.reads = [];
+    expect(await cache.stateAt(log, "long", 4_601)).toEqual(reference[4_600]);
+    expect(log.reads[0]).toMatchObject({ from: 4_601 });
+  });
+
   it("rejects positions outside the stream clearly", async () => {
     await expect(runtime.stateAt("long", 0)).rejects.toThrow(TypeError);
     await expect(runtime.stateAt("long", -3)).rejects.toThrow(TypeError);
