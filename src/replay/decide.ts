@@ -128,7 +128,8 @@ export function decide(action: DecisionAction, inputs: DecisionInputs): TurnlogE
   const { state, registry, policy, budgets } = inputs;
   if (action === "decideNativeTool") return decideNativeTool(inputs);
   if (action === "startTurn") {
-    const turnSeq = state.turns.length + 1;
+    // Counted, not measured from `turns`, which a replay fold trims (SessionFold retain "live").
+    const turnSeq = state.totals.turns + 1;
     return { type: "turn.started", data: { turnId: `turn-${turnSeq}`, turnSeq, iteration: state.current.iterations + 1 } };
   }
   const context = inputs.turn;

@@ -39,13 +39,14 @@ export interface SessionFoldOptions {
    * replay's memory stays bounded by the history window instead of growing with the log — the
    * calls of a finished turn are dropped (their IDs are kept in `retiredCallIds`, so a reused
    * provider ID is still seen as used), and messages a recorded compaction replaced are dropped
-   * with the responses of their turns. Needs `mutable`.
+   * with their turns. `turns` then holds only the recent turns; `totals.turns` still counts all.
+   * Needs `mutable`.
    */
   retain?: "all" | "live";
 }
 
 /** `retain: "live"`: drops, in place, what no later decision reads. */
-function retire(state: SessionState, recorded: RecordedEvent, retention: { strippedTurns: number }): void {
+function retire(state: SessionState, recorded: RecordedEvent): void {
   if (turnEndings.has(recorded.type)) {
     const turnId = (recorded.data as { turnId: string }).turnId;
     const turn = state.turns.findLast((candidate) => candidate.turnId === turnId);
@@ -65,16 +66,15 @@ function retire(state: SessionState, recorded: RecordedEvent, retention: { strip
     if (kept.length === state.messages.length) return;
     state.messages = kept;
     const referenced = new Set(kept.flatMap((message) => (message.role === "agent" && message.metadata !== undefined ? [message.metadata.turnId] : [])));
-    // Turns are stripped oldest first, from where the last compaction stopped, up to the first one
-    // the kept messages still need: each turn is looked at about once over the whole log.
-    let index = retention.strippedTurns;
-    for (; index < state.turns.length; index += 1) {
+    // The oldest turns the kept messages no longer need are dropped (decisions count turns with
+    // `totals.turns`, not with this list): each turn is looked at about once over the whole log.
+    let index = 0;
+    while (index < state.turns.length) {
       const turn = state.turns[index] as SessionState["turns"][number];
       if (turn.status === "active" || referenced.has(turn.turnId)) break;
-      delete turn.response;
-      turn.callIds = [];
+      index += 1;
     }
-    retention.strippedTurns = index;
+    if (index > 0) state.turns.splice(0, index);
   }
 }
 
@@ -129,9 +129,6 @@ export class SessionFold {
     return turn === undefined ? undefined : String(turn.value);
   }
 
-  /** `retain: "live"`: how many of the oldest turns have been stripped already. */
-  readonly #retention = { strippedTurns: 0 };
-
   /** The immer draft of an `applyAll` batch in progress. */
   #draft: Draft<SessionState> | undefined;
 
@@ -159,7 +156,7 @@ export class SessionFold {
     if (this.#draft !== undefined) sessionStateProjection.evolve(this.#draft, recorded);
     else if (this.options.mutable) applyEventInPlace(sessionStateProjection, this.state, recorded);
     else this.state = applyEvent(sessionStateProjection, this.state, recorded);
-    if (this.options.retain === "live") retire(this.state, recorded, this.#retention);
+    if (this.options.retain === "live") retire(this.state, recorded);
   }
 
   /**

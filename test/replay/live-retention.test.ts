@@ -37,7 +37,7 @@ describe('a replay fold that keeps only what decisions read (retain: "live")', (
     expect(report.identical).toBe(true);
   });
 
-  it("drops finished turns' calls and compacted messages, but remembers every call ID", async () => {
+  it("drops finished turns' calls, compacted messages and their turns, but remembers every call ID", async () => {
     const { events } = await longSession(12);
     const full = new SessionFold({ mutable: true });
     const live = new SessionFold({ mutable: true, retain: "live" });
@@ -46,7 +46,11 @@ describe('a replay fold that keeps only what decisions read (retain: "live")', (
       live.apply(event);
     }
     expect(live.state.lastOutcome).toEqual(full.state.lastOutcome);
-    expect(live.state.turns).toHaveLength(full.state.turns.length);
+    expect(live.state.totals).toEqual(full.state.totals);
+    // Only the turns whose messages are still in the history window are kept.
+    const keptTurns = new Set(live.state.messages.flatMap((message) => (message.role === "agent" && message.metadata !== undefined ? [message.metadata.turnId] : [])));
+    expect(live.state.turns.length).toBeLessThan(full.state.turns.length / 2);
+    for (const turnId of keptTurns) expect(live.state.turns.map((turn) => turn.turnId)).toContain(turnId);
     expect(live.state.calls.size).toBe(0);
     expect([...(live.state.retiredCallIds ?? [])].sort()).toEqual([...full.state.calls.keys()].sort());
     // Only the messages after the last compaction's boundary are kept.
