@@ -205,12 +205,15 @@ try {
   }
   rows.push([`stateAt near the end of ${written} events, cold`, `${coldSeconds.toFixed(1)} s`]);
   rows.push(["  then from the nearest snapshot (5 positions)", warm.map((ms) => `${ms.toFixed(0)} ms`).join(", ")]);
+  await runtime.close();
   await log.close();
 
   // verifyReplay over a streamed, really recorded session.
   await rm(dir, { recursive: true, force: true });
   const replayLog = await LevelEventLog.open(dir, { durability: "relaxed" });
   await record(replayLog, replayMessages);
+  global.gc?.();
+  const replayBaseline = process.memoryUsage();
   const replaySampler = memorySampler();
   started = process.hrtime.bigint();
   let streamed = 0;
@@ -225,7 +228,7 @@ try {
   const replayPeak = replaySampler.stop();
   if (!report.identical) throw new Error(`bench session did not replay identical: ${JSON.stringify(report.divergences[0])}`);
   rows.push([`verifyReplay ${streamed} streamed events (${replayMessages} user messages × ${turnsPerMessage} turns × ${callsPerTurn} calls)`, `${replaySeconds.toFixed(1)} s, ${Math.round(streamed / replaySeconds)} events/s, ${report.compared} decisions`]);
-  rows.push(["  peak RSS / heap used during the replay", `${mb(replayPeak.rss)} / ${mb(replayPeak.heap)}`]);
+  rows.push(["  peak RSS / heap used during the replay", `${mb(replayPeak.rss)} / ${mb(replayPeak.heap)} (before: ${mb(replayBaseline.rss)} / ${mb(replayBaseline.heapUsed)})`]);
   await replayLog.close();
 } finally {
   await rm(dir, { recursive: true, force: true });
