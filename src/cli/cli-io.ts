@@ -10,6 +10,8 @@ export interface CliIo {
   stdout: TextSink & { isTTY?: boolean };
   stderr: TextSink;
   env: NodeJS.ProcessEnv;
+  /** Where `turnlog run` reads a person's answers, when it is a terminal. */
+  stdin?: NodeJS.ReadableStream & { isTTY?: boolean };
 }
 
 /** What every command needs: its output, whether to color it, and a painter to match. */

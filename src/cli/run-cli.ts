@@ -11,6 +11,7 @@ import { forkCommand } from "./commands/fork-command.js";
 import { historyCommand } from "./commands/history-command.js";
 import { replayCommand } from "./commands/replay-command.js";
 import { resumeCommand } from "./commands/resume-command.js";
+import { runCommand, type RunOptions } from "./commands/run-command.js";
 import { sessionsCommand } from "./commands/sessions-command.js";
 import { showCommand } from "./commands/show-command.js";
 import { verifyCommand } from "./commands/verify-command.js";
@@ -25,7 +26,7 @@ import { defaultLogDirectory } from "./log-directory.js";
  * @example
  * process.exitCode = await runCli(process.argv.slice(2));
  */
-export async function runCli(argv: readonly string[], io: CliIo = { stdout: process.stdout, stderr: process.stderr, env: process.env }): Promise<number> {
+export async function runCli(argv: readonly string[], io: CliIo = processIo()): Promise<number> {
   const context = commandContext(io);
   let exitCode: number = exitCodes.ok;
   const program = buildProgram(io);
@@ -42,6 +43,25 @@ export async function runCli(argv: readonly string[], io: CliIo = { stdout: proc
     .option("--pause", "stop at the first call held for approval and print the commands that answer it (exit 3)")
     .action(async (options: { dir: string; pause?: boolean }) => {
       exitCode = await demoCommand(options, context);
+    });
+
+  program
+    .command("run")
+    .description("run an agent session in this directory against a real model (OpenAI-compatible or Anthropic), logged (see docs/cli-run.md)")
+    .argument("<message...>", "what to ask the model (quote it, or give it as several words)")
+    .addOption(new Option("--provider <kind>", "the API the endpoint speaks (default: openai)").choices(["openai", "anthropic"]))
+    .option("--base-url <url>", "the endpoint, e.g. http://localhost:11434/v1 for Ollama (default: the provider's hosted API)")
+    .option("--model <name>", "the model name the endpoint knows")
+    .option("--api-key-env <NAME>", "the NAME of the environment variable holding the key (default: OPENAI_API_KEY or ANTHROPIC_API_KEY)")
+    .addOption(new Option("--mode <mode>", "the approval mode (default: ask)").choices(["ask", "auto-edit", "full-auto", "read-only"]))
+    .option("--mcp <command>", 'an MCP server to start, e.g. --mcp "npx -y @modelcontextprotocol/server-filesystem ." (repeatable)', (value: string, previous: string[] | undefined) => [...(previous ?? []), value])
+    .option("--session <id>", "continue this session with a new message, or create it under this ID")
+    .option("--yes", "approve every call the gate holds (recorded as approved by --yes)")
+    .option("--config <path>", "a config file instead of ./turnlog.config.json")
+    .addOption(dirOption())
+    .addHelpText("after", "\nExit codes: 0 completed · 1 failed · 2 usage error · 3 a turn awaits approval · 4 stopped (budget, cancel, refusal).")
+    .action(async (message: string[], options: RunOptions) => {
+      exitCode = await runCommand(message, options, context);
     });
 
   program
@@ -123,9 +143,9 @@ export async function runCli(argv: readonly string[], io: CliIo = { stdout: proc
 
   program
     .command("approve")
-    .description("approve a call a demo session holds for approval; `turnlog resume` then runs it")
+    .description("approve a call a demo or run session holds for approval; `turnlog resume` then runs it")
     .argument("<session>", "the session ID")
-    .argument("<callId>", "the held call's ID (the demo, `resume` and `show` print it)")
+    .argument("<callId>", "the held call's ID (`demo`, `run`, `resume` and `show` print it)")
     .addOption(byOption())
     .addOption(noteOption())
     .addOption(new Option("--scope <scope>", "call: this call only; tool: also this tool for the rest of the session").choices(["call", "tool"]).default("call"))
@@ -136,9 +156,9 @@ export async function runCli(argv: readonly string[], io: CliIo = { stdout: proc
 
   program
     .command("deny")
-    .description("deny a call a demo session holds for approval; after `turnlog resume` the model is told it did not run")
+    .description("deny a call a demo or run session holds for approval; after `turnlog resume` the model is told it did not run")
     .argument("<session>", "the session ID")
-    .argument("<callId>", "the held call's ID (the demo, `resume` and `show` print it)")
+    .argument("<callId>", "the held call's ID (`demo`, `run`, `resume` and `show` print it)")
     .addOption(byOption())
     .addOption(noteOption())
     .addOption(dirOption())
@@ -148,7 +168,7 @@ export async function runCli(argv: readonly string[], io: CliIo = { stdout: proc
 
   program
     .command("resume")
-    .description("continue a demo session's unfinished turn (exit 0 completed, 3 awaiting approval, 4 stopped, 1 failed)")
+    .description("continue a demo or run session's unfinished turn (exit 0 completed, 3 awaiting approval, 4 stopped, 1 failed)")
     .argument("<session>", "the session ID")
     .addOption(dirOption())
     .action(async (session: string, options: { dir: string }) => {
@@ -175,6 +195,18 @@ export async function runCli(argv: readonly string[], io: CliIo = { stdout: proc
   }
 }
 
+/** The real process's streams and environment; stdin is only touched when a command reads it. */
+function processIo(): CliIo {
+  return {
+    stdout: process.stdout,
+    stderr: process.stderr,
+    env: process.env,
+    get stdin() {
+      return process.stdin;
+    },
+  };
+}
+
 /**
  * The root command. Commander's settings are inherited by subcommands created after them, so
  * they are made here, before any command is added: errors throw instead of exiting (the caller
@@ -182,7 +214,7 @@ export async function runCli(argv: readonly string[], io: CliIo = { stdout: proc
  */
 function buildProgram(io: CliIo): Command {
   return new Command("turnlog")
-    .description("Inspect, replay and verify turnlog event logs.")
+    .description("Run agent sessions, and inspect, replay and verify turnlog event logs.")
     .version(packageJson.version, "-V, --version", "print the turnlog version")
     .exitOverride()
     .showSuggestionAfterError(true)

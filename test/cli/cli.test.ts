@@ -526,7 +526,7 @@ describe("turnlog demo --pause, approve, deny, resume", () => {
       expectOneCleanLine(run.stderr);
     }
     const resume = await turnlog("resume", "host", "--dir", hostDir);
-    expect(resume.stderr).toContain("resume works for demo sessions; a host resumes its own sessions with session.resume()");
+    expect(resume.stderr).toContain("resume works for CLI sessions; a host resumes its own sessions with session.resume()");
     // Nothing was appended to the host's session.
     const status = JSON.parse((await turnlog("sessions", "--dir", hostDir, "--json")).stdout) as { status: string }[];
     expect(status).toEqual([expect.objectContaining({ status: "awaiting-approval" })]);

@@ -3,8 +3,8 @@ import { pendingApprovals } from "../../projections/session-state.js";
 import { outcomeOf } from "../../runtime/provider-turn-loop.js";
 import type { CommandContext } from "../cli-io.js";
 import { CliError, exitCodes } from "../cli-error.js";
-import { withDemoSession } from "../demo/open-demo-session.js";
 import { dirFlag } from "../log-directory.js";
+import { withRecordedSession } from "../open-recorded-session.js";
 import { answerCommands, commandLines, heldCallLines } from "../session-narrative.js";
 import { preview } from "../timeline.js";
 
@@ -18,9 +18,9 @@ export interface AnswerOptions {
 }
 
 /**
- * `turnlog approve <session> <callId>`: approves a call a demo session holds, as `--by`. Only the
- * answer is logged; `turnlog resume` then runs the call and continues the turn. Exits 1, in one
- * line, for an unknown session or a call that is not awaiting approval.
+ * `turnlog approve <session> <callId>`: approves a call a demo or `turnlog run` session holds, as
+ * `--by`. Only the answer is logged; `turnlog resume` then runs the call and continues the turn.
+ * Exits 1, in one line, for an unknown session or a call that is not awaiting approval.
  */
 export function approveCommand(sessionId: string, callId: string, options: AnswerOptions, context: CommandContext): Promise<number> {
   return answer(sessionId, callId, options, context, true);
@@ -34,7 +34,7 @@ export function denyCommand(sessionId: string, callId: string, options: AnswerOp
 async function answer(sessionId: string, callId: string, options: AnswerOptions, context: CommandContext, granted: boolean): Promise<number> {
   if (options.by.trim() === "") throw new CliError("--by needs a name: who answers", { exitCode: exitCodes.usage });
   const command = granted ? "approve" : "deny";
-  return withDemoSession(options.dir, sessionId, context.io.env, command, async ({ session }) => {
+  return withRecordedSession(options.dir, sessionId, { env: context.io.env, command }, async ({ session }) => {
     const held = pendingApprovals(session.state()).find((call) => call.callId === callId);
     const answer = { by: options.by, ...(options.note !== undefined ? { note: options.note } : {}), ...(granted && options.scope !== undefined ? { scope: options.scope } : {}) };
     try {

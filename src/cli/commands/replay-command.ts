@@ -3,7 +3,14 @@ import { PolicySnapshotSchema, type PolicyInput, type PolicySnapshot } from "../
 import { resolvePolicy } from "../../policy/default-policy.js";
 import { formatDecisionChange } from "../../replay/what-if.js";
 import { demoTools, toolsForeignToDemo } from "../demo/demo-runtime.js";
-import { verifyReplay, type Divergence } from "../../replay/replay-verifier.js";
+import { verifyReplay, type Divergence, type ReplayReport } from "../../replay/replay-verifier.js";
+import type { RecordedEvent } from "../../log/event-log.js";
+import { resolveRealPath } from "../../policy/real-path.js";
+import { foldEvents } from "../../projections/projection.js";
+import { sessionStateProjection } from "../../projections/session-state.js";
+import { changedToolsMessage } from "../open-recorded-session.js";
+import { findRunRecord, type RunRecord } from "../run/run-record.js";
+import { runReplayRegistry, toolSetDifferences } from "../run/run-runtime.js";
 import { ToolRegistry } from "../../tools/tool-registry.js";
 import { printJson, type CommandContext } from "../cli-io.js";
 import { CliError, exitCodes } from "../cli-error.js";
@@ -16,25 +23,31 @@ import { plural } from "../timeline.js";
  * compares it with the log. Exits 0 when identical and 1 on a divergence, like Temporal's
  * replayer, so it can gate CI.
  *
- * The CLI has no host code, so it replays with the built-in demo tools; a session recorded with
- * other tools is refused with a clear line rather than reported as a pile of divergences.
+ * The CLI has no host code, so it replays the sessions it recorded itself: a `turnlog run`
+ * session with the workspace tools over its recorded root and its recorded MCP servers started
+ * again, any other with the built-in demo tools. A session recorded with other tools is refused
+ * with a clear line rather than reported as a pile of divergences.
  */
 export async function replayCommand(sessionId: string, options: { dir: string; json?: boolean; policy?: string }, context: CommandContext): Promise<number> {
   const whatIf = options.policy === undefined ? undefined : await readPolicyFile(options.policy);
-  const events = await withLog(options.dir, {}, (log) => readSessionEvents(log, sessionId, options.dir, context.io.env));
-  const registry = new ToolRegistry(demoTools());
-  const foreign = toolsForeignToDemo(events);
-  if (foreign.length > 0) {
-    throw new CliError(
-      `session "${sessionId}" was recorded with tools the CLI does not define (${foreign.join(", ")}) — the CLI replays demo sessions only; replay this one from its host with runtime.replay("${sessionId}")`,
-    );
-  }
-  const report = await verifyReplay(events, {
-    registry,
-    ...(whatIf
-      ? { policy: (recorded: PolicySnapshot) => resolvePolicy({ ...recorded, ...whatIf, workspace: { ...recorded.workspace, ...whatIf.workspace } }, recorded.workspace.root) }
-      : {}),
+  const { events, run } = await withLog(options.dir, {}, async (log) => {
+    const events = await readSessionEvents(log, sessionId, options.dir, context.io.env);
+    return { events, run: await findRunRecord(log, sessionId, events) };
   });
+  const tools = run === undefined ? demoReplayTools(sessionId, events) : await runReplayTools(sessionId, run, events, context.io.env);
+  let report: ReplayReport;
+  try {
+    report = await verifyReplay(events, {
+      registry: tools.registry,
+      // The live runtime resolves paths through symlinks; a run's real workspace needs the same to compare.
+      ...(run !== undefined ? { gate: { realPath: resolveRealPath } } : {}),
+      ...(whatIf
+        ? { policy: (recorded: PolicySnapshot) => resolvePolicy({ ...recorded, ...whatIf, workspace: { ...recorded.workspace, ...whatIf.workspace } }, recorded.workspace.root) }
+        : {}),
+    });
+  } finally {
+    await tools.close();
+  }
   // Without --policy a changed decision is a divergence like any other, printed as today.
   const changed = whatIf !== undefined && report.changes.length > 0;
   if (options.json) {
@@ -56,6 +69,30 @@ export async function replayCommand(sessionId: string, options: { dir: string; j
     }
   }
   return report.identical && !changed ? exitCodes.ok : exitCodes.failure;
+}
+
+/** The demo's tools, or a one-line refusal for a session recorded with others. */
+function demoReplayTools(sessionId: string, events: readonly RecordedEvent[]): { registry: ToolRegistry; close(): Promise<void> } {
+  const foreign = toolsForeignToDemo(events);
+  if (foreign.length > 0) {
+    throw new CliError(
+      `session "${sessionId}" was recorded with tools the CLI does not define (${foreign.join(", ")}) — the CLI replays the sessions "turnlog demo" and "turnlog run" record; replay this one from its host with runtime.replay("${sessionId}")`,
+    );
+  }
+  return { registry: new ToolRegistry(demoTools()), close: async () => undefined };
+}
+
+/** A run session's tools, rebuilt: refused in one line when they are not the ones it recorded. */
+async function runReplayTools(sessionId: string, run: RunRecord, events: readonly RecordedEvent[], env: NodeJS.ProcessEnv): Promise<{ registry: ToolRegistry; close(): Promise<void> }> {
+  const state = foldEvents(sessionStateProjection, events);
+  if (state.policy === null) throw new CliError(`session "${sessionId}" has no session.started event — "npx turnlog verify" checks the log`);
+  const tools = await runReplayRegistry(run, state.policy.workspace.root, env);
+  const differences = toolSetDifferences(state.tools, tools.registry.snapshot());
+  if (differences.length > 0) {
+    await tools.close();
+    throw new CliError(changedToolsMessage(sessionId, differences));
+  }
+  return tools;
 }
 
 /**

@@ -1,8 +1,11 @@
 import type { CommandContext } from "../cli-io.js";
 import { exitCodes } from "../cli-error.js";
-import { withDemoSession } from "../demo/open-demo-session.js";
+import { withRecordedSession, type OpenedSession } from "../open-recorded-session.js";
+import { answeringFor, approverName, cancelOnInterrupt, driveSession, printRunEnding } from "../run/run-driver.js";
+import { RunPresenter } from "../run/run-presenter.js";
 import { answerCommands, commandLines, heldCallLines, outcomeLines, TimelinePrinter } from "../session-narrative.js";
 import type { SendOutcome } from "../../runtime/provider-turn-loop.js";
+import { sessionStream } from "../../runtime/session-store.js";
 
 /**
  * The exit code for how a turn loop ended (DESIGN.md §12).
@@ -24,13 +27,18 @@ export function exitCodeOf(outcome: SendOutcome): number {
 }
 
 /**
- * `turnlog resume <session>`: continues the unfinished turn of a demo session — the calls a person
- * approved run, denied ones are reported to the model — with the demo script picking up where the
- * session left it. Prints the timeline from where it stood, how it ended, and any calls still
- * held. Exits 0 completed, 3 awaiting approval, 4 stopped, 1 failed.
+ * `turnlog resume <session>`: continues the unfinished turn of a session the CLI recorded — the
+ * calls a person approved run, denied ones are reported to the model. A demo session continues
+ * with the demo script where it left it, and prints its timeline from there; a `turnlog run`
+ * session calls its recorded provider again and shows the turn as `run` does (on a terminal, a
+ * call held again is asked about there). Prints how it ended and any calls still held. Exits 0
+ * completed, 3 awaiting approval, 4 stopped, 1 failed.
  */
 export async function resumeCommand(sessionId: string, options: { dir: string }, context: CommandContext): Promise<number> {
-  return withDemoSession(options.dir, sessionId, context.io.env, "resume", async ({ runtime, session, recorded }) => {
+  const presenter = new RunPresenter({ out: context.io.stdout, paint: context.paint, live: context.io.stdout.isTTY === true, modelLabel: "the model" });
+  return withRecordedSession(options.dir, sessionId, { env: context.io.env, command: "resume", onDelta: presenter.onDelta }, async (opened) => {
+    if (opened.run !== undefined) return resumeRunSession(opened, presenter, options.dir, context);
+    const { runtime, session, recorded } = opened;
     const { print, paint } = context;
     const outcome = await session.resume();
     const events = await runtime.events(sessionId);
@@ -57,4 +65,35 @@ export async function resumeCommand(sessionId: string, options: { dir: string },
     }
     return exitCodeOf(outcome);
   });
+}
+
+/** The run-session half of `turnlog resume`: the turn goes on against the recorded provider, shown live. */
+async function resumeRunSession(opened: OpenedSession, presenter: RunPresenter, dir: string, context: CommandContext): Promise<number> {
+  const { runtime, session, recorded, run } = opened;
+  const { print, paint, io } = context;
+  const sessionId = session.id;
+  presenter.modelLabel = run?.model ?? "the model";
+  presenter.remember(recorded);
+  print(`${paint("accent", "resumed")} ${sessionId} ${paint("dim", `· ${session.state().provider?.id ?? run?.model ?? ""} · what happens from here on`)}`);
+  const unsubscribe = runtime.log.subscribe(presenter.onEvent, { stream: sessionStream(sessionId) });
+  const interrupt = cancelOnInterrupt(presenter);
+  let outcome: SendOutcome;
+  try {
+    outcome = await driveSession(() => session.resume({ signal: interrupt.signal }), {
+      session,
+      presenter,
+      answering: answeringFor(io, false),
+      by: approverName(io.env),
+      signal: interrupt.signal,
+      paint,
+    });
+  } finally {
+    interrupt.dispose();
+    unsubscribe();
+    presenter.stop();
+  }
+  const events = await runtime.events(sessionId);
+  if (events.length === recorded.length) print(paint("dim", `nothing to resume: session ${sessionId} has no unfinished turn that can go on`));
+  printRunEnding(outcome, session.state(), events.length, { sessionId, dir, env: io.env, print, paint });
+  return exitCodeOf(outcome);
 }

@@ -1,0 +1,172 @@
+import { randomBytes } from "node:crypto";
+import type { ApprovalMode } from "../../contracts/policy.js";
+import type { RecordedEvent } from "../../log/event-log.js";
+import { foldEvents } from "../../projections/projection.js";
+import { sessionStateProjection, type SessionState } from "../../projections/session-state.js";
+import type { SendOutcome } from "../../runtime/provider-turn-loop.js";
+import { sessionStream } from "../../runtime/session-store.js";
+import type { CommandContext } from "../cli-io.js";
+import { CliError, exitCodes } from "../cli-error.js";
+import { dirFlag, logExists, withLog } from "../log-directory.js";
+import { changedToolsMessage } from "../open-recorded-session.js";
+import { answeringFor, approverName, cancelOnInterrupt, driveSession, printRunEnding } from "../run/run-driver.js";
+import { RunPresenter } from "../run/run-presenter.js";
+import { findRunRecord, recordRun, type RunRecord } from "../run/run-record.js";
+import { createRunRuntime, mcpEnvironmentFor, toolSetDifferences } from "../run/run-runtime.js";
+import { continuedRunRecord, requireApiKey, resolveRunSettings, type RunFlags, type RunSettings } from "../run/run-settings.js";
+import { sessionStatus } from "../session-status.js";
+import { plural } from "../timeline.js";
+import { exitCodeOf } from "./resume-command.js";
+
+/** Options of `turnlog run`. */
+export interface RunOptions extends RunFlags {
+  dir: string;
+  /** Continue this session (a new user message), or create it under this ID. */
+  session?: string;
+  /** Approve every held call (recorded with the note that `--yes` did it). */
+  yes?: boolean;
+}
+
+const sessionIdPattern = /^[A-Za-z0-9._-]{1,128}$/;
+
+/** A session `turnlog run` continues, as the log holds it. */
+interface ContinuedSession {
+  record: RunRecord;
+  state: SessionState;
+}
+
+/**
+ * `turnlog run "prompt"`: a real agent session in the current directory (the workspace root,
+ * trusted) with the built-in workspace tools and any MCP servers, against an OpenAI-compatible or
+ * Anthropic endpoint, into the log at `--dir`. Streams the model's text, shows each tool call with
+ * the gate's decision and rule, answers held calls (`--yes`, or the person at the terminal, or
+ * nobody: exit 3 with the commands that answer them), and ends with the session ID and the
+ * commands that replay, audit and show it. Exits 0 completed, 1 failed, 2 usage, 3 awaiting
+ * approval, 4 stopped. docs/cli-run.md has the details.
+ *
+ * @example
+ * // turnlog run --base-url http://localhost:11434/v1 --model qwen2.5-coder "add a test for parse()"
+ */
+export async function runCommand(promptWords: readonly string[], options: RunOptions, context: CommandContext): Promise<number> {
+  const prompt = promptWords.join(" ").trim();
+  if (prompt === "") throw new CliError('run needs a message, e.g. turnlog run "what does this project do?"', { exitCode: exitCodes.usage });
+  if (options.session !== undefined && !sessionIdPattern.test(options.session)) {
+    throw new CliError(`--session "${options.session}" is not a valid session ID (letters, digits, ".", "_", "-"; at most 128)`, { exitCode: exitCodes.usage });
+  }
+  const { io } = context;
+  const cwd = process.cwd();
+
+  const continued = options.session !== undefined ? await findContinuedSession(options.dir, options.session) : undefined;
+  let settings: RunSettings;
+  let root: string;
+  if (continued !== undefined && options.session !== undefined) {
+    const policy = continued.state.policy;
+    if (policy === null) throw new CliError(`session "${options.session}" has no session.started event — "npx turnlog verify" checks the log`);
+    const record = continuedRunRecord(continued.record, options, policy.approvalMode, options.session);
+    // A continued session keeps its workspace, whichever directory it is continued from.
+    root = policy.workspace.root;
+    settings = { record, mode: policy.approvalMode, budgets: {}, mcpEnvironment: await mcpEnvironmentFor(record, io.env) };
+  } else {
+    settings = await resolveRunSettings(options, cwd);
+    root = cwd;
+  }
+  requireApiKey(settings.record, io.env);
+  const sessionId = options.session ?? newRunSessionId(Date.now());
+
+  return withLog(options.dir, { create: true, durability: "sync" }, async (log) => {
+    const { print, paint } = context;
+    const presenter = new RunPresenter({ out: io.stdout, paint, live: io.stdout.isTTY === true, modelLabel: settings.record.model });
+    const { runtime, toolSet } = await createRunRuntime({
+      log,
+      record: settings.record,
+      root,
+      mcpEnvironment: settings.mcpEnvironment,
+      mode: settings.mode,
+      budgets: settings.budgets,
+      ...(settings.historyMaxTokens !== undefined ? { historyMaxTokens: settings.historyMaxTokens } : {}),
+      onDelta: presenter.onDelta,
+    });
+    try {
+      if (continued !== undefined) {
+        const differences = toolSetDifferences(continued.state.tools, toolSet);
+        if (differences.length > 0) throw new CliError(changedToolsMessage(sessionId, differences));
+        const status = sessionStatus(continued.state);
+        if (status === "awaiting-approval" || status === "active") {
+          throw new CliError(`session "${sessionId}" has an unfinished turn — answer its held calls and continue it first: "npx turnlog resume ${sessionId}${dirFlag(options.dir, io.env)}"`);
+        }
+      }
+      // Recorded before the session starts, so a process that dies mid-turn leaves a session later commands can continue.
+      if (continued === undefined || JSON.stringify(continued.record) !== JSON.stringify(settings.record)) await recordRun(log, sessionId, settings.record);
+
+      printHeader(context, { sessionId, record: settings.record, mode: settings.mode, root, toolCount: toolSet.length, dir: options.dir, continued: continued !== undefined, cwd });
+      print(`${paint("bold", "user ›")} ${prompt}`);
+      print();
+
+      const session = await runtime.openSession(sessionId);
+      const unsubscribe = log.subscribe(presenter.onEvent, { stream: sessionStream(sessionId) });
+      const interrupt = cancelOnInterrupt(presenter);
+      let outcome: SendOutcome;
+      try {
+        outcome = await driveSession(() => session.send(prompt, { signal: interrupt.signal }), {
+          session,
+          presenter,
+          answering: answeringFor(io, options.yes === true),
+          by: approverName(io.env),
+          signal: interrupt.signal,
+          paint,
+        });
+      } finally {
+        interrupt.dispose();
+        unsubscribe();
+        presenter.stop();
+      }
+      const events: RecordedEvent[] = await runtime.events(sessionId);
+      printRunEnding(outcome, session.state(), events.length, { sessionId, dir: options.dir, env: io.env, print, paint });
+      return exitCodeOf(outcome);
+    } finally {
+      await runtime.close();
+    }
+  });
+}
+
+/**
+ * The session `--session ID` names, when the log has it: `turnlog run` continues only a session it
+ * started (another one has tools and a provider the CLI cannot know); a new ID is created.
+ */
+async function findContinuedSession(dir: string, sessionId: string): Promise<ContinuedSession | undefined> {
+  if (!logExists(dir)) return undefined;
+  return withLog(dir, {}, async (log) => {
+    const events = await log.readStream(sessionStream(sessionId), { maxCount: Number.MAX_SAFE_INTEGER });
+    if (events.length === 0) return undefined;
+    const record = await findRunRecord(log, sessionId, events);
+    if (record === undefined) {
+      throw new CliError(`session "${sessionId}" was not started by "turnlog run", so run cannot continue it — leave out --session for a new session, or name a new ID`);
+    }
+    return { record, state: foldEvents(sessionStateProjection, events) };
+  });
+}
+
+function printHeader(
+  context: CommandContext,
+  header: { sessionId: string; record: RunRecord; mode: ApprovalMode; root: string; toolCount: number; dir: string; continued: boolean; cwd: string },
+): void {
+  const { print, paint } = context;
+  const { record } = header;
+  const servers = record.mcpServers.length === 0 ? "" : ` · MCP ${record.mcpServers.map((server) => server.name).join(", ")}`;
+  print(`${paint("accent", "turnlog run")} ${paint("dim", `${record.provider} ${record.model} at ${record.baseURL} · mode ${header.mode}`)}`);
+  print(`${paint("dim", "workspace")} ${header.root} ${paint("dim", `(trusted) · ${plural(header.toolCount, "tool")}${servers}`)}`);
+  print(`${paint("dim", "session  ")} ${header.sessionId}${header.continued ? paint("dim", " (continued)") : ""} ${paint("dim", `· log ${header.dir}`)}`);
+  if (header.continued && header.root !== header.cwd) print(paint("dim", "(a continued session keeps the workspace it started in)"));
+  print();
+}
+
+/**
+ * `run-20250612-115959-3fa2`: sortable by time, unique enough for runs in the same second.
+ *
+ * @example
+ * newRunSessionId(Date.now()); // "run-20250612-115959-3fa2"
+ */
+export function newRunSessionId(now: number): string {
+  const stamp = new Date(now).toISOString().replace(/[-:]/g, "").replace("T", "-").slice(0, 15);
+  return `run-${stamp}-${randomBytes(2).toString("hex")}`;
+}

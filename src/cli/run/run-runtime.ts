@@ -1,0 +1,192 @@
+import type { Budgets } from "../../contracts/budgets.js";
+import type { ApprovalMode } from "../../contracts/policy.js";
+import type { ToolSnapshot } from "../../contracts/tools.js";
+import type { EventLog } from "../../log/event-log.js";
+import { anthropicMessagesProvider } from "../../providers/anthropic-messages-provider.js";
+import { openAiChatProvider } from "../../providers/openai-chat-provider.js";
+import type { Provider } from "../../providers/provider.js";
+import { createRuntime, type Runtime } from "../../runtime/create-runtime.js";
+import type { ToolDefinition } from "../../tools/define-tool.js";
+import { connectMcpServers, type McpServerConfig } from "../../tools/mcp-tools.js";
+import { ToolRegistry, type ToolProvider } from "../../tools/tool-registry.js";
+import { workspaceTools } from "../../tools/workspace-tools.js";
+import { CliError, exitCodes } from "../cli-error.js";
+import { readRunConfigFile } from "./run-config-file.js";
+import type { RunRecord } from "./run-record.js";
+
+/**
+ * The provider a run record names. The adapters read the key from the environment at each request
+ * (never stored); a bad option is the user's mistake here, so one line, exit 2.
+ *
+ * @example
+ * runProvider({ provider: "openai", baseURL: "http://localhost:11434/v1", model: "qwen2.5-coder", apiKeyEnv: "OPENAI_API_KEY", mcpServers: [] });
+ */
+export function runProvider(record: RunRecord): Provider {
+  const options = { model: record.model, baseURL: record.baseURL, apiKeyEnv: record.apiKeyEnv };
+  try {
+    return record.provider === "openai" ? openAiChatProvider(options) : anthropicMessagesProvider(options);
+  } catch (error) {
+    if (error instanceof TypeError) throw new CliError(error.message, { exitCode: exitCodes.usage, cause: error });
+    throw error;
+  }
+}
+
+/**
+ * The values of the recorded MCP servers' environment variables, by server name. The record keeps
+ * only the names; the values are read again from the config file the run used, when it still
+ * sets them, else from this process's environment.
+ *
+ * @example
+ * await mcpEnvironmentFor(record, process.env); // Map { "github" => { GITHUB_TOKEN: "…" } }
+ */
+export async function mcpEnvironmentFor(record: RunRecord, env: NodeJS.ProcessEnv): Promise<Map<string, Record<string, string>>> {
+  const environment = new Map<string, Record<string, string>>();
+  const wanted = record.mcpServers.filter((server) => "command" in server && (server.env ?? []).length > 0);
+  if (wanted.length === 0) return environment;
+  const file = record.configFile === undefined ? undefined : await readRunConfigFile(record.configFile, { explicit: false });
+  for (const server of wanted) {
+    if (!("command" in server)) continue;
+    const fromFile = file?.config.mcpServers?.find((candidate) => candidate.name === server.name)?.env ?? {};
+    const values: Record<string, string> = {};
+    for (const name of server.env ?? []) {
+      const value = Object.hasOwn(fromFile, name) ? fromFile[name] : env[name];
+      if (value !== undefined) values[name] = value;
+    }
+    environment.set(server.name, values);
+  }
+  return environment;
+}
+
+/**
+ * The recorded MCP servers as `createRuntime` takes them. A stdio server starts in the workspace
+ * root, so that a relative path in its arguments (`server-filesystem .`) means the same directory
+ * whichever directory a later `resume` or `replay` runs from.
+ *
+ * @example
+ * liveMcpServers(record, "/work/app", new Map()); // [{ name: "files", command: "npx", args: [...], cwd: "/work/app" }]
+ */
+export function liveMcpServers(record: RunRecord, root: string, environment: ReadonlyMap<string, Record<string, string>>): McpServerConfig[] {
+  return record.mcpServers.map((server) =>
+    "url" in server
+      ? { name: server.name, url: server.url }
+      : { name: server.name, command: server.command, args: server.args, cwd: root, ...(environment.has(server.name) ? { env: environment.get(server.name) ?? {} } : {}) },
+  );
+}
+
+/**
+ * The system text of a run session, recorded in `session.started` (so a continued session and
+ * its replay build the same requests).
+ *
+ * @example
+ * runSystemText("/work/app"); // "You are a coding agent working in the directory /work/app. …"
+ */
+export function runSystemText(root: string): string {
+  return [
+    `You are a coding agent working in the directory ${root}.`,
+    "Use the tools to read, search and change files there and to run commands; paths are relative to that directory.",
+    "Some calls wait for the user's approval; a denied call did not run. When you are done, answer briefly.",
+  ].join(" ");
+}
+
+/** What a run runtime is made from. */
+export interface RunRuntimeOptions {
+  log: EventLog;
+  record: RunRecord;
+  /** The workspace root (trusted): the tools' root and the policy's. */
+  root: string;
+  mcpEnvironment: ReadonlyMap<string, Record<string, string>>;
+  /** For a new session; an existing one keeps its recorded policy, budgets and history settings. */
+  mode?: ApprovalMode;
+  budgets?: Partial<Budgets>;
+  historyMaxTokens?: number;
+  onDelta?: (text: string) => void;
+}
+
+/** A run runtime and the tool set it registered. */
+export interface RunRuntime {
+  runtime: Runtime;
+  /** What `session.started` records of these tools (or would, for a new session). */
+  toolSet: ToolSnapshot[];
+}
+
+/**
+ * The runtime `turnlog run` (and `approve`, `deny`, `resume` for a run session) works with: the
+ * record's provider, the built-in workspace tools over `root`, and the record's MCP servers.
+ *
+ * @example
+ * const { runtime, toolSet } = await createRunRuntime({ log, record, root: process.cwd(), mcpEnvironment: new Map(), mode: "ask" });
+ */
+export async function createRunRuntime(options: RunRuntimeOptions): Promise<RunRuntime> {
+  const { record, root } = options;
+  let registered: readonly ToolDefinition[] = [];
+  // Adds nothing: it only sees every tool registered before the last phase, MCP tools included.
+  const witness: ToolProvider = {
+    name: "turnlog-run",
+    phase: "post-tool-executor",
+    register: ({ registered: list }) => {
+      registered = list();
+    },
+  };
+  const runtime = await createRuntime({
+    log: options.log,
+    provider: runProvider(record),
+    tools: workspaceTools({ root }),
+    toolProviders: [witness],
+    mcpServers: liveMcpServers(record, root, options.mcpEnvironment),
+    policy: { approvalMode: options.mode ?? "ask", workspace: { root, trusted: true } },
+    ...(options.budgets !== undefined ? { budgets: options.budgets } : {}),
+    history: { system: runSystemText(root), ...(options.historyMaxTokens !== undefined ? { maxTokens: options.historyMaxTokens } : {}) },
+    ...(options.onDelta !== undefined ? { onDelta: options.onDelta } : {}),
+  });
+  return { runtime, toolSet: new ToolRegistry(registered).snapshot() };
+}
+
+/**
+ * The tool registry a run session is replayed with: the workspace tools over the recorded root
+ * and the recorded MCP servers, connected again and registered in the same order and phases as
+ * `createRuntime` does. The caller closes the servers.
+ *
+ * @example
+ * const { registry, close } = await runReplayRegistry(record, root, process.env);
+ */
+export async function runReplayRegistry(record: RunRecord, root: string, env: NodeJS.ProcessEnv): Promise<{ registry: ToolRegistry; close(): Promise<void> }> {
+  const servers = await connectMcpServers(liveMcpServers(record, root, await mcpEnvironmentFor(record, env)));
+  const close = async () => {
+    await Promise.all(servers.map((server) => server.close()));
+  };
+  try {
+    const registry = await ToolRegistry.build({ mcp: servers.map((server) => ({ source: server.name, tools: server.tools })), tools: workspaceTools({ root }) });
+    return { registry, close };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}
+
+/**
+ * How the tools in force now differ from the ones a session recorded — by name, input schema,
+ * risk class and flags — one phrase each; empty when they match. The decisions of a session are
+ * judged against its recorded tools, so a changed tool (an upgraded MCP server) must not be
+ * mistaken for the one the session started with.
+ *
+ * @example
+ * toolSetDifferences(recorded, live); // ["mcp__everything__echo: its input schema changed", "mcp__everything__zip: new"]
+ */
+export function toolSetDifferences(recorded: readonly ToolSnapshot[], live: readonly ToolSnapshot[]): string[] {
+  const now = new Map(live.map((tool) => [tool.name, tool]));
+  const differences: string[] = [];
+  for (const tool of recorded) {
+    const current = now.get(tool.name);
+    now.delete(tool.name);
+    if (current === undefined) differences.push(`${tool.name}: gone`);
+    else if (current.schemaDigest !== tool.schemaDigest) differences.push(`${tool.name}: its input schema changed`);
+    else if (current.riskClass !== tool.riskClass) differences.push(`${tool.name}: its risk class changed (${tool.riskClass} → ${current.riskClass})`);
+    else if (!sameFlags(current.flags, tool.flags)) differences.push(`${tool.name}: its flags changed`);
+  }
+  for (const name of now.keys()) differences.push(`${name}: new`);
+  return differences;
+}
+
+function sameFlags(a: ToolSnapshot["flags"], b: ToolSnapshot["flags"]): boolean {
+  return a.serial === b.serial && a.idempotent === b.idempotent && a.command === b.command && (a.paths ?? false) === (b.paths ?? false);
+}

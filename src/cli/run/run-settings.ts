@@ -1,0 +1,196 @@
+import path from "node:path";
+import type { Budgets } from "../../contracts/budgets.js";
+import type { ApprovalMode } from "../../contracts/policy.js";
+import { containsSecret } from "../../policy/secret-detector.js";
+import { CliError, exitCodes } from "../cli-error.js";
+import { mcpServerName, parseMcpFlag, uniqueName } from "./mcp-flag.js";
+import { defaultConfigFileName, environmentVariableName, readRunConfigFile, type LoadedConfigFile, type ProviderKind } from "./run-config-file.js";
+import type { RecordedMcpServer, RunRecord } from "./run-record.js";
+
+/** The flags of `turnlog run` that configure it (each wins over `turnlog.config.json`). */
+export interface RunFlags {
+  provider?: ProviderKind;
+  baseUrl?: string;
+  model?: string;
+  apiKeyEnv?: string;
+  mode?: ApprovalMode;
+  /** Repeatable: each adds a stdio MCP server. */
+  mcp?: string[];
+  config?: string;
+}
+
+/** Everything a run needs, resolved from flags, the config file and the defaults. */
+export interface RunSettings {
+  /** What is recorded for later commands (no secret in it). */
+  record: RunRecord;
+  mode: ApprovalMode;
+  budgets: Partial<Budgets>;
+  historyMaxTokens?: number;
+  /** The values of each MCP server's environment, by server name: used, never recorded. */
+  mcpEnvironment: Map<string, Record<string, string>>;
+}
+
+/** What each provider kind talks to when no base URL is given, and where its key usually is. */
+export const providerDefaults: Record<ProviderKind, { baseURL: string; apiKeyEnv: string; label: string }> = {
+  openai: { baseURL: "https://api.openai.com/v1", apiKeyEnv: "OPENAI_API_KEY", label: "OpenAI" },
+  anthropic: { baseURL: "https://api.anthropic.com", apiKeyEnv: "ANTHROPIC_API_KEY", label: "Anthropic" },
+};
+
+/**
+ * The wall-clock budget of a `turnlog run` message: a day, not the library's five minutes. The
+ * budget counts from the user message, and a turn left awaiting approval (`exit 3`) may be
+ * answered with `turnlog approve` / `resume` much later; iterations and tool calls still bound a
+ * model that loops.
+ */
+export const runWallClockMs = 24 * 60 * 60 * 1000;
+
+/**
+ * Resolves a new run's settings: flags over `turnlog.config.json` (or `--config`) over defaults.
+ * Every mistake is a one-line {@link CliError} with exit 2 that names the flag or field.
+ *
+ * @example
+ * const settings = await resolveRunSettings({ baseUrl: "http://localhost:11434/v1", model: "qwen2.5-coder" }, process.cwd());
+ */
+export async function resolveRunSettings(flags: RunFlags, cwd: string): Promise<RunSettings> {
+  const loaded = await loadConfig(flags, cwd);
+  const file = loaded?.config ?? {};
+  const provider = flags.provider ?? file.provider ?? "openai";
+  const defaults = providerDefaults[provider];
+  if (flags.baseUrl !== undefined) checkBaseUrl(flags.baseUrl, "--base-url");
+  if (file.baseURL !== undefined) checkBaseUrl(file.baseURL, `${loaded?.file ?? defaultConfigFileName}: baseURL`);
+  if (flags.apiKeyEnv !== undefined) checkEnvironmentName(flags.apiKeyEnv);
+  const model = flags.model ?? file.model;
+  if (model === undefined || model.trim() === "") {
+    throw new CliError(`no model: pass --model (e.g. --model ${provider === "openai" ? "gpt-4.1-mini" : "claude-sonnet-4-5"}) or set "model" in ${defaultConfigFileName}`, { exitCode: exitCodes.usage });
+  }
+
+  const mcpServers: RecordedMcpServer[] = [];
+  const mcpEnvironment = new Map<string, Record<string, string>>();
+  const taken = new Set<string>();
+  for (const server of file.mcpServers ?? []) {
+    taken.add(server.name);
+    if (server.url !== undefined) {
+      mcpServers.push({ name: server.name, url: server.url });
+    } else {
+      const env = server.env ?? {};
+      mcpServers.push({ name: server.name, command: server.command ?? "", args: server.args ?? [], ...(Object.keys(env).length > 0 ? { env: Object.keys(env) } : {}) });
+      if (Object.keys(env).length > 0) mcpEnvironment.set(server.name, { ...env });
+    }
+  }
+  // Flags add to the file's servers: a server for one run should not mean retyping the others.
+  for (const text of flags.mcp ?? []) {
+    const command = parseMcpFlag(text);
+    const name = uniqueName(mcpServerName(command), taken);
+    taken.add(name);
+    mcpServers.push({ name, command: command.command, args: command.args });
+  }
+
+  return {
+    record: {
+      provider,
+      baseURL: flags.baseUrl ?? file.baseURL ?? defaults.baseURL,
+      model,
+      apiKeyEnv: flags.apiKeyEnv ?? file.apiKeyEnv ?? defaults.apiKeyEnv,
+      mcpServers,
+      ...(loaded !== undefined ? { configFile: loaded.file } : {}),
+    },
+    mode: flags.mode ?? file.mode ?? "ask",
+    budgets: { wallClockMs: runWallClockMs, ...file.budgets },
+    ...(file.history?.maxTokens !== undefined ? { historyMaxTokens: file.history.maxTokens } : {}),
+    mcpEnvironment,
+  };
+}
+
+/**
+ * The record a continued session (`turnlog run --session ID`) runs with: the recorded one, with
+ * the provider flags given now over it. The mode and the MCP servers stay as recorded — the
+ * session's policy and tool set are fixed in `session.started`, and replay judges every decision
+ * against them — so a flag that would change them is refused; the config file is not read.
+ *
+ * @example
+ * continuedRunRecord(recorded, { model: "gpt-4.1" }, "ask", "run-1");
+ */
+export function continuedRunRecord(recorded: RunRecord, flags: RunFlags, recordedMode: ApprovalMode, sessionId: string): RunRecord {
+  if (flags.mode !== undefined && flags.mode !== recordedMode) {
+    throw new CliError(`session "${sessionId}" runs in mode ${recordedMode}; a session keeps the policy it started with — leave out --mode, or start a new session`, { exitCode: exitCodes.usage });
+  }
+  if ((flags.mcp ?? []).length > 0) {
+    throw new CliError(`session "${sessionId}" keeps the MCP servers it started with (its tool set is recorded) — leave out --mcp, or start a new session`, { exitCode: exitCodes.usage });
+  }
+  if (flags.baseUrl !== undefined) checkBaseUrl(flags.baseUrl, "--base-url");
+  if (flags.apiKeyEnv !== undefined) checkEnvironmentName(flags.apiKeyEnv);
+  const provider = flags.provider ?? recorded.provider;
+  // Another provider kind without its own URL and key means that provider's defaults, not the old server's.
+  const switched = provider !== recorded.provider;
+  return {
+    ...recorded,
+    provider,
+    baseURL: flags.baseUrl ?? (switched ? providerDefaults[provider].baseURL : recorded.baseURL),
+    model: flags.model ?? recorded.model,
+    apiKeyEnv: flags.apiKeyEnv ?? (switched ? providerDefaults[provider].apiKeyEnv : recorded.apiKeyEnv),
+  };
+}
+
+/**
+ * Refuses to go on without the key a hosted API needs: one line naming the variable (never its
+ * value). A server on this machine (Ollama, llama.cpp, LM Studio) usually needs none.
+ *
+ * @example
+ * requireApiKey(record, process.env); // throws 'OPENAI_API_KEY is not set — …' for api.openai.com
+ */
+export function requireApiKey(record: RunRecord, env: NodeJS.ProcessEnv): void {
+  const value = env[record.apiKeyEnv];
+  if ((value !== undefined && value !== "") || isLocalUrl(record.baseURL)) return;
+  const label = providerDefaults[record.provider].label;
+  throw new CliError(
+    `${record.apiKeyEnv} is not set — export your ${record.baseURL === providerDefaults[record.provider].baseURL ? `${label} ` : ""}API key in it, or name another variable with --api-key-env (a server on localhost needs none)`,
+    { exitCode: exitCodes.usage },
+  );
+}
+
+/**
+ * Whether a URL points at this machine, where model servers usually take no key.
+ *
+ * @example
+ * isLocalUrl("http://localhost:11434/v1"); // true
+ */
+export function isLocalUrl(url: string): boolean {
+  let hostname: string;
+  try {
+    hostname = new URL(url).hostname;
+  } catch {
+    return false;
+  }
+  return hostname === "localhost" || hostname.endsWith(".localhost") || hostname === "[::1]" || hostname === "0.0.0.0" || /^127(\.\d{1,3}){3}$/.test(hostname);
+}
+
+/**
+ * An http(s) URL without anything secret in it: it is recorded, and shown in the run's header.
+ * The messages do not repeat the URL, which may hold the very credential they refuse.
+ */
+function checkBaseUrl(value: string, label: string): void {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new CliError(`${label}: not a URL`, { exitCode: exitCodes.usage });
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") throw new CliError(`${label}: expected an http or https URL`, { exitCode: exitCodes.usage });
+  if (url.username !== "" || url.password !== "" || containsSecret(value)) {
+    throw new CliError(`${label}: the URL carries a credential, and it would be recorded — put the key in an environment variable and name it with --api-key-env`, { exitCode: exitCodes.usage });
+  }
+}
+
+function checkEnvironmentName(name: string): void {
+  // The message does not repeat the value: it may be a key pasted in the wrong place.
+  if (!environmentVariableName.test(name)) {
+    throw new CliError("--api-key-env takes the NAME of an environment variable (upper-case letters, digits, underscores), not the key itself", { exitCode: exitCodes.usage });
+  }
+}
+
+async function loadConfig(flags: RunFlags, cwd: string): Promise<LoadedConfigFile | undefined> {
+  if (flags.config !== undefined) return readRunConfigFile(flags.config, { explicit: true });
+  // Named relative to the working directory in messages, as the user would type it.
+  const file = path.relative(process.cwd(), path.join(cwd, defaultConfigFileName)) || defaultConfigFileName;
+  return readRunConfigFile(file, { explicit: false });
+}
