@@ -131,7 +131,7 @@ export function printRunEnding(outcome: SendOutcome, state: SessionState, eventC
   const commands: [string, string][] = [
     [`npx turnlog replay ${sessionId}${flag}`, "recompute every decision and compare with the log"],
     [`npx turnlog audit ${sessionId}${flag}`, "each tool call: decision, rule, who approved, outcome"],
-    [`npx turnlog show ${sessionId}${flag}`, "configuration, timeline and status"],
+    [`npx turnlog show ${sessionId}${flag}`, "turn by turn: each call's decision, outcome and duration"],
   ];
   if (outcome.status !== "awaiting-approval") commands.push([`npx turnlog run --session ${sessionId}${flag} "<message>"`, "say more in the same session"]);
   for (const line of commandLines(commands, paint)) print(line);
