@@ -11,7 +11,7 @@ import { z } from "zod";
 import { writeFileAtomic } from "./atomic-write.js";
 import type { ToolDefinition, ToolResult } from "./define-tool.js";
 import { defineTool } from "./define-tool.js";
-import { resolveWorkspacePath } from "./workspace-path.js";
+import { protectedPathOf, resolveWorkspacePath } from "./workspace-path.js";
 import type { WorkspaceToolSettings } from "./workspace-tool-settings.js";
 import { resultHeadroomChars } from "./workspace-tool-settings.js";
 
@@ -145,6 +145,8 @@ export function writeFileTool(settings: WorkspaceToolSettings): ToolDefinition {
       const target = resolveWorkspacePath(settings.root, ctx.workspace.root, input.path);
       if (!target.ok) return failed(target.message);
       if (target.absolute === target.root) return failed("refused: the workspace root is a directory, not a file");
+      const guarded = refuseProtected(target, input.path, settings);
+      if (guarded !== undefined) return failed(guarded);
       const problem = kindProblem(await fileKind(target.absolute), target.display, "file-or-missing");
       if (problem !== undefined) return failed(problem);
       try {
@@ -192,6 +194,8 @@ export function editFileTool(settings: WorkspaceToolSettings): ToolDefinition {
       if (input.oldText === "") return failed("oldText is empty; to write a whole file, use write_file");
       const target = resolveWorkspacePath(settings.root, ctx.workspace.root, input.path);
       if (!target.ok) return failed(target.message);
+      const guarded = refuseProtected(target, input.path, settings);
+      if (guarded !== undefined) return failed(guarded);
       const current = await readTextForEdit(target.absolute, target.display);
       if (!current.ok) return failed(current.message);
       const count = occurrences(current.text, input.oldText);
@@ -334,4 +338,12 @@ export function fsFailure(action: string, display: string, error: unknown): stri
   };
   const reason = code !== undefined && Object.hasOwn(why, code) ? why[code] : error instanceof Error ? error.message : String(error);
   return `could not ${action} ${display}: ${reason}`;
+}
+
+/** Why a write into a protected path (the log's directory, say) is refused, or undefined. */
+function refuseProtected(target: { absolute: string; root: string }, asked: string, settings: WorkspaceToolSettings): string | undefined {
+  const guarded = protectedPathOf(target.absolute, settings.protectedPaths);
+  if (guarded === undefined) return undefined;
+  const shown = path.relative(target.root, guarded).split(path.sep).join("/") || ".";
+  return `refused: "${asked}" is inside ${shown}, which this workspace protects from writes (the turnlog log lives there)`;
 }

@@ -67,3 +67,20 @@ function isDirectory(absolute: string): boolean {
     return false;
   }
 }
+
+/**
+ * The protected path (see `workspaceTools({ protectedPaths })`) a resolved target lies in, if any.
+ * Each protected path is resolved through symlinks at the call, like the target.
+ *
+ * @example
+ * protectedPathOf("/work/app/.turnlog/000003.log", ["/work/app/.turnlog"]); // "/work/app/.turnlog"
+ */
+export function protectedPathOf(absolute: string, protectedPaths: readonly string[]): string | undefined {
+  return protectedPaths.find((entry) => {
+    try {
+      return isWithin(absolute, resolveRealPath(entry));
+    } catch {
+      return isWithin(absolute, entry);
+    }
+  });
+}

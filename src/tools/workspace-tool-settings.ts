@@ -7,6 +7,7 @@ import { defaultMaxResultChars } from "./define-tool.js";
  * @example
  * const settings: WorkspaceToolSettings = {
  *   root: "/work/app", commandTimeoutMs: 60_000, maxOutputChars: 12_000, shell: "/bin/sh", env: () => ({ PATH: "/usr/bin" }),
+ *   protectedPaths: ["/work/app/.turnlog"],
  * };
  */
 export interface WorkspaceToolSettings {
@@ -17,6 +18,8 @@ export interface WorkspaceToolSettings {
   shell: string;
   /** The environment of `run_command`'s shell, read at each call. */
   env: () => Record<string, string | undefined>;
+  /** Absolute paths `write_file` and `edit_file` never write into (e.g. the log's own directory). */
+  protectedPaths: readonly string[];
 }
 
 export const defaultCommandTimeoutMs = 60_000;

@@ -26,6 +26,13 @@ export interface WorkspaceToolsOptions {
    * shell does not hold the host's API keys. Pass `process.env` to hand them over on purpose.
    */
   env?: Readonly<Record<string, string | undefined>>;
+  /**
+   * Paths inside the workspace that `write_file` and `edit_file` refuse to write into, relative to
+   * `root` or absolute — above all the turnlog log directory when it lies in the workspace (as
+   * `./.turnlog` does), so a model cannot overwrite the record of what it did. Reads are not
+   * refused. `run_command` is not covered: a command's text goes through command safety instead.
+   */
+  protectedPaths?: readonly string[];
 }
 
 /**
@@ -59,6 +66,7 @@ export function workspaceTools(options: WorkspaceToolsOptions): ToolDefinition[]
     shell,
     // Read at each call, so a host that changes its environment later is followed.
     env: env === undefined ? () => withoutSecretVariables(process.env) : () => ({ ...env }),
+    protectedPaths: (options.protectedPaths ?? []).map((entry) => path.resolve(options.root, entry)),
   };
   return [readFileTool(settings), listDirTool(settings), searchTextTool(settings), writeFileTool(settings), editFileTool(settings), runCommandTool(settings)];
 }

@@ -142,6 +142,22 @@ describe("turnlog run --provider anthropic", () => {
   });
 });
 
+describe("the log's own directory inside the workspace", () => {
+  it("is never a write target: a write into ./.turnlog fails for the model, the log stays intact and verifies", async () => {
+    server.enqueue(
+      openAiSse([...openAiToolCallChunks(0, { id: "call_clobber", name: "write_file" }, [JSON.stringify({ path: ".turnlog/CURRENT", content: "gone" })]), finishChunk("tool_calls")]),
+      openAiSse([textChunk("I could not write there."), finishChunk("stop")]),
+    );
+    const run = await turnlog(["run", ...modelFlags(), "--mode", "full-auto", "Overwrite the log."]);
+    expect(run.code).toBe(0);
+    const sessionId = sessionIdIn(run.stdout);
+    const failed = (await eventsOf(sessionId)).find((event) => event.type === "turn.tool.failed");
+    expect(failed?.data).toMatchObject({ callId: "call_clobber", message: expect.stringContaining('".turnlog/CURRENT" is inside .turnlog, which this workspace protects from writes') });
+    const verify = await turnlog(["verify"]);
+    expect(verify.code).toBe(0);
+  });
+});
+
 describe("turnlog run without --yes, piped: the turn waits in the log", () => {
   it("exits 3 with the held call; approve and resume finish it against the same server", async () => {
     server.enqueue(...readEditAnswerScript());

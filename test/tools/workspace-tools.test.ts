@@ -292,6 +292,23 @@ describe("write_file", () => {
     expect(await run("write_file", { path: "src", content: "x" })).toMatchObject({ ok: false, content: "src is a directory; give a file path" });
     expect(await readdir(outside)).toEqual(["secret.txt"]);
   });
+
+  it("never writes into a protected path such as the log's directory, also through a symlink; a file beside it is fine", async () => {
+    await mkdir(join(root, ".turnlog"));
+    await writeFile(join(root, ".turnlog", "CURRENT"), "MANIFEST-000001\n");
+    await symlink(join(root, ".turnlog"), join(root, "log-link"));
+    const options = { protectedPaths: [".turnlog"] };
+    for (const path of [".turnlog/CURRENT", ".turnlog/new.txt", "log-link/CURRENT", "./src/../.turnlog/CURRENT"]) {
+      const written = await run("write_file", { path, content: "x" }, options);
+      expect(written).toEqual({ ok: false, content: `refused: "${path}" is inside .turnlog, which this workspace protects from writes (the turnlog log lives there)` });
+      expect(await run("edit_file", { path, oldText: "MANIFEST", newText: "x" }, options)).toMatchObject({ ok: false, content: expect.stringContaining("protects from writes") });
+    }
+    expect(await readFile(join(root, ".turnlog", "CURRENT"), "utf8")).toBe("MANIFEST-000001\n");
+    expect(await readdir(join(root, ".turnlog"))).toEqual(["CURRENT"]);
+    // Benign twins: a sibling whose name only starts the same, and reading the protected file.
+    expect(await run("write_file", { path: ".turnlog-notes.txt", content: "x" }, options)).toMatchObject({ ok: true });
+    expect(await run("read_file", { path: ".turnlog/CURRENT" }, options)).toMatchObject({ ok: true });
+  });
 });
 
 describe("edit_file", () => {

@@ -130,7 +130,8 @@ export async function createRunRuntime(options: RunRuntimeOptions): Promise<RunR
   const runtime = await createRuntime({
     log: options.log,
     provider: runProvider(record),
-    tools: workspaceTools({ root }),
+    // The log's own directory is often inside the workspace (./.turnlog): never a write target.
+    tools: workspaceTools({ root, protectedPaths: logDirectories(options.log) }),
     toolProviders: [witness],
     mcpServers: liveMcpServers(record, root, options.mcpEnvironment),
     policy: { approvalMode: options.mode ?? "ask", workspace: { root, trusted: true } },
@@ -189,4 +190,10 @@ export function toolSetDifferences(recorded: readonly ToolSnapshot[], live: read
 
 function sameFlags(a: ToolSnapshot["flags"], b: ToolSnapshot["flags"]): boolean {
   return a.serial === b.serial && a.idempotent === b.idempotent && a.command === b.command && (a.paths ?? false) === (b.paths ?? false);
+}
+
+/** The directory of a log kept on disk (a `LevelEventLog`), as a list: empty for any other log. */
+function logDirectories(log: EventLog): string[] {
+  const directory = (log as { directory?: unknown }).directory;
+  return typeof directory === "string" ? [directory] : [];
 }
