@@ -150,11 +150,28 @@ describe("the log's own directory inside the workspace", () => {
     );
     const run = await turnlog(["run", ...modelFlags(), "--mode", "full-auto", "Overwrite the log."]);
     expect(run.code).toBe(0);
+    // full-auto runs unknown commands unasked, and command safety knows no protected paths: said up front.
+    expect(run.stdout).toContain("note: the log is inside the workspace and full-auto runs unknown commands unasked");
     const sessionId = sessionIdIn(run.stdout);
     const failed = (await eventsOf(sessionId)).find((event) => event.type === "turn.tool.failed");
     expect(failed?.data).toMatchObject({ callId: "call_clobber", message: expect.stringContaining('".turnlog/CURRENT" is inside .turnlog, which this workspace protects from writes') });
     const verify = await turnlog(["verify"]);
     expect(verify.code).toBe(0);
+  });
+
+  it("no note when the log is kept outside the workspace, or the mode asks before commands", async () => {
+    const outside = await mkdtemp(path.join(os.tmpdir(), "turnlog-run-log-"));
+    try {
+      server.enqueue(openAiSse([textChunk("Nothing to do."), finishChunk("stop")]), openAiSse([textChunk("Nothing to do."), finishChunk("stop")]));
+      const away = await turnlog(["run", ...modelFlags(), "--mode", "full-auto", "--dir", path.join(outside, "log"), "Hello."]);
+      expect(away.code).toBe(0);
+      expect(away.stdout).not.toContain("note: the log is inside the workspace");
+      const asking = await turnlog(["run", ...modelFlags(), "--mode", "auto-edit", "Hello."]);
+      expect(asking.code).toBe(0);
+      expect(asking.stdout).not.toContain("note: the log is inside the workspace");
+    } finally {
+      await rm(outside, { recursive: true, force: true });
+    }
   });
 });
 

@@ -1,3 +1,4 @@
+import path from "node:path";
 import { randomBytes } from "node:crypto";
 import type { ApprovalMode } from "../../contracts/policy.js";
 import type { RecordedEvent } from "../../log/event-log.js";
@@ -157,7 +158,16 @@ function printHeader(
   print(`${paint("dim", "workspace")} ${header.root} ${paint("dim", `(trusted) · ${plural(header.toolCount, "tool")}${servers}`)}`);
   print(`${paint("dim", "session  ")} ${header.sessionId}${header.continued ? paint("dim", " (continued)") : ""} ${paint("dim", `· log ${header.dir}`)}`);
   if (header.continued && header.root !== header.cwd) print(paint("dim", "(a continued session keeps the workspace it started in)"));
+  if (header.mode === "full-auto" && isInside(path.resolve(header.cwd, header.dir), header.root)) {
+    // The file tools refuse to write into the log, but command safety knows no protected paths.
+    print(paint("warn", `note: the log is inside the workspace and full-auto runs unknown commands unasked; --dir keeps it out of reach`));
+  }
   print();
+}
+
+function isInside(child: string, parent: string): boolean {
+  const relative = path.relative(parent, child);
+  return relative === "" || (!relative.startsWith("..") && !path.isAbsolute(relative));
 }
 
 /**
