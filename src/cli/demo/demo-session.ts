@@ -179,6 +179,8 @@ function printInspectCommands(print: (line?: string) => void, paint: ReturnType<
   const commands: [string, string][] = [
     [`npx turnlog sessions${flag}`, "every session in the log and its status"],
     [`npx turnlog events ${sessionId}${flag}`, "this timeline again (--json for the raw events)"],
+    [`npx turnlog show ${sessionId}${flag}`, "turn by turn: each call's decision, outcome and duration"],
+    [`npx turnlog audit ${sessionId}${flag}`, "each tool call: decision, rule, who approved, outcome"],
     [`npx turnlog replay ${sessionId}${flag}`, "recompute every decision and compare with the log"],
     [`npx turnlog verify${flag}`, "check the log's hash chains for tampering"],
     [`npx turnlog demo --pause${flag}`, "stop at the first held call and answer it yourself"],
