@@ -1,4 +1,6 @@
 import { existsSync } from "node:fs";
+import { cp, mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { LogLockedError } from "../errors/log-locked-error.js";
 import { LevelEventLog } from "../log/level-event-log.js";
@@ -46,7 +48,26 @@ export interface OpenLogOptions {
   create?: boolean;
   durability?: "sync" | "relaxed";
   clock?: Clock;
+  /**
+   * The command only reads. When another process holds the log (a host, a `turnlog run` in
+   * another terminal), read a copy taken now instead of failing, and say so through `notice`.
+   */
+  readOnly?: { notice(line: string): void };
 }
+
+/**
+ * The options of a command that only reads: a log in use by another process is read from a copy,
+ * with a note on stderr (stdout stays the command's output, JSON included).
+ *
+ * @example
+ * const events = await withLog(options.dir, readOnly(context.io), (log) => log.readStream("session-s1"));
+ */
+export function readOnly(io: { stderr: { write(text: string): unknown } }): OpenLogOptions {
+  return { readOnly: { notice: (line) => io.stderr.write(`${line}\n`) } };
+}
+
+/** How many times a copy of a log in use is attempted: the owner may compact files away mid-copy. */
+const copyAttempts = 3;
 
 /**
  * Opens the log in `directory`, runs `work` with it, and closes it whatever happens, so the
@@ -68,6 +89,7 @@ export async function withLog<T>(directory: string, options: OpenLogOptions, wor
     });
   } catch (error) {
     if (LogLockedError.isInstance(error)) {
+      if (options.readOnly !== undefined) return withCopyOfLog(directory, options.readOnly, work, error);
       throw new CliError(`the log at ${directory} is in use by another process — one process owns a log at a time; try again when it is done`, { cause: error });
     }
     throw new CliError(`cannot open the log at ${directory}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
@@ -76,5 +98,38 @@ export async function withLog<T>(directory: string, options: OpenLogOptions, wor
     return await work(log);
   } finally {
     await log.close();
+  }
+}
+
+/**
+ * Runs a read-only command on a copy of a log another process holds. LevelDB lets one process open
+ * a directory, and has no read-only mode, so the files are copied (without the LOCK file) and the
+ * copy is opened: its SST files never change once written, and its write-ahead log is checksummed
+ * per batch, so the copy opens as the log stood at some moment during the copy — every batch
+ * whole or absent, never half. The copy is removed afterwards.
+ */
+async function withCopyOfLog<T>(directory: string, readOnly: { notice(line: string): void }, work: (log: LevelEventLog) => Promise<T>, locked: unknown): Promise<T> {
+  const copy = await mkdtemp(path.join(tmpdir(), "turnlog-read-"));
+  try {
+    let log: LevelEventLog | undefined;
+    for (let attempt = 1; log === undefined; attempt += 1) {
+      try {
+        await rm(copy, { recursive: true, force: true });
+        await cp(directory, copy, { recursive: true, filter: (source) => path.basename(source) !== "LOCK" });
+        log = await LevelEventLog.open(copy, { durability: "relaxed" });
+      } catch (error) {
+        if (attempt >= copyAttempts) {
+          throw new CliError(`the log at ${directory} is in use by another process, and copying it to read failed (${error instanceof Error ? error.message : String(error)}); try again when it is done`, { cause: locked });
+        }
+      }
+    }
+    readOnly.notice(`turnlog: the log at ${directory} is in use by another process; reading a copy taken just now`);
+    try {
+      return await work(log);
+    } finally {
+      await log.close();
+    }
+  } finally {
+    await rm(copy, { recursive: true, force: true });
   }
 }

@@ -158,16 +158,29 @@ describe("turnlog demo", () => {
     }
   });
 
-  it("reports a log held by another process in one line", async () => {
+  it("a log held by another process: a command that writes says so in one line; one that reads reads a copy", async () => {
     const copy = await copyOfDemoLog("locked-log");
     const holder = await LevelEventLog.open(copy, { durability: "relaxed" });
     try {
-      for (const args of [["demo", "--dir", copy], ["sessions", "--dir", copy]]) {
+      for (const args of [["demo", "--dir", copy], ["approve", sessionId, "call_x", "--dir", copy], ["fork", sessionId, "--at", "5", "--to", "f1", "--dir", copy]]) {
         const run = await turnlog(...args);
         expect(run.code).toBe(1);
         expect(run.stderr).toContain("is in use by another process");
         expectOneCleanLine(run.stderr);
       }
+      // The holder keeps writing; a reader sees what it wrote up to the moment of the copy.
+      await holder.appendToStream("session-held-meanwhile", [{ type: "note", data: {} }]);
+      const notice = `turnlog: the log at ${copy} is in use by another process; reading a copy taken just now\n`;
+      const sessions = await turnlog("sessions", "--dir", copy, "--json");
+      expect([sessions.code, sessions.stderr]).toEqual([0, notice]);
+      expect((JSON.parse(sessions.stdout) as { id: string }[]).map((row) => row.id).sort()).toEqual([sessionId, "held-meanwhile"].sort());
+      for (const args of [["show", sessionId], ["audit", sessionId], ["events", sessionId], ["replay", sessionId], ["history", sessionId, "--format", "openai-chat"], ["verify"]]) {
+        const run = await turnlog(...args, "--dir", copy);
+        expect([args[0], run.code, run.stderr]).toEqual([args[0], 0, notice]);
+      }
+      expect((await turnlog("show", sessionId, "--dir", copy)).stdout).toMatch(/^stopped: budget:max-iterations · 7 turns, 12 tool calls$/m);
+      // The holder's log is untouched by the readers.
+      expect((await holder.verify()).ok).toBe(true);
     } finally {
       await holder.close();
     }

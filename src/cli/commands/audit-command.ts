@@ -4,7 +4,7 @@ import { foldEvents } from "../../projections/projection.js";
 import { sessionStateProjection } from "../../projections/session-state.js";
 import { printJson, type CommandContext } from "../cli-io.js";
 import { exitCodes } from "../cli-error.js";
-import { withLog } from "../log-directory.js";
+import { readOnly, withLog } from "../log-directory.js";
 import { readSessionEvents } from "../session-events.js";
 import type { Tone } from "../terminal-style.js";
 
@@ -22,7 +22,7 @@ export const auditTableWidth = 120;
 
 /** `turnlog audit <session>`: one row per tool call, as a table or (with `--json`) the audit rows. */
 export async function auditCommand(sessionId: string, options: AuditOptions, context: CommandContext): Promise<number> {
-  const events = await withLog(options.dir, {}, (log) => readSessionEvents(log, sessionId, options.dir, context.io.env));
+  const events = await withLog(options.dir, readOnly(context.io), (log) => readSessionEvents(log, sessionId, options.dir, context.io.env));
   const all = auditRows(foldEvents(sessionStateProjection, events));
   const rows = all.filter(
     (row) =>

@@ -4,7 +4,7 @@ import { foldEvents } from "../../projections/projection.js";
 import { sessionStateProjection } from "../../projections/session-state.js";
 import { printJson, type CommandContext } from "../cli-io.js";
 import { CliError, exitCodes } from "../cli-error.js";
-import { withLog } from "../log-directory.js";
+import { readOnly, withLog } from "../log-directory.js";
 import { readSessionEvents } from "../session-events.js";
 
 export const historyFormats: readonly ProviderFormat[] = ["openai-chat", "anthropic-messages"];
@@ -25,7 +25,7 @@ export async function historyCommand(
   if (maxTokens !== undefined && (!Number.isInteger(maxTokens) || maxTokens <= 0)) {
     throw new CliError(`--max-tokens must be a positive whole number, not "${options.maxTokens}"`, { exitCode: exitCodes.usage });
   }
-  const events = await withLog(options.dir, {}, (log) => readSessionEvents(log, sessionId, options.dir, context.io.env));
+  const events = await withLog(options.dir, readOnly(context.io), (log) => readSessionEvents(log, sessionId, options.dir, context.io.env));
   const state = foldEvents(sessionStateProjection, events);
   const built = sessionHistory(state, { format: options.format as ProviderFormat, ...(maxTokens !== undefined ? { maxTokens } : {}) });
   const output = {

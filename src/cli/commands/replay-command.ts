@@ -14,7 +14,7 @@ import { runReplayRegistry, toolSetDifferences } from "../run/run-runtime.js";
 import { ToolRegistry } from "../../tools/tool-registry.js";
 import { printJson, type CommandContext } from "../cli-io.js";
 import { CliError, exitCodes } from "../cli-error.js";
-import { withLog } from "../log-directory.js";
+import { readOnly, withLog } from "../log-directory.js";
 import { readSessionEvents } from "../session-events.js";
 import { plural } from "../timeline.js";
 
@@ -30,7 +30,7 @@ import { plural } from "../timeline.js";
  */
 export async function replayCommand(sessionId: string, options: { dir: string; json?: boolean; policy?: string }, context: CommandContext): Promise<number> {
   const whatIf = options.policy === undefined ? undefined : await readPolicyFile(options.policy);
-  const { events, run } = await withLog(options.dir, {}, async (log) => {
+  const { events, run } = await withLog(options.dir, readOnly(context.io), async (log) => {
     const events = await readSessionEvents(log, sessionId, options.dir, context.io.env);
     return { events, run: await findRunRecord(log, sessionId, events) };
   });

@@ -4,7 +4,7 @@ import { sessionStateProjection } from "../../projections/session-state.js";
 import { sessionStream } from "../../runtime/session-store.js";
 import { printJson, type CommandContext } from "../cli-io.js";
 import { exitCodes } from "../cli-error.js";
-import { withLog } from "../log-directory.js";
+import { readOnly, withLog } from "../log-directory.js";
 import { sessionStatus, type SessionStatus } from "../session-status.js";
 import type { Tone } from "../terminal-style.js";
 
@@ -55,7 +55,7 @@ const statusTone: Record<SessionListing["status"], Tone> = {
 
 /** `turnlog sessions`. */
 export async function sessionsCommand(options: { dir: string; json?: boolean }, context: CommandContext): Promise<number> {
-  const rows = await withLog(options.dir, {}, listSessions);
+  const rows = await withLog(options.dir, readOnly(context.io), listSessions);
   if (options.json) {
     printJson(context, rows);
     return exitCodes.ok;

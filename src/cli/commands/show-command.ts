@@ -3,7 +3,7 @@ import { CliError } from "../cli-error.js";
 import { pendingApprovals, type SessionState } from "../../projections/session-state.js";
 import { type CommandContext } from "../cli-io.js";
 import { exitCodes } from "../cli-error.js";
-import { withLog } from "../log-directory.js";
+import { readOnly, withLog } from "../log-directory.js";
 import { readSessionEvents } from "../session-events.js";
 import type { RecordedEvent } from "../../log/event-log.js";
 import { sessionStatus } from "../session-status.js";
@@ -12,7 +12,7 @@ import { formatTurnTable } from "../turn-table.js";
 
 /** `turnlog show <session>`: who and what the session ran with, its timeline, and where it stands. */
 export async function showCommand(sessionId: string, options: { dir: string; at?: string; events?: boolean }, context: CommandContext): Promise<number> {
-  const all = await withLog(options.dir, {}, (log) => readSessionEvents(log, sessionId, options.dir, context.io.env));
+  const all = await withLog(options.dir, readOnly(context.io), (log) => readSessionEvents(log, sessionId, options.dir, context.io.env));
   const { print, paint } = context;
   if (options.at !== undefined) return showAt(sessionId, all, options.at, context);
   const events = all;
