@@ -105,8 +105,9 @@ export async function withLog<T>(directory: string, options: OpenLogOptions, wor
  * Runs a read-only command on a copy of a log another process holds. LevelDB lets one process open
  * a directory, and has no read-only mode, so the files are copied (without the LOCK file) and the
  * copy is opened: its SST files never change once written, and its write-ahead log is checksummed
- * per batch, so the copy opens as the log stood at some moment during the copy — every batch
- * whole or absent, never half. The copy is removed afterwards.
+ * per batch, so a torn last batch is dropped — every append whole or absent, never half. A copy
+ * caught between files of a compaction fails to open and is taken again. The copy is removed
+ * afterwards.
  */
 async function withCopyOfLog<T>(directory: string, readOnly: { notice(line: string): void }, work: (log: LevelEventLog) => Promise<T>, locked: unknown): Promise<T> {
   const copy = await mkdtemp(path.join(tmpdir(), "turnlog-read-"));
