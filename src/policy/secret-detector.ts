@@ -44,11 +44,11 @@
  * are not found. Known over-redaction, accepted because it only costs native replay of one group:
  * `SORT_KEY=…` (DESIGN's `_KEY` rule), a `token` field holding text (logprobs), `Token: …` lines.
  */
-import { isSecretFieldName } from "./secret-names.js";
+import { isSecretFieldName } from "../util/secret-names.js";
 import { isWorthRedacting, redactionMarker, scanForSecrets } from "./secret-patterns.js";
 
 export { redactionMarker } from "./secret-patterns.js";
-export { isSecretFieldName, isSecretQueryParameterName, isSecretVariableName } from "./secret-names.js";
+export { isSecretFieldName, isSecretQueryParameterName, isSecretVariableName } from "../util/secret-names.js";
 
 /**
  * The kinds of secret, most specific first: when two findings cover the same span, the earlier

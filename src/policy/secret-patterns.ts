@@ -13,7 +13,7 @@
  * token once and stays linear on long input.
  */
 import type { SecretFinding, SecretKind } from "./secret-detector.js";
-import { isSecretFieldName, isSecretQueryParameterName, isSecretVariableName, nameWords } from "./secret-names.js";
+import { isSecretFieldName, isSecretQueryParameterName, isSecretVariableName, nameWords } from "../util/secret-names.js";
 
 /** The replacement text; a value equal to it is already redacted and never a finding again. */
 export const redactionMarker = "[REDACTED]";

@@ -16,7 +16,7 @@ import { forkSession, type ForkResult } from "../replay/fork.js";
 import type { ToolDefinition } from "../tools/define-tool.js";
 import { ToolRegistry, type ToolProvider } from "../tools/tool-registry.js";
 import { connectMcpServers, type McpServerConfig } from "../tools/mcp-tools.js";
-import { resolveRealPath } from "../policy/real-path.js";
+import { resolveRealPath } from "../util/real-path.js";
 import { SecretVault } from "./secret-vault.js";
 import { decide } from "../replay/decide.js";
 import { defaultHistoryMaxTokens } from "../history/session-history.js";

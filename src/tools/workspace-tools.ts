@@ -1,4 +1,5 @@
 import path from "node:path";
+import { isSecretVariableName } from "../util/secret-names.js";
 import type { ToolDefinition } from "./define-tool.js";
 import { runCommandTool } from "./run-command-tool.js";
 import { searchTextTool } from "./search-text-tool.js";
@@ -72,17 +73,12 @@ export function workspaceTools(options: WorkspaceToolsOptions): ToolDefinition[]
 }
 
 /**
- * Names that announce a credential (DESIGN.md §8.2's `NAME=value` rule, plus a few spellings). The
- * secret detector's fuller vocabulary lives in `src/policy`, which `src/tools` may not import.
- */
-const secretVariableName = /(?:^|_)(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|CREDENTIALS?)$/i;
-
-/**
  * The environment without secret-named variables: what `run_command`'s shell gets by default.
  *
  * @example
  * withoutSecretVariables({ PATH: "/usr/bin", OPENAI_API_KEY: "sk-…", GITHUB_TOKEN: "ghp_…" }); // { PATH: "/usr/bin" }
  */
 export function withoutSecretVariables(env: Readonly<Record<string, string | undefined>>): Record<string, string | undefined> {
-  return Object.fromEntries(Object.entries(env).filter(([name]) => !secretVariableName.test(name)));
+  // The secret detector's own vocabulary, so the shell and the log agree on what a secret name is.
+  return Object.fromEntries(Object.entries(env).filter(([name]) => !isSecretVariableName(name)));
 }

@@ -6,7 +6,7 @@ import type { ApprovalMode, PolicyInput, RiskClass, ToolPlan } from "../../src/i
 import { riskClasses } from "../../src/index.js";
 import { gateToolCall, type GatedTool } from "../../src/policy/gate.js";
 import { resolvePolicy } from "../../src/policy/default-policy.js";
-import { resolveRealPath } from "../../src/policy/real-path.js";
+import { resolveRealPath } from "../../src/util/real-path.js";
 
 const plan = (tool: string, input: unknown = {}): ToolPlan => ({ callId: "call_1", status: "planned", tool, input });
 const policy = (input: PolicyInput = {}) => resolvePolicy({ workspace: { root: "/workspace", trusted: true }, ...input });

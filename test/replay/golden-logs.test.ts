@@ -6,7 +6,7 @@ import { foldEvents } from "../../src/projections/projection.js";
 import { sessionStateProjection } from "../../src/projections/session-state.js";
 import { verifyReplay } from "../../src/replay/replay-verifier.js";
 import { ToolRegistry } from "../../src/tools/tool-registry.js";
-import { resolveRealPath } from "../../src/policy/real-path.js";
+import { resolveRealPath } from "../../src/util/real-path.js";
 import { workspace } from "../support/tools.js";
 
 // Golden logs are recorded once and never regenerated (like Temporal's replay fixtures): a change

@@ -5,7 +5,7 @@ import { verifyChain } from "../../src/log/hash-chain.js";
 import { verifyReplay } from "../../src/replay/replay-verifier.js";
 import { currentSchemaVersion, upcastEvent } from "../../src/replay/upcast.js";
 import { ToolRegistry } from "../../src/tools/tool-registry.js";
-import { resolveRealPath } from "../../src/policy/real-path.js";
+import { resolveRealPath } from "../../src/util/real-path.js";
 import { workspace } from "../support/tools.js";
 
 // Never regenerated: see test/fixtures/logs/README.md.

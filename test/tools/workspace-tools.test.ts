@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createRuntime, gateToolCall, workspaceTools } from "../../src/index.js";
 import type { ApprovalMode, PolicySnapshot, ToolContext, ToolDefinition } from "../../src/index.js";
-import { resolveRealPath } from "../../src/policy/real-path.js";
+import { resolveRealPath } from "../../src/util/real-path.js";
 import { MemoryEventLog, scriptedProvider } from "../../src/testing/index.js";
 import { sequentialIds, steppingClock } from "../support/tools.js";
 

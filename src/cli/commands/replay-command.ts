@@ -5,7 +5,7 @@ import { formatDecisionChange } from "../../replay/what-if.js";
 import { demoTools, toolsForeignToDemo } from "../demo/demo-runtime.js";
 import { verifyReplay, type Divergence, type ReplayReport } from "../../replay/replay-verifier.js";
 import type { RecordedEvent } from "../../log/event-log.js";
-import { resolveRealPath } from "../../policy/real-path.js";
+import { resolveRealPath } from "../../util/real-path.js";
 import { foldEvents } from "../../projections/projection.js";
 import { sessionStateProjection } from "../../projections/session-state.js";
 import { changedToolsMessage } from "../open-recorded-session.js";
