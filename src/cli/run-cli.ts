@@ -16,6 +16,7 @@ import { sessionsCommand } from "./commands/sessions-command.js";
 import { showCommand } from "./commands/show-command.js";
 import { verifyCommand } from "./commands/verify-command.js";
 import { defaultLogDirectory } from "./log-directory.js";
+import { approverName } from "./run/run-driver.js";
 
 /**
  * Runs the `turnlog` command line and returns its exit code (DESIGN.md §12): 0 success, 1 failure
@@ -32,7 +33,7 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo()): 
   const program = buildProgram(io);
   const dirOption = () => new Option("--dir <path>", "the log directory").default(defaultLogDirectory(io.env), "$TURNLOG_DIR or ./.turnlog");
   const jsonOption = () => new Option("--json", "print JSON instead of text");
-  const byOption = () => new Option("--by <name>", "who answers, as the log records it").default(nonEmpty(io.env.USER) ?? "cli", "$USER or cli");
+  const byOption = () => new Option("--by <name>", "who answers, as the log records it").default(approverName(io.env), "$USER or cli");
   const noteOption = () => new Option("--note <text>", "why, as the log records it");
 
   // Each command returns its exit code and throws only on errors, which `reportError` turns into one line.
@@ -237,10 +238,6 @@ function outputFor(io: CliIo, helpCommand: string): OutputConfiguration {
     writeErr: (text) => io.stderr.write(text),
     outputError: (text, write) => write(`turnlog: ${oneLine(text.replace(/^error:\s*/, ""))} — see "${helpCommand}"\n`),
   };
-}
-
-function nonEmpty(value: string | undefined): string | undefined {
-  return value === undefined || value.trim() === "" ? undefined : value;
 }
 
 function oneLine(text: string): string {

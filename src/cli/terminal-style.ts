@@ -1,4 +1,5 @@
 import { styleText } from "node:util";
+import type { AuditOutcome } from "../projections/audit.js";
 
 /** The few looks the CLI uses; each maps to `node:util` text formats. */
 export type Tone = "dim" | "bold" | "input" | "decision" | "good" | "warn" | "bad" | "accent";
@@ -40,3 +41,14 @@ export function shouldColor(stream: { isTTY?: boolean }, env: NodeJS.ProcessEnv 
   if (env.FORCE_COLOR !== undefined && env.FORCE_COLOR !== "" && env.FORCE_COLOR !== "0") return true;
   return stream.isTTY === true && env.TERM !== "dumb";
 }
+
+/** How an audit outcome is colored wherever it is printed (`turnlog audit`, `turnlog show`). */
+export const outcomeTones: Readonly<Record<AuditOutcome, Tone>> = {
+  succeeded: "good",
+  failed: "bad",
+  rejected: "bad",
+  denied: "bad",
+  blocked: "bad",
+  interrupted: "warn",
+  pending: "warn",
+};

@@ -1,7 +1,8 @@
 import type { RecordedEvent } from "../log/event-log.js";
 import { auditRows, type AuditOutcome, type AuditRow } from "../projections/audit.js";
 import type { SessionState, TurnState } from "../projections/session-state.js";
-import { painter, type Tone } from "./terminal-style.js";
+import { turnEndings } from "../replay/session-fold.js";
+import { outcomeTones, painter, type Tone } from "./terminal-style.js";
 import { formatDuration, formatOffset, shortCallId, truncate } from "./timeline.js";
 
 /** Options of {@link formatTurnTable}. */
@@ -13,16 +14,6 @@ export interface TurnTableOptions {
   /** The active turn's machine state (e.g. `awaitingApproval`), shown on its line. */
   machineState?: string;
 }
-
-const outcomeTones: Record<AuditOutcome, Tone> = {
-  succeeded: "good",
-  failed: "bad",
-  rejected: "bad",
-  denied: "warn",
-  blocked: "bad",
-  interrupted: "warn",
-  pending: "warn",
-};
 
 const statusTones: Record<TurnState["status"], Tone> = { active: "warn", completed: "good", continued: "dim", stopped: "warn", failed: "bad" };
 
@@ -110,7 +101,7 @@ function turnTimes(events: readonly RecordedEvent[]): Map<string, { start: numbe
     const at = Date.parse(event.meta.recordedAt);
     const time = times.get(turnId);
     if (time === undefined) times.set(turnId, { start: at });
-    else if (event.type === "turn.completed" || event.type === "turn.continued" || event.type === "turn.stopped" || event.type === "turn.failed") time.end = at;
+    else if (turnEndings.has(event.type)) time.end = at;
   }
   return times;
 }

@@ -79,7 +79,7 @@ function retire(state: SessionState, recorded: RecordedEvent): void {
 }
 
 /** Events that end a turn, and the action each leaves owed (the machine's final states). */
-const turnEndings: ReadonlyMap<string, string[]> = new Map([
+export const turnEndings: ReadonlyMap<string, readonly string[]> = new Map([
   ["turn.completed", []],
   ["turn.continued", ["startTurn"]],
   ["turn.stopped", []],
@@ -184,7 +184,7 @@ export class SessionFold {
       if (ending !== undefined && this.#turn === undefined && this.#backlog.length > 0) {
         // Nobody looked inside this turn: its end alone says what is owed next.
         this.#backlog = [];
-        this.#pending = ending;
+        this.#pending = [...ending];
         return;
       }
       this.#backlog.push({ recorded });

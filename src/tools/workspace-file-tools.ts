@@ -11,7 +11,7 @@ import { z } from "zod";
 import { writeFileAtomic } from "./atomic-write.js";
 import type { ToolDefinition, ToolResult } from "./define-tool.js";
 import { defineTool } from "./define-tool.js";
-import { protectedPathOf, resolveWorkspacePath } from "./workspace-path.js";
+import { protectedPathOf, resolveWorkspacePath, type WorkspacePath } from "./workspace-path.js";
 import type { WorkspaceToolSettings } from "./workspace-tool-settings.js";
 import { resultHeadroomChars } from "./workspace-tool-settings.js";
 
@@ -142,11 +142,9 @@ export function writeFileTool(settings: WorkspaceToolSettings): ToolDefinition {
     paths: (input) => [input.path],
     maxResultChars: settings.maxOutputChars + resultHeadroomChars,
     run: async (input, ctx) => {
-      const target = resolveWorkspacePath(settings.root, ctx.workspace.root, input.path);
+      const target = resolveWriteTarget(settings, ctx.workspace.root, input.path);
       if (!target.ok) return failed(target.message);
       if (target.absolute === target.root) return failed("refused: the workspace root is a directory, not a file");
-      const guarded = refuseProtected(target, input.path, settings);
-      if (guarded !== undefined) return failed(guarded);
       const problem = kindProblem(await fileKind(target.absolute), target.display, "file-or-missing");
       if (problem !== undefined) return failed(problem);
       try {
@@ -192,10 +190,8 @@ export function editFileTool(settings: WorkspaceToolSettings): ToolDefinition {
     maxResultChars: settings.maxOutputChars + resultHeadroomChars,
     run: async (input, ctx) => {
       if (input.oldText === "") return failed("oldText is empty; to write a whole file, use write_file");
-      const target = resolveWorkspacePath(settings.root, ctx.workspace.root, input.path);
+      const target = resolveWriteTarget(settings, ctx.workspace.root, input.path);
       if (!target.ok) return failed(target.message);
-      const guarded = refuseProtected(target, input.path, settings);
-      if (guarded !== undefined) return failed(guarded);
       const current = await readTextForEdit(target.absolute, target.display);
       if (!current.ok) return failed(current.message);
       const count = occurrences(current.text, input.oldText);
@@ -340,10 +336,15 @@ export function fsFailure(action: string, display: string, error: unknown): stri
   return `could not ${action} ${display}: ${reason}`;
 }
 
-/** Why a write into a protected path (the log's directory, say) is refused, or undefined. */
-function refuseProtected(target: { absolute: string; root: string }, asked: string, settings: WorkspaceToolSettings): string | undefined {
+/**
+ * A path a tool is about to write: resolved inside the workspace like any path, and refused when it
+ * lies in a protected path (the log's directory, say) — one check for every writing tool.
+ */
+function resolveWriteTarget(settings: WorkspaceToolSettings, sessionRoot: string, asked: string): WorkspacePath {
+  const target = resolveWorkspacePath(settings.root, sessionRoot, asked);
+  if (!target.ok) return target;
   const guarded = protectedPathOf(target.absolute, settings.protectedPaths);
-  if (guarded === undefined) return undefined;
+  if (guarded === undefined) return target;
   const shown = path.relative(target.root, guarded).split(path.sep).join("/") || ".";
-  return `refused: "${asked}" is inside ${shown}, which this workspace protects from writes (the turnlog log lives there)`;
+  return { ok: false, message: `refused: "${asked}" is inside ${shown}, which this workspace protects from writes (the turnlog log lives there)` };
 }

@@ -6,7 +6,7 @@ import { printJson, type CommandContext } from "../cli-io.js";
 import { exitCodes } from "../cli-error.js";
 import { readOnly, withLog } from "../log-directory.js";
 import { readSessionEvents } from "../session-events.js";
-import type { Tone } from "../terminal-style.js";
+import { outcomeTones, type Tone } from "../terminal-style.js";
 
 export interface AuditOptions {
   dir: string;
@@ -53,16 +53,6 @@ interface Column {
   align?: "right";
   tone?(row: AuditRow): Tone | undefined;
 }
-
-const outcomeTones: Record<AuditOutcome, Tone> = {
-  succeeded: "good",
-  failed: "bad",
-  rejected: "bad",
-  denied: "bad",
-  blocked: "bad",
-  interrupted: "warn",
-  pending: "warn",
-};
 
 const columns: Column[] = [
   { header: "#pos", cell: (row) => `#${row.position}`, min: 0, align: "right" },

@@ -1,4 +1,5 @@
 import path from "node:path";
+import { isWithin } from "../../tools/workspace-path.js";
 import { randomBytes } from "node:crypto";
 import type { ApprovalMode } from "../../contracts/policy.js";
 import type { RecordedEvent } from "../../log/event-log.js";
@@ -158,16 +159,11 @@ function printHeader(
   print(`${paint("dim", "workspace")} ${header.root} ${paint("dim", `(trusted) · ${plural(header.toolCount, "tool")}${servers}`)}`);
   print(`${paint("dim", "session  ")} ${header.sessionId}${header.continued ? paint("dim", " (continued)") : ""} ${paint("dim", `· log ${header.dir}`)}`);
   if (header.continued && header.root !== header.cwd) print(paint("dim", "(a continued session keeps the workspace it started in)"));
-  if (header.mode === "full-auto" && isInside(path.resolve(header.cwd, header.dir), header.root)) {
+  if (header.mode === "full-auto" && isWithin(path.resolve(header.cwd, header.dir), path.resolve(header.root))) {
     // The file tools refuse to write into the log, but command safety knows no protected paths.
     print(paint("warn", `note: the log is inside the workspace and full-auto runs unknown commands unasked; --dir keeps it out of reach`));
   }
   print();
-}
-
-function isInside(child: string, parent: string): boolean {
-  const relative = path.relative(parent, child);
-  return relative === "" || (!relative.startsWith("..") && !path.isAbsolute(relative));
 }
 
 /**
