@@ -38,9 +38,11 @@ export function applyEventInPlace<State>(projection: Projection<State>, state: S
   projection.evolve(state as Draft<State>, event);
 }
 
-/** Folds events into a projection's state from its initial state (or a given one). */
+/**
+ * Folds events into a projection's state from its initial state (or a given one), in one immer
+ * draft (see `applyEvents`): the CLI folds whole sessions with it, and a draft per event would copy
+ * the session's collections once per event.
+ */
 export function foldEvents<State>(projection: Projection<State>, events: Iterable<RecordedEvent>, from?: State): State {
-  let state = from ?? projection.initialState();
-  for (const event of events) state = applyEvent(projection, state, event);
-  return state;
+  return applyEvents(projection, from ?? projection.initialState(), events);
 }

@@ -52,7 +52,7 @@ function showAt(sessionId: string, events: readonly RecordedEvent[], at: string,
   if (position > events.length) throw new CliError(`session "${sessionId}" has ${plural(events.length, "event")}; position ${position} is beyond its end`);
   const prefix = events.slice(0, position);
   const fold = new SessionFold();
-  for (const event of prefix) fold.apply(event);
+  fold.applyAll(prefix);
   const state = fold.state;
   print(`${paint("bold", "session ")} ${sessionId} ${paint("dim", `· at #${position} of ${events.length}`)}`);
   print();
