@@ -140,7 +140,6 @@ export class ProviderTurnLoop {
     const turn = activeTurn(state);
     if (turn === undefined) throw new Error("turn loop: callProvider without an active turn");
     const { provider, registry } = this.deps;
-    // The same build the requestProvider decision made (its compaction is already folded in).
     // The history the requestProvider decision built for this attempt (the compaction it recorded
     // changes nothing in it); rebuilt only when the decision was made by an earlier process.
     const cached = this.#requestHistory;
