@@ -63,3 +63,47 @@ export function apiKeyEnvName(format: string, value: string | undefined, fallbac
   }
   return value;
 }
+
+/** The options both real adapters take (each adds its own, and documents its defaults). */
+export interface StreamingAdapterOptions {
+  model: string;
+  baseURL?: string;
+  /** The NAME of the environment variable holding the key, read on every request and never stored. */
+  apiKeyEnv?: string;
+  temperature?: number;
+  maxTokens?: number;
+  /** How long to wait for the response to start (its headers). Default 120 000. */
+  requestTimeoutMs?: number;
+  /** How long the stream may go without a byte before the request is abandoned. Default 60 000. */
+  staleStreamTimeoutMs?: number;
+  /** Extra headers sent with every request. */
+  headers?: Record<string, string>;
+}
+
+/** The shared options, checked and with their defaults applied. */
+export interface ResolvedAdapterOptions {
+  model: string;
+  url: string;
+  keyEnv: string;
+  requestTimeoutMs: number;
+  staleStreamTimeoutMs: number;
+  headers: Record<string, string>;
+}
+
+/**
+ * Checks the shared options of an adapter and applies the defaults (its own base URL and key
+ * variable; 120 s to start, 60 s without a byte).
+ *
+ * @example
+ * resolveAdapterOptions("openai-chat", { model: "qwen3:8b" }, { baseURL: "https://api.openai.com/v1", apiKeyEnv: "OPENAI_API_KEY" });
+ */
+export function resolveAdapterOptions(format: string, options: StreamingAdapterOptions, defaults: { baseURL: string; apiKeyEnv: string }): ResolvedAdapterOptions {
+  return {
+    model: requireModel(format, options.model),
+    url: baseUrl(format, options.baseURL ?? defaults.baseURL),
+    keyEnv: apiKeyEnvName(format, options.apiKeyEnv, defaults.apiKeyEnv),
+    requestTimeoutMs: milliseconds(format, "requestTimeoutMs", options.requestTimeoutMs, 120_000),
+    staleStreamTimeoutMs: milliseconds(format, "staleStreamTimeoutMs", options.staleStreamTimeoutMs, 60_000),
+    headers: { ...options.headers },
+  };
+}

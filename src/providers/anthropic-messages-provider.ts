@@ -1,13 +1,13 @@
 import Anthropic, { APIConnectionError, APIConnectionTimeoutError, APIError } from "@anthropic-ai/sdk";
 import type { MessageCreateParamsStreaming, MessageParam, Tool } from "@anthropic-ai/sdk/resources/messages";
-import { apiKeyEnvName, baseUrl, milliseconds, requireModel } from "./adapter-options.js";
+import { resolveAdapterOptions, type StreamingAdapterOptions } from "./adapter-options.js";
 import { createAnthropicMessagesFinalizer } from "./anthropic-messages-finalizer.js";
 import { readProviderCredential } from "./provider-credential.js";
 import type { Provider, ProviderRequest } from "./provider.js";
 import { runStreamingCall } from "./sdk-streaming-call.js";
 
 /** Options of `anthropicMessagesProvider`. */
-export interface AnthropicMessagesProviderOptions {
+export interface AnthropicMessagesProviderOptions extends StreamingAdapterOptions {
   /** The model name, e.g. `claude-sonnet-4-5`. */
   model: string;
   /** The API root, without `/v1` (the SDK adds `/v1/messages`). Default `https://api.anthropic.com`. */
@@ -20,19 +20,10 @@ export interface AnthropicMessagesProviderOptions {
   apiKeyEnv?: string;
   /** Upper bound on generated tokens; the API requires one. Default 4096. */
   maxTokens?: number;
-  temperature?: number;
-  /** How long to wait for the response to start (its headers). Default 120 000. */
-  requestTimeoutMs?: number;
-  /** How long the stream may go without a byte (`ping`s count) before the request is abandoned. Default 60 000. */
-  staleStreamTimeoutMs?: number;
-  /** Extra headers sent with every request (e.g. `anthropic-beta`). */
-  headers?: Record<string, string>;
 }
 
 const defaultBaseUrl = "https://api.anthropic.com";
 
-/** What is sent when the key's variable is unset. */
-const placeholderKey = "turnlog-no-key";
 
 /**
  * A `Provider` for the Anthropic Messages API, built on the official `@anthropic-ai/sdk` client.
@@ -50,21 +41,16 @@ const placeholderKey = "turnlog-no-key";
  */
 export function anthropicMessagesProvider(options: AnthropicMessagesProviderOptions): Provider {
   const format = "anthropic-messages";
-  const model = requireModel(format, options.model);
-  const url = baseUrl(format, options.baseURL ?? defaultBaseUrl);
-  const keyEnv = apiKeyEnvName(format, options.apiKeyEnv, "ANTHROPIC_API_KEY");
-  const requestTimeoutMs = milliseconds(format, "requestTimeoutMs", options.requestTimeoutMs, 120_000);
-  const staleStreamTimeoutMs = milliseconds(format, "staleStreamTimeoutMs", options.staleStreamTimeoutMs, 60_000);
+  const { model, url, keyEnv, requestTimeoutMs, staleStreamTimeoutMs, headers } = resolveAdapterOptions(format, options, { baseURL: defaultBaseUrl, apiKeyEnv: "ANTHROPIC_API_KEY" });
   const maxTokens = options.maxTokens ?? 4096;
   if (!Number.isSafeInteger(maxTokens) || maxTokens <= 0) throw new TypeError(`${format} provider: "maxTokens" must be a positive integer`);
-  const headers = { ...options.headers };
 
   return {
     // The model only: never the key, and never the URL (which may name an internal host).
     id: `${format}:${model}`,
     format,
     async complete(request, { signal, onDelta }) {
-      const credential = readProviderCredential(keyEnv, placeholderKey);
+      const credential = readProviderCredential(keyEnv);
       const finalizer = createAnthropicMessagesFinalizer(onDelta !== undefined ? { onText: onDelta } : {});
       const body = requestBody(request, { model, maxTokens, temperature: options.temperature });
       return runStreamingCall({

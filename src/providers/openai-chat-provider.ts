@@ -1,13 +1,13 @@
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError } from "openai";
 import type { ChatCompletionCreateParamsStreaming, ChatCompletionMessageParam, ChatCompletionTool } from "openai/resources/chat/completions";
-import { apiKeyEnvName, baseUrl, milliseconds, requireModel } from "./adapter-options.js";
+import { resolveAdapterOptions, type StreamingAdapterOptions } from "./adapter-options.js";
 import { createOpenAiChatFinalizer } from "./openai-chat-finalizer.js";
 import { readProviderCredential } from "./provider-credential.js";
 import type { Provider, ProviderRequest } from "./provider.js";
 import { runStreamingCall } from "./sdk-streaming-call.js";
 
 /** Options of `openAiChatProvider`. */
-export interface OpenAiChatProviderOptions {
+export interface OpenAiChatProviderOptions extends StreamingAdapterOptions {
   /** The model name the server knows, e.g. `gpt-4.1-mini`, `qwen3:8b`, `meta-llama/Llama-3.1-8B-Instruct`. */
   model: string;
   /** Any OpenAI-compatible endpoint, up to and including `/v1`. Default `https://api.openai.com/v1`. */
@@ -18,7 +18,6 @@ export interface OpenAiChatProviderOptions {
    * servers accept.
    */
   apiKeyEnv?: string;
-  temperature?: number;
   /** Upper bound on generated tokens; sent as `maxTokensParameter`. Omitted: the server's default. */
   maxTokens?: number;
   /**
@@ -27,18 +26,10 @@ export interface OpenAiChatProviderOptions {
    * servers read).
    */
   maxTokensParameter?: "max_tokens" | "max_completion_tokens";
-  /** How long to wait for the response to start (its headers). Default 120 000. */
-  requestTimeoutMs?: number;
-  /** How long the stream may go without a byte before the request is abandoned. Default 60 000. */
-  staleStreamTimeoutMs?: number;
-  /** Extra headers sent with every request (e.g. a gateway's routing header). */
-  headers?: Record<string, string>;
 }
 
 const defaultBaseUrl = "https://api.openai.com/v1";
 
-/** What is sent when the key's variable is unset: Ollama, llama.cpp and LM Studio ignore it. */
-const placeholderKey = "turnlog-no-key";
 
 /**
  * A `Provider` for the OpenAI Chat Completions API and every server that speaks it (OpenAI,
@@ -56,20 +47,15 @@ const placeholderKey = "turnlog-no-key";
  */
 export function openAiChatProvider(options: OpenAiChatProviderOptions): Provider {
   const format = "openai-chat";
-  const model = requireModel(format, options.model);
-  const url = baseUrl(format, options.baseURL ?? defaultBaseUrl);
-  const keyEnv = apiKeyEnvName(format, options.apiKeyEnv, "OPENAI_API_KEY");
-  const requestTimeoutMs = milliseconds(format, "requestTimeoutMs", options.requestTimeoutMs, 120_000);
-  const staleStreamTimeoutMs = milliseconds(format, "staleStreamTimeoutMs", options.staleStreamTimeoutMs, 60_000);
+  const { model, url, keyEnv, requestTimeoutMs, staleStreamTimeoutMs, headers } = resolveAdapterOptions(format, options, { baseURL: defaultBaseUrl, apiKeyEnv: "OPENAI_API_KEY" });
   const maxTokensParameter = options.maxTokensParameter ?? (new URL(url).hostname === "api.openai.com" ? "max_completion_tokens" : "max_tokens");
-  const headers = { ...options.headers };
 
   return {
     // The model only: never the key, and never the URL (which may name an internal host).
     id: `${format}:${model}`,
     format,
     async complete(request, { signal, onDelta }) {
-      const credential = readProviderCredential(keyEnv, placeholderKey);
+      const credential = readProviderCredential(keyEnv);
       const finalizer = createOpenAiChatFinalizer(onDelta !== undefined ? { onText: onDelta } : {});
       const done = doneSentinelDetector();
       const body = requestBody(request, { model, temperature: options.temperature, maxTokens: options.maxTokens, maxTokensParameter });

@@ -21,17 +21,20 @@ const minimumScrubbedLength = 8;
 const bearerToken = /\b(bearer)(\s+)(?!\[redacted\])[^\s"',;}\]]+/gi;
 const apiKeyHeader = /\b(x-api-key|api[-_]?key)(["']?\s*[:=]\s*["']?)(?!\[redacted\])[^\s"',;}\]]+/gi;
 
+/** What is sent when the key's variable is unset: keyless local servers (Ollama, llama.cpp, LM Studio) ignore it. */
+export const placeholderKey = "turnlog-no-key";
+
 /**
  * Reads the key for one request from `process.env[envName]`. When the variable is unset or empty
  * the placeholder is used, so keyless local servers (Ollama, llama.cpp, LM Studio) work; a real
  * endpoint answers 401, which the adapter reports together with the variable's name.
  *
  * @example
- * const credential = readProviderCredential("OPENAI_API_KEY", "turnlog-no-key");
+ * const credential = readProviderCredential("OPENAI_API_KEY");
  * new OpenAI({ apiKey: credential.value });
  * credential.scrub(`bad key ${credential.value}`); // "bad key [redacted]"
  */
-export function readProviderCredential(envName: string, placeholder: string): ProviderCredential {
+export function readProviderCredential(envName: string, placeholder: string = placeholderKey): ProviderCredential {
   const configured = process.env[envName];
   const fromEnvironment = configured !== undefined && configured !== "";
   const value = fromEnvironment ? configured : placeholder;
