@@ -1,4 +1,3 @@
-import Anthropic, { APIConnectionError, APIConnectionTimeoutError, APIError } from "@anthropic-ai/sdk";
 import type { MessageCreateParamsStreaming, MessageParam, Tool } from "@anthropic-ai/sdk/resources/messages";
 import { resolveAdapterOptions, type StreamingAdapterOptions } from "./adapter-options.js";
 import { createAnthropicMessagesFinalizer } from "./anthropic-messages-finalizer.js";
@@ -50,6 +49,8 @@ export function anthropicMessagesProvider(options: AnthropicMessagesProviderOpti
     id: `${format}:${model}`,
     format,
     async complete(request, { signal, onDelta }) {
+      // Loaded on first use, like the OpenAI adapter's SDK.
+      const { default: Anthropic, APIError, APIConnectionError, APIConnectionTimeoutError } = await import("@anthropic-ai/sdk");
       const credential = readProviderCredential(keyEnv);
       const finalizer = createAnthropicMessagesFinalizer(onDelta !== undefined ? { onText: onDelta } : {});
       const body = requestBody(request, { model, maxTokens, temperature: options.temperature });

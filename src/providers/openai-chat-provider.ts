@@ -1,4 +1,3 @@
-import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError } from "openai";
 import type { ChatCompletionCreateParamsStreaming, ChatCompletionMessageParam, ChatCompletionTool } from "openai/resources/chat/completions";
 import { resolveAdapterOptions, type StreamingAdapterOptions } from "./adapter-options.js";
 import { createOpenAiChatFinalizer } from "./openai-chat-finalizer.js";
@@ -55,6 +54,9 @@ export function openAiChatProvider(options: OpenAiChatProviderOptions): Provider
     id: `${format}:${model}`,
     format,
     async complete(request, { signal, onDelta }) {
+      // Loaded on first use: a host or CLI command that never calls this provider does not pay
+      // for the SDK at start-up.
+      const { default: OpenAI, APIError, APIConnectionError, APIConnectionTimeoutError } = await import("openai");
       const credential = readProviderCredential(keyEnv);
       const finalizer = createOpenAiChatFinalizer(onDelta !== undefined ? { onText: onDelta } : {});
       const done = doneSentinelDetector();

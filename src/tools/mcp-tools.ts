@@ -1,6 +1,6 @@
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import type { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 import packageJson from "../../package.json" with { type: "json" };
@@ -116,7 +116,14 @@ export async function connectMcpServer(config: McpServerConfig): Promise<McpServ
   const name = checkConfig(config);
   const connectTimeoutMs = config.connectTimeoutMs ?? defaultConnectTimeoutMs;
   const stderr = { tail: "" };
-  const transport = createTransport(config, stderr);
+  // The SDK's client and transports load on first use: a runtime without MCP servers (and every
+  // CLI command but run) does not pay for them at start-up.
+  const [{ Client }, { StdioClientTransport }, { StreamableHTTPClientTransport }] = await Promise.all([
+    import("@modelcontextprotocol/sdk/client/index.js"),
+    import("@modelcontextprotocol/sdk/client/stdio.js"),
+    import("@modelcontextprotocol/sdk/client/streamableHttp.js"),
+  ]);
+  const transport = createTransport(config, stderr, { StdioClientTransport, StreamableHTTPClientTransport });
   const client = new Client({ name: "turnlog", version: packageJson.version }, { capabilities: {} });
   let closed: Promise<void> | undefined;
   const close = () =>
@@ -187,11 +194,16 @@ function checkConfig(config: McpServerConfig): string {
   return name;
 }
 
-function createTransport(config: McpServerConfig, stderr: { tail: string }): StdioClientTransport | StreamableHTTPClientTransport {
+function createTransport(
+  config: McpServerConfig,
+  stderr: { tail: string },
+  sdk: { StdioClientTransport: typeof StdioClientTransport; StreamableHTTPClientTransport: typeof StreamableHTTPClientTransport },
+): StdioClientTransport | StreamableHTTPClientTransport {
+  const { StdioClientTransport: Stdio, StreamableHTTPClientTransport: StreamableHttp } = sdk;
   if ("url" in config) {
-    return new StreamableHTTPClientTransport(new URL(config.url), config.headers ? { requestInit: { headers: config.headers } } : undefined);
+    return new StreamableHttp(new URL(config.url), config.headers ? { requestInit: { headers: config.headers } } : undefined);
   }
-  const transport = new StdioClientTransport({
+  const transport = new Stdio({
     command: config.command,
     args: [...(config.args ?? [])],
     ...(config.env ? { env: config.env } : {}),
