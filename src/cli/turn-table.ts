@@ -15,6 +15,8 @@ export interface TurnTableOptions {
   machineState?: string;
 }
 
+const decisionTones: Record<NonNullable<AuditRow["decision"]>, Tone> = { allow: "good", ask: "warn", deny: "bad", block: "bad" };
+
 const statusTones: Record<TurnState["status"], Tone> = { active: "warn", completed: "good", continued: "dim", stopped: "warn", failed: "bad" };
 
 /**
@@ -58,7 +60,7 @@ export function formatTurnTable(events: readonly RecordedEvent[], state: Session
     return [
       ` ${paint("bold", truncate(row.tool, toolWidth).padEnd(toolWidth))}`,
       paint("dim", shortCallId(row.callId).padEnd(16)),
-      `${paint(row.decision === "allow" ? "good" : row.decision === "ask" ? "warn" : row.decision === null ? "dim" : "bad", decision.padEnd(5))} ${rule}`,
+      `${paint(row.decision === null ? "dim" : decisionTones[row.decision], decision.padEnd(5))} ${rule}`,
       paint(outcomeTones[row.outcome], outcome),
       paint("dim", duration),
     ]
