@@ -14,6 +14,11 @@ export interface ProviderTurnInput {
   iteration: number;
   /** Provider attempts allowed for this turn (1 + retries). */
   maxAttempts: number;
+  /**
+   * The decisions version this turn's decisions are computed under (src/replay/decision-versions.ts;
+   * a machine imports no values from src/, so versions are compared as numbers here). Absent: 1.
+   */
+  decisionsVersion?: number;
 }
 
 export interface ProviderTurnContext extends ProviderTurnInput {
@@ -21,6 +26,8 @@ export interface ProviderTurnContext extends ProviderTurnInput {
   attempt: number;
   /** Responses cut off by the length limit inside tool calls (never executed; retried once). */
   truncations: number;
+  /** Attempts that ended because the process died during the provider call (`kind: "interrupted"`). */
+  interrupted: number;
   /** Calls held for a person's answer. */
   awaiting: string[];
   /** Calls cleared to run that have not reached a terminal event. */
@@ -48,6 +55,21 @@ const without = (list: readonly string[], item: string) => list.filter((value) =
 
 const noop = () => {};
 
+type FailedEvent = Extract<TurnEvent, { type: "turn.provider.failed" }>;
+
+/**
+ * Whether another provider attempt is left after a failed one. Decisions version 1 counts every
+ * attempt, so a crash during a provider call used one up. From version 2 an attempt a crash
+ * interrupted (recovery's `kind: "interrupted"`) is not counted against `maxAttempts` — only
+ * attempts that failed on their own are — though a turn still fails once its attempts were
+ * interrupted more than `maxAttempts` times, so a process that dies on every call stops retrying.
+ */
+function attemptLeft(context: ProviderTurnContext, event: FailedEvent): boolean {
+  if ((context.decisionsVersion ?? 1) < 2) return context.attempt < context.maxAttempts;
+  const interrupted = context.interrupted + (event.data.kind === "interrupted" ? 1 : 0);
+  return context.attempt - interrupted < context.maxAttempts && interrupted <= context.maxAttempts;
+}
+
 export const providerTurnMachine = setup({
   types: {
     context: {} as ProviderTurnContext,
@@ -61,6 +83,9 @@ export const providerTurnMachine = setup({
     failTurn: noop,
     refuseTruncated: noop,
     countTruncation: assign({ truncations: ({ context }) => context.truncations + 1 }),
+    countInterrupted: assign({
+      interrupted: ({ context, event }) => context.interrupted + (event.type === "turn.provider.failed" && event.data.kind === "interrupted" ? 1 : 0),
+    }),
     normalizeToolCalls: noop,
     planToolCalls: noop,
     gateToolCalls: noop,
@@ -85,11 +110,10 @@ export const providerTurnMachine = setup({
   },
   guards: {
     respondedWithToolCalls: ({ event }) => event.type === "turn.provider.responded" && event.data.toolCalls.length > 0,
-    retryLeft: ({ context, event }) =>
-      event.type === "turn.provider.failed" && event.data.retryable && context.attempt < context.maxAttempts,
+    retryLeft: ({ context, event }) => event.type === "turn.provider.failed" && event.data.retryable && attemptLeft(context, event),
     // Tool calls cut off by the length limit get one retry on the same route, then a refusal.
     firstTruncation: ({ context, event }) =>
-      event.type === "turn.provider.failed" && event.data.kind === "truncated-tool-calls" && context.truncations === 0 && context.attempt < context.maxAttempts,
+      event.type === "turn.provider.failed" && event.data.kind === "truncated-tool-calls" && context.truncations === 0 && attemptLeft(context, event),
     truncatedAgain: ({ event }) => event.type === "turn.provider.failed" && event.data.kind === "truncated-tool-calls",
     anyAsk: ({ event }) =>
       event.type === "turn.tool_calls.gated" && event.data.decisions.some((decision) => decision.decision === "ask"),
@@ -114,7 +138,7 @@ export const providerTurnMachine = setup({
   },
 }).createMachine({
   id: "providerTurn",
-  context: ({ input }) => ({ ...input, attempt: 0, truncations: 0, awaiting: [], toRun: [], started: [] }),
+  context: ({ input }) => ({ ...input, attempt: 0, truncations: 0, interrupted: 0, awaiting: [], toRun: [], started: [] }),
   initial: "finalizing",
   // Cancel and unrecoverable errors end the turn from any state.
   on: {
@@ -135,7 +159,7 @@ export const providerTurnMachine = setup({
         "turn.provider.failed": [
           { guard: "firstTruncation", target: "finalizing", reenter: true, actions: "countTruncation" },
           { guard: "truncatedAgain", actions: ["countTruncation", "refuseTruncated"] },
-          { guard: "retryLeft", target: "finalizing", reenter: true },
+          { guard: "retryLeft", target: "finalizing", reenter: true, actions: "countInterrupted" },
           { actions: "failTurn" },
         ],
         "turn.completed": "completed",

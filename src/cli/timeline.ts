@@ -143,12 +143,25 @@ function summarizeEvent(event: TurnlogEvent, context: SummaryContext): string {
   switch (event.type) {
     case "session.started": {
       const { provider, policy, tools } = event.data;
-      return join(`${provider.id} (${provider.format})`, `mode ${policy.approvalMode}`, `tools: ${tools.map((tool) => tool.name).join(", ") || "none"}`);
+      return join(
+        `${provider.id} (${provider.format})`,
+        `mode ${policy.approvalMode}`,
+        `decisions v${event.data.decisionsVersion ?? 1}`,
+        `tools: ${tools.map((tool) => tool.name).join(", ") || "none"}`,
+      );
     }
     case "session.config.changed": {
       const { policy, tools, budgets } = event.data;
       return join(policy && `policy (mode ${policy.approvalMode})`, tools && `tools: ${tools.map((tool) => tool.name).join(", ")}`, budgets && "budgets");
     }
+    case "session.decisions.upgraded":
+      return `decisions version ${event.data.from} → ${event.data.to}`;
+    case "session.tools.changed": {
+      const { tools } = event.data;
+      return `tools: ${tools.map((tool) => tool.name).join(", ") || "none"}`;
+    }
+    case "session.environment.observed":
+      return plural(event.data.realPaths.length, "real path");
     case "session.user_message.added":
       return text(event.data.content);
     case "turn.started":

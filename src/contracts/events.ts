@@ -41,6 +41,52 @@ export const SessionStartedSchema = event(
     history: z.object({ maxTokens: z.number().int().positive(), system: z.string().optional() }).optional(),
     /** Set on a fork: the session and stream position its copied prefix comes from. */
     forkedFrom: z.object({ sessionId: z.string().min(1), position: z.number().int().positive() }).optional(),
+    /**
+     * The decisions version this session's decisions are computed under (src/replay/decision-versions.ts).
+     * Absent: version 1, every log recorded before decision versions existed.
+     */
+    decisionsVersion: z.number().int().positive().optional(),
+    /**
+     * What the gate reads of the machine it runs on, observed when the session started (decisions
+     * version 2 on): the system temporary directory and the user's home directory, as command
+     * safety judges `rm -rf` targets against them. Recorded so a replay elsewhere decides the same.
+     */
+    environment: z.object({ tempDir: z.string(), homeDir: z.string() }).optional(),
+  }),
+);
+
+export const DecisionsUpgradedSchema = event(
+  "session.decisions.upgraded",
+  z.object({
+    /** The version the session's decisions were computed under until here. */
+    from: z.number().int().positive(),
+    /** The version later decisions are computed under. */
+    to: z.number().int().positive(),
+    /**
+     * What the gate reads of the machine, observed at the upgrade, for a session whose
+     * `session.started` did not record it (sessions started under version 1).
+     */
+    environment: z.object({ tempDir: z.string(), homeDir: z.string() }).optional(),
+  }),
+);
+
+export const ToolsChangedSchema = event(
+  "session.tools.changed",
+  z.object({
+    /** The whole tool set offered from here on (a tool added, removed or changed; an MCP server's `tools/list_changed`). */
+    tools: z.array(ToolSnapshotSchema),
+  }),
+);
+
+export const EnvironmentObservedSchema = event(
+  "session.environment.observed",
+  z.object({
+    /**
+     * Paths the gate resolved through symlinks for the first time, with what they resolved to
+     * (decisions version 2 on): recorded before the decision that read them, so replay reads the
+     * log instead of a file system that may have changed or be gone.
+     */
+    realPaths: z.array(z.object({ path: z.string(), realPath: z.string() })),
   }),
 );
 
@@ -318,6 +364,9 @@ export const DiagnosticRecordedSchema = event(
 export const eventCatalogue = {
   "session.started": { schema: SessionStartedSchema, kind: "input", summary: "a session began, with the policy, tools and budgets in force" },
   "session.config.changed": { schema: SessionConfigChangedSchema, kind: "input", summary: "a new policy, tool set or budgets for later turns" },
+  "session.decisions.upgraded": { schema: DecisionsUpgradedSchema, kind: "input", summary: "the host moved the session to a newer decisions version for later decisions" },
+  "session.tools.changed": { schema: ToolsChangedSchema, kind: "input", summary: "the tool set offered changed (a tool added or removed, an MCP server's list changed)" },
+  "session.environment.observed": { schema: EnvironmentObservedSchema, kind: "input", summary: "what the gate read of the machine (real paths through symlinks), recorded before the decision that read it" },
   "session.user_message.added": { schema: UserMessageAddedSchema, kind: "input", summary: "the user said something" },
   "turn.started": { schema: TurnStartedSchema, kind: "decision", summary: "a provider turn began" },
   "turn.provider.requested": { schema: ProviderRequestedSchema, kind: "decision", summary: "the provider is about to be called (write-ahead)" },
@@ -350,6 +399,9 @@ export const eventTypes = Object.keys(eventCatalogue) as TurnlogEventType[];
 export const TurnlogEventSchema = z.discriminatedUnion("type", [
   SessionStartedSchema,
   SessionConfigChangedSchema,
+  DecisionsUpgradedSchema,
+  ToolsChangedSchema,
+  EnvironmentObservedSchema,
   UserMessageAddedSchema,
   TurnStartedSchema,
   ProviderRequestedSchema,

@@ -11,6 +11,11 @@ export const ToolSnapshotSchema = z.object({
   riskClass: RiskClassSchema,
   /** SHA-256 of the canonical JSON Schema of the tool's input. */
   schemaDigest: z.string(),
+  /**
+   * The JSON Schema of the tool's input, as the provider was offered it (recorded since decision
+   * versions exist): replay without the host's code plans against it.
+   */
+  parameters: z.record(z.string(), z.unknown()).optional(),
   flags: z.object({
     serial: z.boolean(),
     idempotent: z.boolean(),

@@ -21,6 +21,8 @@ export interface GatedTool {
 export interface GateEnvironment {
   realPath?: RealPathResolver;
   tempDir?: string;
+  /** The user's home directory (command safety reads `rm -rf /home/me` like `rm -rf ~`); default `os.homedir()`. */
+  homeDir?: string;
   /** Tools a person approved for the rest of the session (approvals so far). */
   approvedTools?: readonly string[];
 }
@@ -62,7 +64,11 @@ function decide(plan: ToolPlan, tool: GatedTool | undefined, policy: PolicySnaps
   if (alwaysBlockedRiskClasses.includes(risk) || policy.blockedRiskClasses.includes(risk)) {
     return { decision: "block", rule: `hard-block:risk-class=${risk}` };
   }
-  const command = tool.command === undefined ? undefined : classifyCommand(tool.command(plan.input as never), { workspaceRoot: policy.workspace.root, tempDir: environment.tempDir ?? tmpdir() });
+  const command = tool.command === undefined ? undefined : classifyCommand(tool.command(plan.input as never), {
+          workspaceRoot: policy.workspace.root,
+          tempDir: environment.tempDir ?? tmpdir(),
+          ...(environment.homeDir !== undefined ? { homeDir: environment.homeDir } : {}),
+        });
   if (command?.verdict === "forbidden") return { decision: "block", rule: `hard-block:command=${command.rule}` };
   const paths = tool.paths === undefined ? [] : tool.paths(plan.input as never);
   if (!Array.isArray(paths)) throw new TypeError(`tool ${tool.name} declared paths that are not an array`);

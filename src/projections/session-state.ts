@@ -151,6 +151,15 @@ export interface SessionState {
    * kept so a provider ID reused later is still seen as used. Absent from a full projection.
    */
   retiredCallIds?: Set<string>;
+  /**
+   * The decisions version the next decision is computed under (src/replay/decision-versions.ts):
+   * `session.started`'s (1 when it says none), moved forward by `session.decisions.upgraded`.
+   */
+  decisionsVersion: number;
+  /** What the gate reads of the machine, as `session.started` recorded it (decisions version 2 on). */
+  environment: { tempDir: string; homeDir: string } | null;
+  /** Real paths the gate observed through symlinks (`session.environment.observed`): path → real path. */
+  realPaths: Map<string, string>;
   /** Stream position of the last event folded. */
   position: number;
   lastRecordedAt: string | null;
@@ -175,6 +184,9 @@ function initialState(): SessionState {
     historySummary: null,
     history: null,
     forkedFrom: null,
+    decisionsVersion: 1,
+    environment: null,
+    realPaths: new Map(),
     position: 0,
     lastRecordedAt: null,
   };
@@ -219,8 +231,32 @@ function evolve(draft: Draft, recorded: RecordedEvent): void {
   trackPause(draft, event.type, recorded.meta.recordedAt);
   switch (event.type) {
     case "session.started": {
-      const { sessionId, policy, tools, budgets, concurrency, provider, history, forkedFrom } = event.data;
-      Object.assign(draft, { sessionId, policy, tools, budgets, concurrency, provider, history: history ?? null, forkedFrom: forkedFrom ?? null });
+      const { sessionId, policy, tools, budgets, concurrency, provider, history, forkedFrom, decisionsVersion, environment } = event.data;
+      Object.assign(draft, {
+        sessionId,
+        policy,
+        tools,
+        budgets,
+        concurrency,
+        provider,
+        history: history ?? null,
+        forkedFrom: forkedFrom ?? null,
+        decisionsVersion: decisionsVersion ?? 1,
+        environment: environment ?? null,
+      });
+      return;
+    }
+    case "session.decisions.upgraded": {
+      draft.decisionsVersion = event.data.to;
+      if (event.data.environment !== undefined) draft.environment = event.data.environment;
+      return;
+    }
+    case "session.tools.changed": {
+      draft.tools = event.data.tools;
+      return;
+    }
+    case "session.environment.observed": {
+      for (const { path, realPath } of event.data.realPaths) draft.realPaths.set(path, realPath);
       return;
     }
     case "session.config.changed": {

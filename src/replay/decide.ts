@@ -75,8 +75,24 @@ export interface DecisionInputs {
    * redacted ones.
    */
   rawArguments?: (turnId: string, index: number) => string | undefined;
-  /** How the gate resolves paths through symlinks. */
+  /**
+   * What the gate reads of the machine under decisions version 1: how it resolves paths through
+   * symlinks (and, when given, the temp and home directories). From version 2 the gate reads them
+   * from the log instead (see `observeRealPath`).
+   */
   gate?: GateEnvironment;
+  /**
+   * The decisions version to compute under. Default: the session's own (`state.decisionsVersion`,
+   * from the log); an upgrade preview passes the newest.
+   */
+  decisionsVersion?: number;
+  /**
+   * Decisions version 2 on, live only: resolves a path the log has no real path for yet, through
+   * the file system. The caller records what it resolved (`session.environment.observed`) before
+   * the decision, so replay finds it in the log. Without it (replay), a path the log does not hold
+   * makes the gate fail closed.
+   */
+  observeRealPath?: (absolute: string) => string;
   /** The real input text of a host-routed call whose logged input is redacted (live only). */
   rawNativeInput?: (callId: string) => string | undefined;
   /** Replay: the logged plan of a host-routed call whose input was redacted (not recomputable). */
@@ -199,10 +215,7 @@ export function decide(action: DecisionAction, inputs: DecisionInputs): TurnlogE
         .map((call) => {
           const tool = registry.get(call.name);
           // The gate judges the arguments as logged (redacted), so replay can recompute it for every call.
-          return gateToolCall({ callId: call.callId, status: "planned", tool: call.name, input: call.input }, tool, policy, {
-            ...inputs.gate,
-            approvedTools: state.toolApprovals.map((approval) => approval.tool),
-          });
+          return gateToolCall({ callId: call.callId, status: "planned", tool: call.name, input: call.input }, tool, policy, gateEnvironment(inputs));
         });
       return { type: "turn.tool_calls.gated", data: { turnId, approvalMode: policy.approvalMode, decisions } };
     }
@@ -294,9 +307,40 @@ function decideNativeTool(inputs: DecisionInputs): TurnlogEvent {
     plan = call.inputRedacted ? redactPlan(planned as ToolPlan) : (planned as ToolPlan);
   }
   if (plan.status !== "planned") return { type: "session.native_tool.decided", data: { callId: call.callId, plan, decision: null, runs: false } };
-  const decision = gateToolCall(plan, registry.get(call.tool), policy, { ...inputs.gate, approvedTools: state.toolApprovals.map((approval) => approval.tool) });
+  const decision = gateToolCall(plan, registry.get(call.tool), policy, gateEnvironment(inputs));
   const runs = decision.decision === "allow" || (decision.decision === "ask" && call.approvedBy !== undefined);
   return { type: "session.native_tool.decided", data: { callId: call.callId, plan, decision, runs } };
+}
+
+/** The decisions version a decision is computed under: the caller's override, else the session's own. */
+export function decisionsVersionOf(inputs: Pick<DecisionInputs, "state" | "decisionsVersion">): number {
+  return inputs.decisionsVersion ?? inputs.state.decisionsVersion;
+}
+
+/**
+ * What the gate may consult besides the policy. Decisions version 1 read the machine it runs on
+ * (the caller's `gate`: real paths through the live file system, `os.tmpdir()`, `os.homedir()`),
+ * so such a log replays identical only where those have not changed. From version 2 everything
+ * comes from the log: the temp and home directories recorded when the session started (or was
+ * upgraded), and each real path as recorded when it was first observed.
+ */
+function gateEnvironment(inputs: DecisionInputs): GateEnvironment {
+  const { state } = inputs;
+  const approvedTools = state.toolApprovals.map((approval) => approval.tool);
+  if (decisionsVersionOf(inputs) < 2) return { ...inputs.gate, approvedTools };
+  const observe = inputs.observeRealPath;
+  const environment = state.environment;
+  return {
+    realPath: (absolute) => {
+      const recorded = state.realPaths.get(absolute);
+      if (recorded !== undefined) return recorded;
+      // The gate turns this into a fail-closed block: replay never guesses a path the log lacks.
+      if (observe === undefined) throw new Error(`the log records no real path for ${absolute}`);
+      return observe(absolute);
+    },
+    ...(environment !== null ? { tempDir: environment.tempDir, homeDir: environment.homeDir } : {}),
+    approvedTools,
+  };
 }
 
 /** Nothing of that kind is owed at this point: the log holds a decision the machine did not ask for. */

@@ -8,9 +8,13 @@ import type { EventOf, ToolPlan, TurnlogEvent } from "../contracts/events.js";
 import type { GateEnvironment } from "../policy/gate.js";
 import type { HistoryCompressor } from "../history/history-compressor.js";
 import { decideAll, NoDecisionOwedError, owedDecision, type DecisionAction } from "./decide.js";
+import { isKnownDecisionsVersion, latestDecisionsVersion } from "./decision-versions.js";
 import { SessionFold, UnexpectedEventError } from "./session-fold.js";
+import { ToolsInForce, type ToolsAtPosition } from "./tools-in-force.js";
 import { upcastEvent } from "./upcast.js";
-import { decisionChanges, type DecisionChange } from "./what-if.js";
+import { decisionChanges, turnChange, type DecisionChange } from "./what-if.js";
+import { gateNeedsHostCode } from "../tools/recorded-tool.js";
+import { lexicalRealPath } from "../policy/workspace-confinement.js";
 
 export interface Divergence {
   /** Stream position of the logged event. */
@@ -31,9 +35,19 @@ export interface Unverifiable {
   callId: string;
   /**
    * `redacted`: planned from arguments that held a secret, which the log never stores;
-   * `compressor`: a history summary written by a compressor replay does not run.
+   * `compressor`: a history summary written by a compressor replay does not run;
+   * `host-code`: a gate decision on a tool replayed from its recorded definition whose shell text
+   * or path arguments only the host's code computes.
    */
-  reason: "redacted" | "compressor";
+  reason: "redacted" | "compressor" | "host-code";
+}
+
+/** A decision on a call checked against the tool's recorded schema, because the host's code for it was absent. */
+export interface SchemaLevelCheck {
+  position: number;
+  type: string;
+  callId: string;
+  tool: string;
 }
 
 export interface ReplayReport {
@@ -43,12 +57,38 @@ export interface ReplayReport {
   divergences: Divergence[];
   /** Entries taken as logged because they cannot be recomputed (not divergences). */
   unverifiable: Unverifiable[];
-  /** Per call, every gate decision or deciding rule the recomputation changes (what-if). */
+  /**
+   * Every decision the recomputation changes: per call, a gate decision or deciding rule (`kind:
+   * "call"`); per turn, how it went on — retried, failed, stopped, continued (`kind: "turn"`).
+   * Empty when the session replays identical; under a what-if policy or an upgrade preview, the
+   * answer to "what would change?".
+   */
   changes: DecisionChange[];
+  /**
+   * The decisions version each decision was recomputed under: the session's own (`"recorded"`,
+   * following its upgrades), or one a preview asked for.
+   */
+  decisionsVersion: number | "recorded";
+  /** Tools replayed from their recorded definitions (the host's code for them was absent or differs). */
+  toolsFromLog: string[];
+  /** Plans checked against a recorded schema rather than the host's code (see `toolsFromLog`). */
+  schemaLevel: SchemaLevelCheck[];
 }
 
 export interface ReplayConfiguration {
+  /** The host's tools. */
   registry: ToolRegistry;
+  /**
+   * `"log"` (default): judge each decision against the tool set the log says was offered at that
+   * point, using the host's definition of each recorded tool it has unchanged and the recorded
+   * definition otherwise. `"registry"`: against `registry` as it is (a what-if with other tools).
+   */
+  toolsInForce?: "log" | "registry";
+  /**
+   * Recompute every decision under this decisions version instead of the one the log records
+   * (an upgrade preview). Paths a version-1 log never recorded are then resolved with `gate`.
+   */
+  decisionsVersion?: number;
   /** How the gate resolves paths (the live runtime's resolver, so decisions compare). */
   gate?: GateEnvironment;
   /** The compressor the session used, when it is not the deterministic default. */
@@ -66,10 +106,19 @@ export interface ReplayConfiguration {
 export async function verifyReplay(events: AsyncIterable<RecordedEvent> | Iterable<RecordedEvent>, config: ReplayConfiguration): Promise<ReplayReport> {
   // Replay keeps no intermediate state, so it folds in place (linear in the log's length) and
   // keeps only what later decisions read (memory bounded by the history window, not the log).
-  const fold = new SessionFold({ mutable: true, retain: "live" });
+  const fold = new SessionFold({ mutable: true, retain: "live", ...(config.decisionsVersion !== undefined ? { decisionsVersion: config.decisionsVersion } : {}) });
   const divergences: Divergence[] = [];
   const unverifiable: Unverifiable[] = [];
   const changes: DecisionChange[] = [];
+  const schemaLevel: SchemaLevelCheck[] = [];
+  const toolsFromLog = new Set<string>();
+  const inForce = config.toolsInForce === "registry" ? undefined : new ToolsInForce(config.registry);
+  const toolsAt = (): ToolsAtPosition => {
+    if (inForce === undefined) return { registry: config.registry, fromLog: new Set() };
+    const at = inForce.at(fold.state.tools);
+    for (const name of at.fromLog) toolsFromLog.add(name);
+    return at;
+  };
   let compared = 0;
   // The rest of a multi-event decision (history decisions before a provider request).
   let expected: (TurnlogEvent | string)[] = [];
@@ -81,9 +130,12 @@ export async function verifyReplay(events: AsyncIterable<RecordedEvent> | Iterab
       compared += 1;
       const redactedNative = event.type === "session.native_tool.decided" && fold.state.nativeCalls.at(-1)?.inputRedacted === true;
       if (redactedNative) unverifiable.push({ position, type: event.type, callId: (event.data as { callId: string }).callId, reason: "redacted" });
+      const tools = toolsAt();
       if (expected.length === 0) {
-        const all = recomputeAll(action, fold, config, redactedNative ? (event.data as { plan: ToolPlan }).plan : undefined);
+        const all = recomputeAll(action, fold, config, tools.registry, redactedNative ? (event.data as { plan: ToolPlan }).plan : undefined);
         expected = typeof all === "string" ? [all] : all;
+        const flow = turnChange(position, event, typeof all === "string" ? [] : all);
+        if (flow !== undefined) changes.push(flow);
       }
       const next = expected.shift() as TurnlogEvent | string;
       const toolOf = (callId: string) => fold.state.calls.get(callId)?.name ?? (event.data as { plan?: ToolPlan }).plan?.tool;
@@ -91,7 +143,7 @@ export async function verifyReplay(events: AsyncIterable<RecordedEvent> | Iterab
       if (typeof next === "string") {
         divergences.push({ position, type: event.type, path: "type", expected: event.type, actual: next });
       } else {
-        const compareWith = asLoggedWhereUnverifiable(next, event, fold, unverifiable);
+        const compareWith = asLoggedWhereHostCodeIsMissing(asLoggedWhereUnverifiable(next, event, fold, unverifiable), event, fold, tools, { unverifiable, schemaLevel });
         const difference = firstDifference({ type: event.type, data: event.data }, compareWith);
         if (difference !== undefined) divergences.push({ position, type: event.type, ...difference });
       }
@@ -108,8 +160,66 @@ export async function verifyReplay(events: AsyncIterable<RecordedEvent> | Iterab
       divergences.push({ position, type: event.type, path: "type", expected: event.type, actual: `not accepted in state ${error.machineState}` });
       break;
     }
+    if ((event.type === "session.started" || event.type === "session.decisions.upgraded") && !isKnownDecisionsVersion(fold.state.decisionsVersion)) {
+      // A log from a newer turnlog: this code cannot say what its decisions should have been.
+      const path = event.type === "session.started" ? "data.decisionsVersion" : "data.to";
+      divergences.push({ position, type: event.type, path, expected: fold.state.decisionsVersion, actual: `unknown to this turnlog (it knows versions 1 to ${latestDecisionsVersion})` });
+      break;
+    }
   }
-  return { identical: divergences.length === 0, compared, divergences, unverifiable, changes };
+  return {
+    identical: divergences.length === 0,
+    compared,
+    divergences,
+    unverifiable,
+    changes,
+    decisionsVersion: config.decisionsVersion ?? "recorded",
+    toolsFromLog: [...toolsFromLog],
+    schemaLevel,
+  };
+}
+
+/**
+ * Replay without the host's code for a tool judges its calls against the recorded definition. A
+ * plan is checked at schema level: whether the arguments are accepted or rejected, and why, is
+ * recomputed; the planned input and the issue texts are taken as logged (the host's zod schema may
+ * add defaults or word its issues differently). A gate decision that needs the host's code — the
+ * shell text of a command tool, the path arguments of a tool that declares them — is taken as
+ * logged and reported as unverifiable.
+ */
+function asLoggedWhereHostCodeIsMissing(
+  recomputed: TurnlogEvent,
+  logged: RecordedEvent,
+  fold: SessionFold,
+  tools: ToolsAtPosition,
+  report: { unverifiable: Unverifiable[]; schemaLevel: SchemaLevelCheck[] },
+): TurnlogEvent {
+  if (tools.fromLog.size === 0 || recomputed.type !== logged.type) return recomputed;
+  const position = logged.meta.streamPosition;
+  const toolOf = (callId: string) => fold.state.calls.get(callId)?.name ?? "";
+  if (recomputed.type === "turn.tool_calls.planned") {
+    const loggedPlans = (logged.data as EventOf<"turn.tool_calls.planned">["data"]).plans;
+    const plans = recomputed.data.plans.map((plan, index) => {
+      const tool = toolOf(plan.callId);
+      const was = loggedPlans[index];
+      if (!tools.fromLog.has(tool) || was === undefined || was.callId !== plan.callId) return plan;
+      report.schemaLevel.push({ position, type: logged.type, callId: plan.callId, tool });
+      return was.status === plan.status && was.reason === plan.reason ? was : plan;
+    });
+    return { ...recomputed, data: { ...recomputed.data, plans } };
+  }
+  if (recomputed.type === "turn.tool_calls.gated") {
+    const loggedDecisions = (logged.data as EventOf<"turn.tool_calls.gated">["data"]).decisions;
+    const decisions = recomputed.data.decisions.map((decision, index) => {
+      const tool = toolOf(decision.callId);
+      const was = loggedDecisions[index];
+      if (!gateNeedsHostCode(tools.registry.get(tool)) || was === undefined || was.callId !== decision.callId) return decision;
+      report.unverifiable.push({ position, type: logged.type, callId: decision.callId, reason: "host-code" });
+      return was;
+    });
+    return { ...recomputed, data: { ...recomputed.data, decisions } };
+  }
+  return recomputed;
 }
 
 /**
@@ -129,16 +239,21 @@ function asLoggedWhereUnverifiable(recomputed: TurnlogEvent, logged: RecordedEve
 }
 
 /** All the decision events the current code owes at this point (see `decideAll`), or why none. */
-function recomputeAll(action: DecisionAction | undefined, fold: SessionFold, config: ReplayConfiguration, nativePlanOverride?: ToolPlan): TurnlogEvent[] | string {
+function recomputeAll(action: DecisionAction | undefined, fold: SessionFold, config: ReplayConfiguration, registry: ToolRegistry, nativePlanOverride?: ToolPlan): TurnlogEvent[] | string {
   if (action === undefined) return `no decision owed (pending: ${fold.pending[0] ?? "nothing"})`;
   const { state } = fold;
   if (state.policy === null || state.budgets === null) return "no decision owed: session.started is missing";
   const turn = fold.turn?.context;
   try {
+    // A preview under version 2 or later of a log recorded before it: the paths that log never
+    // recorded are resolved as version 1 resolved them, through the caller's resolver.
+    const preview = config.decisionsVersion !== undefined && config.decisionsVersion >= 2 && state.decisionsVersion < 2;
     return decideAll(action, {
       state,
       ...(turn !== undefined ? { turn } : {}),
-      registry: config.registry,
+      registry,
+      ...(config.decisionsVersion !== undefined ? { decisionsVersion: config.decisionsVersion } : {}),
+      ...(preview ? { observeRealPath: config.gate?.realPath ?? lexicalRealPath } : {}),
       policy: config.policy ? config.policy(state.policy) : state.policy,
       budgets: config.budgets ? config.budgets(state.budgets) : state.budgets,
       ...(config.gate ? { gate: config.gate } : {}),

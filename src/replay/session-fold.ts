@@ -43,6 +43,11 @@ export interface SessionFoldOptions {
    * Needs `mutable`.
    */
   retain?: "all" | "live";
+  /**
+   * Run every turn's machine under this decisions version instead of the session's own (an
+   * upgrade preview: what would the newest code have done?). Default: the version the log says.
+   */
+  decisionsVersion?: number;
 }
 
 /** `retain: "live"`: drops, in place, what no later decision reads. */
@@ -175,8 +180,14 @@ export class SessionFold {
       if (type === "turn.started") {
         if (this.#backlog.length > 0 || this.#turn !== undefined) this.#catchUp();
         const data = recorded.data as { turnId: string; turnSeq: number; iteration: number };
-        const provider = (this.#draft ?? this.state).provider;
-        const input = { turnId: data.turnId, turnSeq: data.turnSeq, iteration: data.iteration, maxAttempts: provider?.maxAttempts ?? 1 };
+        const current = this.#draft ?? this.state;
+        const input = {
+          turnId: data.turnId,
+          turnSeq: data.turnSeq,
+          iteration: data.iteration,
+          maxAttempts: current.provider?.maxAttempts ?? 1,
+          decisionsVersion: this.options.decisionsVersion ?? current.decisionsVersion,
+        };
         this.#backlog.push({ recorded, input });
         return;
       }

@@ -1,13 +1,27 @@
 import type { GateDecision } from "../contracts/policy.js";
 
-/** A call's gate decision and the rule that decided it; `null` when the call has none on that side. */
-export type DecisionAndRule = { decision: GateDecision; rule: string } | null;
+/**
+ * How a turn went on after a step: asked the provider (`request`, the first attempt) or asked it
+ * again (`retry`), or ended — `complete`, `continue` (another turn follows), `stop`, `fail`.
+ */
+export type TurnDecision = "request" | "retry" | "complete" | "continue" | "stop" | "fail";
 
-/** One call whose gate decision or deciding rule differs between the log and the recomputation. */
+/**
+ * A call's gate decision and the rule that decided it, or a turn's decision and its reason;
+ * `null` when there is none on that side.
+ */
+export type DecisionAndRule = { decision: GateDecision | TurnDecision; rule: string } | null;
+
+/** One decision that differs between the log and the recomputation. */
 export interface DecisionChange {
   /** Stream position of the logged decision event. */
   position: number;
+  /** `call`: a call's gate decision or deciding rule; `turn`: how a turn went on. */
+  kind: "call" | "turn";
+  /** The call (empty for a turn change). */
   callId: string;
+  /** The turn (for a turn change). */
+  turnId?: string;
   /** The tool the call named (empty when unknown, e.g. a call the recomputation has not seen). */
   tool: string;
   /** What the log holds. */
@@ -59,7 +73,7 @@ export function decisionChanges(
     const was = before.get(callId);
     const now = after.get(callId);
     if (was !== undefined && now !== undefined && was.decision === now.decision && was.rule === now.rule) continue;
-    changes.push({ position, callId, tool: toolOf(callId) ?? "", before: pick(was), after: pick(now) });
+    changes.push({ position, kind: "call", callId, tool: toolOf(callId) ?? "", before: pick(was), after: pick(now) });
   }
   return changes;
 }
@@ -68,8 +82,54 @@ function pick(entry: DecisionLike | undefined): DecisionAndRule {
   return entry === undefined ? null : { decision: entry.decision, rule: entry.rule };
 }
 
-/** `#12 call_2 write_file: ask (mode:ask) → allow (allow:tool=write_file)`. */
+/** The turn decision a logged or recomputed event stands for, if it is one. */
+function turnDecisionOf(event: { type: string; data: unknown } | undefined): DecisionAndRule | undefined {
+  if (event === undefined) return undefined;
+  const data = event.data as { reason?: string; attempt?: number };
+  switch (event.type) {
+    case "turn.provider.requested":
+      return { decision: (data.attempt ?? 1) > 1 ? "retry" : "request", rule: `attempt ${data.attempt ?? 1}` };
+    case "turn.completed":
+      return { decision: "complete", rule: "final answer" };
+    case "turn.continued":
+      return { decision: "continue", rule: data.reason ?? "" };
+    case "turn.stopped":
+      return { decision: "stop", rule: data.reason ?? "" };
+    case "turn.failed":
+      return { decision: "fail", rule: data.reason ?? "" };
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * How a turn went on, if the recomputation changes it: the logged event against the decision the
+ * current code owes at that point (for a provider request, the last event of its batch — the
+ * request itself, after the history decisions). `undefined` when neither side is a turn decision
+ * or both agree.
+ *
+ * @example
+ * // a version-1 log whose turn failed after a crash used up an attempt; version 2 retries:
+ * turnChange(12, loggedTurnFailed, [diagnostic, diagnostic, requestedAttempt3]);
+ * // { kind: "turn", turnId: "turn-1", before: { decision: "fail", … }, after: { decision: "retry", rule: "attempt 3" }, … }
+ */
+export function turnChange(position: number, logged: { type: string; data: unknown }, recomputed: readonly { type: string; data: unknown }[]): DecisionChange | undefined {
+  // The log and the code agree on the start of a batch (its history decisions): nothing changed yet.
+  if (recomputed.length > 1 && recomputed[0]?.type === logged.type) return undefined;
+  const before = turnDecisionOf(logged) ?? null;
+  const after = turnDecisionOf(recomputed.at(-1)) ?? null;
+  if (before === null && after === null) return undefined;
+  if (before !== null && after !== null && before.decision === after.decision && before.rule === after.rule) return undefined;
+  const turnId = (logged.data as { turnId?: unknown }).turnId;
+  return { position, kind: "turn", callId: "", ...(typeof turnId === "string" ? { turnId } : {}), tool: "", before, after };
+}
+
+/**
+ * `#12 call_2 write_file: ask (mode:ask) → allow (allow:tool=write_file)`, or for a turn
+ * `#12 turn-1: fail (provider:transport:retries-exhausted) → retry (attempt 3)`.
+ */
 export function formatDecisionChange(change: DecisionChange): string {
   const side = (value: DecisionAndRule) => (value === null ? "none" : `${value.decision} (${value.rule})`);
-  return `#${change.position} ${change.callId} ${change.tool || "?"}: ${side(change.before)} → ${side(change.after)}`;
+  const subject = change.kind === "turn" ? (change.turnId ?? "turn") : `${change.callId} ${change.tool || "?"}`;
+  return `#${change.position} ${subject}: ${side(change.before)} → ${side(change.after)}`;
 }

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { Budgets } from "../contracts/budgets.js";
 import { resolveBudgets } from "../contracts/budgets.js";
 import type { PolicyInput } from "../contracts/policy.js";
-import { UnknownSessionError } from "../errors/session-state-error.js";
+import { SessionStateError, UnknownSessionError } from "../errors/session-state-error.js";
 import type { Clock, EventLog, IdSource, RecordedEvent, VerifyReport } from "../log/event-log.js";
 import { LevelEventLog } from "../log/level-event-log.js";
 import { resolvePolicy } from "../policy/default-policy.js";
@@ -18,7 +18,8 @@ import { ToolRegistry, type ToolProvider } from "../tools/tool-registry.js";
 import { connectMcpServers, type McpServerConfig } from "../tools/mcp-tools.js";
 import { resolveRealPath } from "../util/real-path.js";
 import { SecretVault } from "./secret-vault.js";
-import { decide } from "../replay/decide.js";
+import { isKnownDecisionsVersion, latestDecisionsVersion, resolveDecisionsVersion } from "../replay/decision-versions.js";
+import { decideObserving, observeEnvironment, SessionSync } from "./session-sync.js";
 import { defaultHistoryMaxTokens } from "../history/session-history.js";
 import type { HistoryCompressor } from "../history/history-compressor.js";
 import type { GateEnvironment } from "../policy/gate.js";
@@ -64,6 +65,19 @@ export interface RuntimeOptions {
   history?: { maxTokens?: number; system?: string; compressor?: HistoryCompressor };
   /** Receives visible text as the provider streams it. */
   onDelta?: (text: string) => void;
+  /**
+   * The decisions version new sessions are recorded under (src/replay/decision-versions.ts).
+   * Default: the newest. A host pins an older one to roll a new turnlog out before its decisions
+   * change (preview the change first with `replay(id, { decisionsVersion: "latest" })`).
+   */
+  decisionsVersion?: number;
+  /**
+   * What happens to a session recorded under an older decisions version when this runtime
+   * continues it: `"on-resume"` (default) appends `session.decisions.upgraded` before its next turn
+   * (or host-routed call), and later decisions use this runtime's version; `"never"` keeps it on
+   * its own version for good. A turn in flight always finishes under the version it started with.
+   */
+  upgradeSessions?: "on-resume" | "never";
 }
 
 export interface Runtime {
@@ -74,8 +88,13 @@ export interface Runtime {
   listSessions(): Promise<string[]>;
   /** A session's recorded events, in order. */
   events(sessionId: string): Promise<RecordedEvent[]>;
-  /** Recomputes every decision of a session and compares it with the log. */
-  replay(sessionId: string, options?: { policy?: PolicyInput; tools?: readonly ToolDefinition[] }): Promise<ReplayReport>;
+  /**
+   * Recomputes every decision of a session and compares it with the log. `policy` and `tools`
+   * judge it under another configuration (what-if); `decisionsVersion: "latest"` under the newest
+   * decisions instead of the ones it was recorded with (an upgrade preview). Either way,
+   * `changes` lists every decision that would come out differently.
+   */
+  replay(sessionId: string, options?: ReplayOptions): Promise<ReplayReport>;
   /** The session state right after the event at a stream position (1-based). */
   stateAt(sessionId: string, position: number): Promise<SessionState>;
   /**
@@ -89,6 +108,16 @@ export interface Runtime {
   /** Walks every hash chain in the log. */
   verify(): Promise<VerifyReport>;
   close(): Promise<void>;
+}
+
+/** What `runtime.replay` may judge a session under instead of what it recorded. */
+export interface ReplayOptions {
+  /** A partial policy merged over the recorded one. */
+  policy?: PolicyInput;
+  /** These tools instead of the ones the session offered. */
+  tools?: readonly ToolDefinition[];
+  /** Compute every decision under this decisions version (`"latest"`: the newest) instead of the session's own. */
+  decisionsVersion?: number | "latest";
 }
 
 const sessionIdPattern = /^[A-Za-z0-9._-]{1,128}$/;
@@ -134,6 +163,9 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const clock = options.clock ?? { now: () => Date.now() };
   const ids = options.ids ?? { next: () => randomUUID() };
   const provider = options.provider;
+  const decisionsVersion = resolveDecisionsVersion(options.decisionsVersion ?? "latest");
+  const upgradeSessions = options.upgradeSessions ?? "on-resume";
+  if (upgradeSessions !== "on-resume" && upgradeSessions !== "never") throw new TypeError('upgradeSessions is "on-resume" or "never"');
   const open = new Map<string, Promise<Session>>();
   /** Time-travel snapshots: an in-memory, bounded cache, never persisted. */
   const snapshots = new SnapshotCache();
@@ -155,10 +187,16 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
               maxTokens: options.history?.maxTokens ?? defaultHistoryMaxTokens,
               ...(options.history?.system !== undefined ? { system: options.history.system } : {}),
             },
+            ...(decisionsVersion > 1 ? { decisionsVersion, environment: observeEnvironment() } : {}),
           },
         },
       ]);
     } else {
+      if (!isKnownDecisionsVersion(store.state.decisionsVersion)) {
+        throw new SessionStateError(
+          `session ${sessionId} was recorded under decisions version ${store.state.decisionsVersion}, newer than this turnlog knows (up to ${latestDecisionsVersion}): continue it with the turnlog that recorded it`,
+        );
+      }
       await recover(store, { registry, gate });
     }
     return new Session(store, {
@@ -168,6 +206,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       gate,
       vault: new SecretVault(),
       providerRetry,
+      sync: new SessionSync(registry, upgradeSessions === "on-resume" ? decisionsVersion : undefined),
       ...(options.history?.compressor ? { compressor: options.history.compressor } : {}),
       ...(options.onDelta ? { onDelta: options.onDelta } : {}),
     });
@@ -200,7 +239,10 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       const whatIfPolicy = replayOptions.policy;
       return verifyReplay(events, {
         registry: replayOptions.tools ? new ToolRegistry(replayOptions.tools) : registry,
+        // What-if tools replace the recorded set; otherwise the log says which tools were offered when.
+        toolsInForce: replayOptions.tools ? "registry" : "log",
         gate,
+        ...(replayOptions.decisionsVersion !== undefined ? { decisionsVersion: resolveDecisionsVersion(replayOptions.decisionsVersion) } : {}),
         ...(options.history?.compressor ? { compressor: options.history.compressor } : {}),
         ...(whatIfPolicy
           ? {
@@ -239,7 +281,7 @@ async function recover(store: SessionStore, deps: { registry: ToolRegistry; gate
   const fold = store.fold;
   // A host-routed call: decide it if the process died before that, and never run it afterwards.
   if (fold.pending[0] === "decideNativeTool") {
-    await store.append([decide("decideNativeTool", { state: store.state, registry: deps.registry, policy: store.policy, budgets: store.budgets, gate: deps.gate })]);
+    await store.append(decideObserving("decideNativeTool", { state: store.state, registry: deps.registry, policy: store.policy, budgets: store.budgets, gate: deps.gate }));
   }
   const inDoubt = nativeCallInDoubt(store.state.nativeCalls);
   if (inDoubt !== undefined) {

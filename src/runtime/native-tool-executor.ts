@@ -4,7 +4,7 @@ import { SessionStateError } from "../errors/session-state-error.js";
 import { callFingerprint } from "../policy/fingerprint.js";
 import { redactText, redactValue } from "../policy/secret-detector.js";
 import { activeTurn, type CallState, type NativeCallState } from "../projections/session-state.js";
-import { decide } from "../replay/decide.js";
+import { decideObserving } from "./session-sync.js";
 import type { LoopDependencies } from "./provider-turn-loop.js";
 import type { SessionStore } from "./session-store.js";
 import { runTool } from "./tool-plan-runner.js";
@@ -47,6 +47,9 @@ export class NativeToolExecutor {
     if (activeTurn(this.store.state) !== undefined || this.store.fold.pending.length > 0) {
       throw new SessionStateError(`session ${this.store.sessionId} has an unfinished turn: a host-routed call runs between turns`);
     }
+    const owed = this.deps.sync.owed(this.store.state, true);
+    if (owed.length > 0) await this.store.append(owed);
+    this.deps.sync.synced();
     const callId = `native-${this.store.state.nativeCalls.length + 1}`;
     const redacted = redactValue(input ?? {});
     if (redacted.redacted) this.#rawInputs.set(callId, JSON.stringify(input ?? {}));
@@ -63,8 +66,8 @@ export class NativeToolExecutor {
         },
       },
     ]);
-    const [decidedEvent] = await this.store.appendWith(() => [
-      decide("decideNativeTool", {
+    const appended = await this.store.appendWith(() =>
+      decideObserving("decideNativeTool", {
         state: this.store.state,
         registry: this.deps.registry,
         policy: this.store.policy,
@@ -72,7 +75,8 @@ export class NativeToolExecutor {
         gate: this.deps.gate,
         rawNativeInput: (id) => this.#rawInputs.get(id),
       }),
-    ]);
+    );
+    const decidedEvent = appended.at(-1);
     const decided = decidedEvent?.data as EventOf<"session.native_tool.decided">["data"];
     const base = { callId, ...(decided.decision ? { decision: decided.decision.decision, rule: decided.decision.rule } : {}) };
     if (decided.plan.status !== "planned") {

@@ -6,7 +6,7 @@ import { activeTurn, pendingApprovals, type SessionState } from "../projections/
 import type { Provider } from "../providers/provider.js";
 import { ProviderError } from "../providers/provider.js";
 import { buildRequestHistory } from "../history/session-history.js";
-import { decideAll, decisionActions, type DecisionAction } from "../replay/decide.js";
+import { decisionActions, type DecisionAction } from "../replay/decide.js";
 import type { ToolRegistry } from "../tools/tool-registry.js";
 import type { z } from "zod";
 import type { GateEnvironment } from "../policy/gate.js";
@@ -14,6 +14,7 @@ import { containsSecret, redactJsonText, redactText } from "../policy/secret-det
 import type { SecretVault } from "./secret-vault.js";
 import type { SessionStore } from "./session-store.js";
 import { ToolPlanRunner } from "./tool-plan-runner.js";
+import { decideObserving, type SessionSync } from "./session-sync.js";
 import { setTimeout as sleep } from "node:timers/promises";
 import { defaultProviderRetry, providerRetryDelayMs, type ProviderRetryPolicy } from "./provider-retry.js";
 
@@ -51,6 +52,8 @@ export interface LoopDependencies {
   onDelta?: (text: string) => void;
   /** The wait before a retried provider attempt (default: 500 ms doubling, at most 8 s). */
   providerRetry?: ProviderRetryPolicy;
+  /** What the session owes its log before a decision: a changed tool set, a decisions upgrade. */
+  sync: SessionSync;
 }
 
 /**
@@ -78,6 +81,7 @@ export class ProviderTurnLoop {
       if (action === "awaitApprovals") return outcomeOf(this.store.state, "awaiting-approval");
       try {
         if (decisionActions.has(action)) {
+          if (await this.#sync(action)) continue;
           if (action === "requestProvider") await this.#waitBeforeRetry(signal);
           await this.store.append(this.#decideAll(action as DecisionAction));
         } else if (action === "callProvider") {
@@ -109,6 +113,18 @@ export class ProviderTurnLoop {
     }
   }
 
+  /**
+   * Appends what the log owes before this decision (a changed tool set; between turns, a
+   * decisions upgrade). True when it appended, so the next step is looked up again.
+   */
+  async #sync(action: string): Promise<boolean> {
+    const sync = this.deps.sync;
+    const owed = sync.owed(this.store.state, action === "startTurn" && activeTurn(this.store.state) === undefined);
+    if (owed.length > 0) await this.store.append(owed);
+    sync.synced();
+    return owed.length > 0;
+  }
+
   #decide(action: DecisionAction): TurnlogEvent {
     const [event, ...rest] = this.#decideAll(action);
     if (event === undefined || rest.length > 0) throw new Error(`turn loop: ${action} decides ${rest.length + (event ? 1 : 0)} events, expected one`);
@@ -122,7 +138,7 @@ export class ProviderTurnLoop {
       if (turn !== undefined) this.#requestHistory = { turnId: turn.turnId, attempt: turn.attempt + 1, built };
     };
     const vault = this.deps.vault;
-    return decideAll(action, {
+    return decideObserving(action, {
       state,
       ...(turn !== undefined ? { turn } : {}),
       registry: this.deps.registry,

@@ -50,7 +50,9 @@ interface Entry {
  * registration, naming both registrants — never a surprise at call time.
  */
 export class ToolRegistry {
-  readonly #entries = new Map<string, Entry>();
+  #entries = new Map<string, Entry>();
+  #generation = 0;
+  #snapshot: ToolSnapshot[] | undefined;
 
   /** A registry of plain tools (registered as the host's, in `pre-skill-visibility`). */
   constructor(tools: readonly ToolDefinition[] = []) {
@@ -102,6 +104,60 @@ export class ToolRegistry {
     // Providers need no dialect tag; dropping it treats both kinds of schema alike.
     delete parameters.$schema;
     this.#entries.set(tool.name, { tool, schema: { name: tool.name, description: tool.description, parameters }, ...origin });
+    this.#changed();
+  }
+
+  /**
+   * Replaces the tools one MCP server registered (`source: "mcp:<server>"`) with its new list, as
+   * after its `tools/list_changed`: they keep their place among the MCP tools, before the host's.
+   * A name that would clash with another registrant's throws and leaves the registry as it was.
+   *
+   * @example
+   * registry.replaceMcpTools("everything", connection.tools);
+   */
+  replaceMcpTools(server: string, tools: readonly ToolDefinition[]): void {
+    const source = `mcp:${server}`;
+    const before = this.#entries;
+    for (const tool of tools) {
+      const existing = before.get(tool.name);
+      if (existing !== undefined && existing.source !== source) {
+        throw new TypeError(`tool "${tool.name}" from ${source} (mcp) duplicates the one from ${existing.source} (${existing.phase}); tool names must be unique`);
+      }
+    }
+    const replaced = new Map<string, Entry>();
+    let inserted = false;
+    const insert = () => {
+      inserted = true;
+      this.#entries = replaced;
+      for (const tool of tools) this.register(tool, { phase: "mcp", source });
+    };
+    try {
+      for (const [name, entry] of before) {
+        if (entry.source === source) {
+          if (!inserted) insert();
+          continue;
+        }
+        // A server that had no tools adds its new ones after the other MCP tools.
+        if (!inserted && entry.phase !== "mcp") insert();
+        replaced.set(name, entry);
+      }
+      if (!inserted) insert();
+    } catch (error) {
+      this.#entries = before;
+      throw error;
+    }
+    this.#entries = replaced;
+    this.#changed();
+  }
+
+  /** Counts changes to the tool set: a session compares it with the last one it recorded. */
+  get generation(): number {
+    return this.#generation;
+  }
+
+  #changed(): void {
+    this.#generation += 1;
+    this.#snapshot = undefined;
   }
 
   get(name: string): ToolDefinition | undefined {
@@ -125,18 +181,23 @@ export class ToolRegistry {
     return [...this.#entries.values()].map((entry) => entry.schema);
   }
 
-  /** What `session.started` records of the tool set. */
+  /**
+   * What `session.started` (and `session.tools.changed`) records of the tool set, including the
+   * JSON Schema each tool was offered with. Computed once per change of the set.
+   */
   snapshot(): ToolSnapshot[] {
-    return [...this.#entries.values()].map(({ tool, schema, phase, source }) => ({
+    this.#snapshot ??= [...this.#entries.values()].map(({ tool, schema, phase, source }) => ({
       name: tool.name,
       description: tool.description,
       riskClass: tool.risk,
       schemaDigest: sha256(canonicalJson(schema.parameters)),
+      parameters: schema.parameters,
       flags: { serial: tool.serial, idempotent: tool.idempotent, command: typeof tool.command === "function", paths: typeof tool.paths === "function" },
       maxResultChars: tool.maxResultChars,
       timeoutMs: tool.timeoutMs,
       phase,
       source,
     }));
+    return this.#snapshot;
   }
 }

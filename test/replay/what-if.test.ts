@@ -41,7 +41,7 @@ describe("what-if replay", () => {
     expect(writes).toHaveLength(1);
     expect(report.identical).toBe(false);
     expect(report.changes).toEqual([
-      { position: expect.any(Number), callId: writes[0]!.callId, tool: "write_file", before: { decision: "allow", rule: expect.stringMatching(/^mode:/) }, after: { decision: "deny", rule: expect.stringMatching(/^deny:/) } },
+      { position: expect.any(Number), kind: "call", callId: writes[0]!.callId, tool: "write_file", before: { decision: "allow", rule: expect.stringMatching(/^mode:/) }, after: { decision: "deny", rule: expect.stringMatching(/^deny:/) } },
     ]);
   });
 
@@ -82,15 +82,15 @@ describe("decisionChanges", () => {
     const recomputed = gated(entry("c2", "allow", "allow:tool=write_file"), entry("c1", "allow", "mode:ask"), entry("c3", "allow", "mode:ask"));
     const changes = decisionChanges(7, logged, recomputed, toolOf);
     expect(changes).toEqual([
-      { position: 7, callId: "c2", tool: "write_file", before: { decision: "ask", rule: "mode:ask" }, after: { decision: "allow", rule: "allow:tool=write_file" } },
-      { position: 7, callId: "c3", tool: "list_dir", before: null, after: { decision: "allow", rule: "mode:ask" } },
+      { position: 7, kind: "call", callId: "c2", tool: "write_file", before: { decision: "ask", rule: "mode:ask" }, after: { decision: "allow", rule: "allow:tool=write_file" } },
+      { position: 7, kind: "call", callId: "c3", tool: "list_dir", before: null, after: { decision: "allow", rule: "mode:ask" } },
     ]);
     expect(changes.map(formatDecisionChange)).toEqual(["#7 c2 write_file: ask (mode:ask) → allow (allow:tool=write_file)", "#7 c3 list_dir: none → allow (mode:ask)"]);
   });
 
   it("a gate decision the code no longer owes changes every logged call to null", () => {
     expect(decisionChanges(3, gated(entry("c1", "allow", "mode:ask")), undefined, toolOf)).toEqual([
-      { position: 3, callId: "c1", tool: "read_file", before: { decision: "allow", rule: "mode:ask" }, after: null },
+      { position: 3, kind: "call", callId: "c1", tool: "read_file", before: { decision: "allow", rule: "mode:ask" }, after: null },
     ]);
   });
 

@@ -24,7 +24,8 @@ describe("host-routed calls (NativeToolExecutor)", () => {
     expect(result).toEqual({ callId: "native-1", status: "succeeded", content: "alpha", decision: "allow", rule: "mode:ask" });
     expect(ws.ran).toEqual(["read_file a.txt"]);
     const types = (await runtime.events("s1")).map((event) => event.type);
-    expect(types.slice(-3)).toEqual(["session.native_tool.requested", "session.native_tool.decided", "session.native_tool.completed"]);
+    // The gate's first look at a.txt through the file system is recorded before its decision (decisions version 2).
+    expect(types.slice(-4)).toEqual(["session.native_tool.requested", "session.environment.observed", "session.native_tool.decided", "session.native_tool.completed"]);
     // Never in the provider's history.
     await session.send("hi");
     expect(JSON.stringify(provider.requests[0]?.messages)).not.toContain("alpha");

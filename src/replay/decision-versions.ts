@@ -1,0 +1,51 @@
+/**
+ * The changelog of decisions, as code (DESIGN.md §16). A session records the version its decisions
+ * were computed under in `session.started.decisionsVersion` (a log without it is version 1), and
+ * `session.decisions.upgraded` moves it forward. Every decision — the pure decider, the turn
+ * machine's guards, the gate's environment — reads the version it must reproduce and branches
+ * where behaviour changed: `if (version >= 2) …`. Old branches are never removed; they are what
+ * old logs replay against.
+ *
+ * Adding a version (docs/replay.md has the whole checklist): append an entry here, branch at the
+ * point of change on `>= the new version`, record a golden log under the new version in
+ * `test/fixtures/logs/`, and leave every older golden log as it is.
+ */
+export interface DecisionsVersion {
+  version: number;
+  /** What changed in this version, in one line. */
+  note: string;
+}
+
+export const decisionsVersions = [
+  { version: 1, note: "the decisions of every log recorded before decision versions existed" },
+  {
+    version: 2,
+    note:
+      "a provider attempt interrupted by a crash no longer uses up the turn's retry budget; the gate reads real paths, the temp and home directories from the log (session.environment.observed, session.started.environment), never from the machine it runs on",
+  },
+] as const satisfies readonly DecisionsVersion[];
+
+/** The newest version: what new sessions are recorded under. */
+export const latestDecisionsVersion: number = decisionsVersions[decisionsVersions.length - 1]!.version;
+
+/** The version of a log that does not say (everything recorded before versions existed). */
+export const unversionedDecisionsVersion = 1;
+
+/** Whether this code can reproduce decisions of `version` (a log from a newer turnlog cannot be replayed). */
+export function isKnownDecisionsVersion(version: number): boolean {
+  return Number.isInteger(version) && version >= 1 && version <= latestDecisionsVersion;
+}
+
+/**
+ * Resolves what a host or the CLI asked for: a version number, or `"latest"`.
+ *
+ * @example
+ * resolveDecisionsVersion("latest"); // 2
+ */
+export function resolveDecisionsVersion(requested: number | "latest"): number {
+  if (requested === "latest") return latestDecisionsVersion;
+  if (!isKnownDecisionsVersion(requested)) {
+    throw new RangeError(`decisions version ${String(requested)} is not one this turnlog knows (1 to ${latestDecisionsVersion})`);
+  }
+  return requested;
+}
