@@ -14,6 +14,7 @@ import { verifyReplay, type ReplayReport } from "../replay/replay-verifier.js";
 import { SnapshotCache } from "../replay/snapshot-cache.js";
 import { forkSession, type ForkResult } from "../replay/fork.js";
 import type { ToolDefinition } from "../tools/define-tool.js";
+import type { ToolSnapshot } from "../contracts/tools.js";
 import { ToolRegistry, type ToolProvider } from "../tools/tool-registry.js";
 import { connectMcpServers, type McpServerConfig } from "../tools/mcp-tools.js";
 import { resolveRealPath } from "../util/real-path.js";
@@ -86,6 +87,11 @@ export interface Runtime {
   openSession(sessionId?: string): Promise<Session>;
   /** IDs of every session in the log. */
   listSessions(): Promise<string[]>;
+  /**
+   * The tools the runtime offers now, as a session records them: an MCP server's
+   * `tools/list_changed` changes this list, and each session logs the change before its next decision.
+   */
+  listTools(): ToolSnapshot[];
   /** A session's recorded events, in order. */
   events(sessionId: string): Promise<RecordedEvent[]>;
   /**
@@ -134,7 +140,9 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   if (options?.provider === undefined) throw new TypeError("createRuntime needs a provider");
   // MCP servers first, so that one that does not start fails before the log is opened (and locked).
   const mcp = await connectMcpServers(options.mcpServers ?? []);
+  const unsubscribes: (() => void)[] = [];
   const closeMcp = async () => {
+    for (const unsubscribe of unsubscribes.splice(0)) unsubscribe();
     await Promise.all(mcp.map((server) => server.close()));
   };
   const ownsLog = options.log === undefined;
@@ -145,14 +153,30 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       throw error;
     }));
   // A failed registration (a duplicate name) must not leave server processes or the log's lock behind.
+  const registered = mcp.map((server) => server.tools);
   const registry = await ToolRegistry.build({
-    mcp: mcp.map((server) => ({ source: server.name, tools: server.tools })),
+    mcp: mcp.map((server, index) => ({ source: server.name, tools: registered[index]! })),
     tools: options.tools ?? [],
     providers: options.toolProviders ?? [],
   }).catch(async (error: unknown) => {
     await closeMcp();
     if (ownsLog) await log.close();
     throw error;
+  });
+  // A server's `tools/list_changed` replaces its tools in the registry; each session records the new
+  // set (session.tools.changed) before its next decision (SessionSync). A new list that would
+  // duplicate another source's tool name keeps the server's previous tools, as a failed re-list does.
+  mcp.forEach((server, index) => {
+    const follow = (tools: readonly ToolDefinition[]) => {
+      try {
+        registry.replaceMcpTools(server.name, tools);
+      } catch {
+        // The duplicate is the server's doing and has no caller to tell; the registered tools still work.
+      }
+    };
+    unsubscribes.push(server.onToolsChanged(follow));
+    // A change announced while the log opened and the registry was built has no listener yet.
+    if (server.tools !== registered[index]) follow(server.tools);
   });
   const gate = { realPath: resolveRealPath };
   const policy = resolvePolicy(options.policy);
@@ -229,6 +253,9 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
         session.catch(() => open.delete(sessionId));
       }
       return session;
+    },
+    listTools() {
+      return registry.snapshot();
     },
     async listSessions() {
       return (await log.listStreams()).filter((stream) => stream.startsWith("session-")).map((stream) => stream.slice("session-".length));

@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from "node:util";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -26,7 +27,10 @@ interface McpServerOptions {
   risk?: Record<string, RiskClass>;
   /** Per-call timeout of this server's tools, in ms. Default 120 000, as for any tool. */
   timeoutMs?: number;
-  /** How long starting the server, the MCP handshake and listing its tools may take, in ms. Default 30 000. */
+  /**
+   * How long starting the server, the MCP handshake and listing its tools may take, in ms; also how
+   * long each re-list after `tools/list_changed` may take. Default 30 000.
+   */
   connectTimeoutMs?: number;
 }
 
@@ -77,17 +81,31 @@ export interface McpHttpServerConfig extends McpServerOptions {
 export type McpServerConfig = McpStdioServerConfig | McpHttpServerConfig;
 
 /**
- * A connected MCP server: its tools, ready to register, and how to let it go.
+ * A connected MCP server: its tools, ready to register, news of changes to them, and how to let it go.
  *
  * @example
  * const files = await connectMcpServer({ name: "files", command: "mcp-files" });
  * files.tools.map((tool) => tool.name); // ["mcp__files__read", ...]
+ * const stop = files.onToolsChanged((tools) => console.log(tools.map((tool) => tool.name)));
+ * stop();
  * await files.close();
  */
 export interface McpServerConnection {
   readonly name: string;
-  /** The server's tools as turnlog tools, in the order the server listed them. */
+  /**
+   * The server's tools as turnlog tools, in the order the server listed them: always its latest
+   * list, which changes when the server announces `tools/list_changed`.
+   */
   readonly tools: readonly ToolDefinition[];
+  /**
+   * Calls `listener` with the server's whole new tool list, wrapped as at connect, each time that
+   * list changed. Returns a function that unsubscribes. A listener that throws affects neither the
+   * connection nor the other listeners.
+   *
+   * @example
+   * const stop = files.onToolsChanged((tools) => console.log(`files now offers ${tools.length} tools`));
+   */
+  onToolsChanged(listener: (tools: readonly ToolDefinition[]) => void): () => void;
   /** Closes the client, which ends a stdio server's process. Never throws; safe to call twice. */
   close(): Promise<void>;
 }
@@ -96,14 +114,19 @@ const defaultConnectTimeoutMs = 30_000;
 /** The SDK's own request timeout sits just past the tool's, so turnlog's timeout is the one that fires and is reported. */
 const sdkTimeoutGraceMs = 1_000;
 const stderrTailChars = 2_000;
+/** A server that registers several tools in a row announces each; one re-list after a short quiet spell covers them all. */
+const listChangedDebounceMs = 300;
 
 /**
  * Connects to one MCP server with the official SDK client, lists its tools (following pagination
  * cursors) and wraps each as a turnlog tool: named by `mcpToolName`, classed by `mcpRiskClass` (or
  * the config's `risk`), validated by the server's own JSON Schema, which is also what providers are
  * offered. A tool that requires task-based execution is left out: turnlog calls tools and waits.
- * The tool set is fixed here; later `tools/list_changed` notifications are not followed, since a
- * session's decisions are replayed against the tool set it started with.
+ *
+ * The connection follows `tools/list_changed` (when the server advertises it): after a short
+ * debounce it lists the tools again, all pages, wraps them the same way and tells `onToolsChanged`
+ * listeners. A re-list that fails, or that yields tools turnlog cannot use (a `risk` override naming
+ * a tool the server dropped, a schema that does not compile), keeps the previous list.
  *
  * Throws `McpServerError` naming the server if it does not start, does not complete the handshake
  * or cannot list its tools (the connection is closed first).
@@ -124,7 +147,28 @@ export async function connectMcpServer(config: McpServerConfig): Promise<McpServ
     import("@modelcontextprotocol/sdk/client/streamableHttp.js"),
   ]);
   const transport = createTransport(config, stderr, { StdioClientTransport, StreamableHTTPClientTransport });
-  const client = new Client({ name: "turnlog", version: packageJson.version }, { capabilities: {} });
+  let current: { listed: readonly Tool[]; tools: readonly ToolDefinition[] } = { listed: [], tools: [] };
+  const listeners = new Set<(tools: readonly ToolDefinition[]) => void>();
+  // Re-lists run one after another, so the list kept is the one read after the last notification.
+  // The first waits for the listing below: a server may register tools right after the handshake.
+  let listedAtConnect!: () => void;
+  let relisting = new Promise<void>((resolve) => (listedAtConnect = resolve));
+  const client = new Client(
+    { name: "turnlog", version: packageJson.version },
+    {
+      capabilities: {},
+      listChanged: {
+        tools: {
+          // Off: the SDK's own refresh reads only the first page; listAllTools follows the cursors.
+          autoRefresh: false,
+          debounceMs: listChangedDebounceMs,
+          onChanged: () => {
+            relisting = relisting.then(relist);
+          },
+        },
+      },
+    },
+  );
   let closed: Promise<void> | undefined;
   const close = () =>
     (closed ??= (async () => {
@@ -152,9 +196,52 @@ export async function connectMcpServer(config: McpServerConfig): Promise<McpServ
     return fail(deadline.aborted ? `did not list its tools within ${connectTimeoutMs} ms` : "could not list its tools", error);
   }
   try {
-    return { name, tools: toTurnlogTools(client, config, listed), close };
+    current = { listed, tools: toTurnlogTools(client, config, listed) };
   } catch (error) {
     return fail("offers tools turnlog cannot use", error);
+  }
+  listedAtConnect();
+  return {
+    name,
+    get tools() {
+      return current.tools;
+    },
+    onToolsChanged(listener) {
+      if (typeof listener !== "function") throw new TypeError("onToolsChanged needs a function");
+      // Each subscription is its own entry, so one function subscribed twice is called twice and
+      // each unsubscribe ends only its own.
+      const subscription = (tools: readonly ToolDefinition[]) => listener(tools);
+      listeners.add(subscription);
+      return () => {
+        listeners.delete(subscription);
+      };
+    },
+    close,
+  };
+
+  async function relist(): Promise<void> {
+    if (closed !== undefined) return;
+    let next: typeof current;
+    try {
+      const listed = await listAllTools(client, { signal: AbortSignal.timeout(connectTimeoutMs), timeout: connectTimeoutMs });
+      // An announcement that changed nothing (or that the listing at connect already saw) is no change.
+      if (isDeepStrictEqual(listed, current.listed)) return;
+      next = { listed, tools: toTurnlogTools(client, config, listed) };
+    } catch {
+      // A notification has no caller to fail: a server that cannot list now, or now lists tools
+      // turnlog cannot use, keeps the tools it had, which still work as far as turnlog can tell.
+      return;
+    }
+    if (closed !== undefined) return;
+    current = next;
+    for (const listener of [...listeners]) {
+      try {
+        listener(next.tools);
+      } catch {
+        // A listener's bug is its host's: it must not keep the other listeners from hearing of the
+        // change, nor surface as an unhandled rejection from inside the SDK's notification handler.
+      }
+    }
   }
 }
 

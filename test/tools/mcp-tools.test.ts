@@ -3,10 +3,10 @@ import { createServer } from "node:net";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { connectMcpServer, createRuntime, defineTool, McpServerError, parseEvent } from "../../src/index.js";
-import type { McpServerConnection, Runtime, ToolContext } from "../../src/index.js";
+import type { McpServerConnection, McpStdioServerConfig, Runtime, ToolContext, ToolDefinition } from "../../src/index.js";
 import { MemoryEventLog, scriptedProvider } from "../../src/testing/index.js";
 import type { ScriptedProvider } from "../../src/testing/index.js";
 import { sequentialIds, steppingClock } from "../support/tools.js";
@@ -16,6 +16,7 @@ const require = createRequire(import.meta.url);
 const everything = join(dirname(require.resolve("@modelcontextprotocol/server-everything/package.json")), "dist/index.js");
 const repositoryRoot = fileURLToPath(new URL("../..", import.meta.url));
 const pagedServer = { command: process.execPath, args: ["--import", "tsx", join(repositoryRoot, "test/support/mcp-paged-server.ts")], cwd: repositoryRoot };
+const mutableServer = { command: process.execPath, args: ["--import", "tsx", join(repositoryRoot, "test/support/mcp-mutable-server.ts")], cwd: repositoryRoot };
 
 /** PIDs of this process's children whose command line mentions `marker` (zombies already ended). */
 function childProcesses(marker: string): number[] {
@@ -267,6 +268,184 @@ describe("MCP tools over Streamable HTTP", () => {
     }
   });
 });
+
+describe("MCP servers whose tool list changes (tools/list_changed)", () => {
+  // A signal per call: the SDK leaves its abort listener on the signal after the call ends.
+  const context = (): ToolContext => ({ signal: new AbortController().signal, callId: "c1", sessionId: "s1", workspace: { root: "/", trusted: false } });
+  const control = ["mcp__mutable__add_tool", "mcp__mutable__remove_tool", "mcp__mutable__set_listing"];
+  const names = (tools: readonly ToolDefinition[]) => tools.map((tool) => tool.name);
+  const call = (server: McpServerConnection, tool: string, args: Record<string, unknown>) => {
+    const found = server.tools.find((candidate) => candidate.name === `mcp__mutable__${tool}`);
+    if (found === undefined) throw new Error(`the connection does not list ${tool}`);
+    return found.run(args, context());
+  };
+  /** Starts the fixture with `initial` echo tools; `stderr` collects what it writes there. */
+  const connect = (initial: string[] = [], options: Partial<McpStdioServerConfig> = {}) => {
+    const stderr = { text: "" };
+    const connecting = connectMcpServer({
+      name: "mutable",
+      ...mutableServer,
+      args: [...mutableServer.args, ...initial],
+      onStderr: (text) => {
+        stderr.text += text;
+      },
+      ...options,
+    });
+    return connecting.then((server) => ({ server, stderr }));
+  };
+
+  it("lists, announces and calls a tool the server adds, over every page, with the config's risk overrides", async () => {
+    const { server } = await connect(["greet"], { risk: { greet: "destructive-local" } });
+    try {
+      expect(names(server.tools)).toEqual([...control, "mcp__mutable__greet"]);
+      const changed = nextToolsChange(server);
+      expect(await call(server, "add_tool", { name: "wave" })).toEqual({ ok: true, content: "added wave" });
+      // The fixture lists one tool per page: "wave" is on the fifth, so the re-list followed the cursor.
+      const announced = await changed;
+      expect(names(announced)).toEqual([...control, "mcp__mutable__greet", "mcp__mutable__wave"]);
+      expect(server.tools).toBe(announced);
+      const risk = Object.fromEntries(announced.map((tool) => [tool.name, tool.risk]));
+      expect(risk).toMatchObject({ "mcp__mutable__greet": "destructive-local", "mcp__mutable__wave": "read-only-local" });
+
+      const wave = server.tools.find((tool) => tool.name === "mcp__mutable__wave")!;
+      expect(await wave.run({ text: "hello" }, context())).toEqual({ ok: true, content: "wave: hello" });
+      // Validated by the server's own JSON Schema, as a tool listed at connect is.
+      expect(wave.input.safeParse({ text: 3 }).error?.issues).toMatchObject([{ path: ["text"], message: "must be string" }]);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("drops a tool the server removes, the same way", async () => {
+    const { server } = await connect(["greet", "wave"]);
+    try {
+      const changed = nextToolsChange(server);
+      await call(server, "remove_tool", { name: "greet" });
+      expect(names(await changed)).toEqual([...control, "mcp__mutable__wave"]);
+      expect(names(server.tools)).toEqual([...control, "mcp__mutable__wave"]);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("does not call an unsubscribed listener, and a listener that throws does not stop the others", async () => {
+    const { server } = await connect();
+    try {
+      const unsubscribed = vi.fn();
+      const stop = server.onToolsChanged(unsubscribed);
+      stop();
+      const throwing = vi.fn(() => {
+        throw new Error("a bug in the host's listener");
+      });
+      server.onToolsChanged(throwing);
+      // Subscribed after the throwing one, so it is called after it.
+      const first = nextToolsChange(server);
+      await call(server, "add_tool", { name: "greet" });
+      expect(names(await first)).toContain("mcp__mutable__greet");
+
+      // The connection keeps following changes.
+      const second = nextToolsChange(server);
+      await call(server, "add_tool", { name: "wave" });
+      expect(names(await second)).toContain("mcp__mutable__wave");
+      expect(throwing).toHaveBeenCalledTimes(2);
+      expect(unsubscribed).not.toHaveBeenCalled();
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("keeps its tools when the re-list fails, and takes the next change", async () => {
+    const { server, stderr } = await connect(["greet"]);
+    try {
+      const listener = vi.fn();
+      server.onToolsChanged(listener);
+      const before = server.tools;
+      await call(server, "set_listing", { fail: true });
+      await call(server, "add_tool", { name: "wave" });
+      await vi.waitFor(() => expect(stderr.text).toContain("refused to list"), { timeout: 5_000 });
+      // A round trip after the refusal: its answer comes after the failed listing's.
+      await call(server, "set_listing", { fail: false });
+      expect(server.tools).toBe(before);
+      expect(listener).not.toHaveBeenCalled();
+
+      const changed = nextToolsChange(server);
+      await call(server, "add_tool", { name: "smile" });
+      expect(names(await changed)).toEqual([...control, "mcp__mutable__greet", "mcp__mutable__wave", "mcp__mutable__smile"]);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("keeps its tools when a risk override names a tool the server dropped", async () => {
+    const { server, stderr } = await connect(["greet"], { risk: { greet: "destructive-local" } });
+    try {
+      const listener = vi.fn();
+      server.onToolsChanged(listener);
+      await call(server, "remove_tool", { name: "greet" });
+      await vi.waitFor(() => expect(stderr.text).toContain("listed: add_tool, remove_tool, set_listing\n"), { timeout: 5_000 });
+      await call(server, "set_listing", { fail: false });
+      expect(listener).not.toHaveBeenCalled();
+      expect(server.tools.find((tool) => tool.name === "mcp__mutable__greet")?.risk).toBe("destructive-local");
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("a runtime follows the change: the session logs the new tool set before it offers it, and replays identical", async () => {
+    const mutable = (name: string, args: Record<string, unknown>, id: string) => ({ id, name: `mcp__mutable__${name}`, arguments: JSON.stringify(args) });
+    const provider = scriptedProvider([
+      { toolCalls: [mutable("add_tool", { name: "wave" }, "call_add")] },
+      { content: "wave is there now" },
+      { toolCalls: [mutable("wave", { text: "hello" }, "call_wave")] },
+      { content: "waved" },
+    ]);
+    const runtime = await createRuntime({
+      log: new MemoryEventLog(),
+      provider,
+      mcpServers: [{ name: "mutable", ...mutableServer, risk: { add_tool: "read-only-local" } }],
+    });
+    try {
+      const session = await runtime.openSession("follows");
+      expect((await session.send("add a tool called wave")).status).toBe("completed");
+      await vi.waitFor(() => expect(runtime.listTools().map((tool) => tool.name)).toContain("mcp__mutable__wave"), { timeout: 5_000 });
+      expect((await session.send("wave")).status).toBe("completed");
+
+      const events = (await runtime.events("follows")).map((event) => parseEvent(event));
+      const changes = events.flatMap((event, index) => (event.type === "session.tools.changed" ? [{ index, tools: event.data.tools }] : []));
+      expect(changes).toHaveLength(1);
+      const [change] = changes;
+      expect(change!.tools.find((tool) => tool.name === "mcp__mutable__wave")).toMatchObject({ riskClass: "read-only-local", parameters: { required: ["text"] } });
+      // The first request that offered wave comes after the change that recorded it.
+      const firstOffer = provider.requests.findIndex((request) => request.tools.some((tool) => tool.name === "mcp__mutable__wave"));
+      expect(firstOffer).toBeGreaterThan(0);
+      const requests = events.flatMap((event, index) => (event.type === "turn.provider.requested" ? [index] : []));
+      expect(requests[firstOffer]).toBeGreaterThan(change!.index);
+      expect(requests[firstOffer - 1]).toBeLessThan(change!.index);
+      expect(events.some((event) => event.type === "turn.tool.succeeded" && event.data.callId === "call_wave")).toBe(true);
+
+      const report = await runtime.replay("follows");
+      expect(report.divergences).toEqual([]);
+      expect(report.identical).toBe(true);
+    } finally {
+      await runtime.close();
+    }
+  });
+});
+
+/** The tool list `server` announces next; fails after `timeoutMs` if none comes. */
+function nextToolsChange(server: McpServerConnection, timeoutMs = 5_000): Promise<readonly ToolDefinition[]> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      stop();
+      reject(new Error(`MCP server "${server.name}" announced no change of its tools within ${timeoutMs} ms`));
+    }, timeoutMs);
+    const stop = server.onToolsChanged((tools) => {
+      clearTimeout(timer);
+      stop();
+      resolve(tools);
+    });
+  });
+}
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
