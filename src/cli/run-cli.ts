@@ -138,7 +138,10 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo()): 
     .addOption(dirOption())
     .addOption(jsonOption())
     .addOption(new Option("--policy <file>", "what-if: a partial policy JSON merged over the recorded one; lists the decisions it would change (exit 1 if any)"))
-    .action(async (session: string, options: { dir: string; json?: boolean; policy?: string }) => {
+    .addOption(
+      new Option("--decisions <version>", "upgrade preview: recompute under this decisions version (`latest` or a number) instead of the recorded one; lists the decisions it would change (exit 1 if any)"),
+    )
+    .action(async (session: string, options: { dir: string; json?: boolean; policy?: string; decisions?: string }) => {
       exitCode = await replayCommand(session, options, context);
     });
 

@@ -3,27 +3,28 @@ import { describe, expect, it } from "vitest";
 import { LevelEventLog } from "../../src/index.js";
 import { expectOneCleanLine, useDemoSession } from "./support/demo-fixture.js";
 
-/* `turnlog show --at` and `turnlog fork`, run as the built bin on the demo's log. */
+/* `turnlog show --at` and `turnlog fork`, run as the built bin on the demo's log. Positions are the
+   demo's: #11 is the first gate (after #10 session.environment.observed), #13 the first tool start. */
 
 const demo = useDemoSession("fork");
 const { turnlog } = demo;
 
 describe("turnlog show --at", () => {
   it("prints the timeline up to N and the state there: turn, machine state, calls", async () => {
-    const run = await turnlog("show", demo.sessionId, "--dir", demo.logDir, "--at", "12");
+    const run = await turnlog("show", demo.sessionId, "--dir", demo.logDir, "--at", "13");
     expect(run.stderr).toBe("");
     expect(run.code).toBe(0);
-    expect(run.stdout).toMatch(new RegExp(`session\\s+${demo.sessionId} · at #12 of \\d+`));
-    expect(run.stdout).toMatch(/#12 .*turn\.tool\.started/);
-    expect(run.stdout).not.toMatch(/#13 /);
-    expect(run.stdout).toContain("state at #12: active · 1 user message, 1 turn · turn 1 (turn-1, iteration 1) active, machine state running");
+    expect(run.stdout).toMatch(new RegExp(`session\\s+${demo.sessionId} · at #13 of \\d+`));
+    expect(run.stdout).toMatch(/#13 .*turn\.tool\.started/);
+    expect(run.stdout).not.toMatch(/#14 /);
+    expect(run.stdout).toContain("state at #13: active · 1 user message, 1 turn · turn 1 (turn-1, iteration 1) active, machine state running");
     expect(run.stdout).toMatch(/read_file call_read_notes running/);
     expect(run.stdout).toMatch(/write_file call_save_summary allowed/);
     expect(run.stdout).toMatch(/delete_everything call_cleanup rejected/);
   });
 
   it("shows the held call at the gate's position", async () => {
-    const run = await turnlog("show", demo.sessionId, "--dir", demo.logDir, "--at", "10");
+    const run = await turnlog("show", demo.sessionId, "--dir", demo.logDir, "--at", "11");
     expect(run.stdout).toContain("machine state awaitingApproval");
     expect(run.stdout).toMatch(/write_file call_save_summary awaiting-approval/);
   });
@@ -41,22 +42,22 @@ describe("turnlog show --at", () => {
 
 describe("turnlog fork", () => {
   it("creates the new session, prints its ID and how to show it; the log still verifies", async () => {
-    const run = await turnlog("fork", demo.sessionId, "--dir", demo.logDir, "--at", "10", "--to", "fork-a");
+    const run = await turnlog("fork", demo.sessionId, "--dir", demo.logDir, "--at", "11", "--to", "fork-a");
     expect(run.stderr).toBe("");
     expect(run.code).toBe(0);
-    expect(run.stdout).toContain(`forked fork-a from ${demo.sessionId} at #10 (10 events copied`);
+    expect(run.stdout).toContain(`forked fork-a from ${demo.sessionId} at #11 (11 events copied`);
     expect(run.stdout).toContain(`npx turnlog show fork-a --dir ${demo.logDir}`);
 
     const show = await turnlog("show", "fork-a", "--dir", demo.logDir);
     expect(show.code).toBe(0);
     expect(show.stdout).toMatch(/awaiting approval/);
-    expect(show.stdout).not.toMatch(/#11 /);
+    expect(show.stdout).not.toMatch(/#12 /);
     expect((await turnlog("verify", "--dir", demo.logDir)).code).toBe(0);
 
     const log = await LevelEventLog.open(path.join(demo.workDir, demo.logDir), { durability: "sync" });
     try {
       const [started] = await log.readStream("session-fork-a", { maxCount: 1 });
-      expect(started?.data).toMatchObject({ sessionId: "fork-a", forkedFrom: { sessionId: demo.sessionId, position: 10 } });
+      expect(started?.data).toMatchObject({ sessionId: "fork-a", forkedFrom: { sessionId: demo.sessionId, position: 11 } });
     } finally {
       await log.close();
     }

@@ -32,7 +32,7 @@ describe("turnlog replay --policy", () => {
     const report = JSON.parse(run.stdout) as ReplayReport;
     expect(report.identical).toBe(false);
     expect(report.changes).toEqual([
-      { position: expect.any(Number), callId: expect.any(String), tool: "list_dir", before: { decision: "allow", rule: "mode:ask" }, after: { decision: "deny", rule: "deny:tool=list_dir" } },
+      { kind: "call", position: expect.any(Number), callId: expect.any(String), tool: "list_dir", before: { decision: "allow", rule: "mode:ask" }, after: { decision: "deny", rule: "deny:tool=list_dir" } },
     ]);
   });
 

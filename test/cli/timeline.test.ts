@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { formatOffset, formatTimeline } from "../../src/cli/timeline.js";
 import { demoTools } from "../../src/cli/demo/demo-runtime.js";
 import { demoScript } from "../../src/cli/demo/demo-script.js";
-import { createRuntime, type RecordedEvent } from "../../src/index.js";
+import { createRuntime, latestDecisionsVersion, type RecordedEvent } from "../../src/index.js";
 import { MemoryEventLog, scriptedProvider } from "../../src/testing/index.js";
 
 /** The demo session recorded in memory, with a clock that advances 5 ms per reading. */
@@ -47,7 +47,7 @@ describe("formatTimeline", () => {
   it("summarizes what each event says", async () => {
     const events = await demoEvents();
     const lines = formatTimeline(events);
-    expect(summaryOf(lines, events, "session.started")).toBe("scripted-demo (openai-chat) · mode ask · tools: read_file, list_dir, run_command, write_file");
+    expect(summaryOf(lines, events, "session.started")).toBe(`scripted-demo (openai-chat) · mode ask · decisions v${latestDecisionsVersion} · tools: read_file, list_dir, run_command, write_file`);
     expect(summaryOf(lines, events, "turn.provider.responded")).toMatch(/^tool_calls · 5 tool calls · "I'll read the notes/);
     expect(summaryOf(lines, events, "turn.tool_calls.normalized")).toBe(
       "5 calls: read_file, list_dir, read_file, delete_everything, write_file · 1 ID derived",

@@ -35,6 +35,10 @@ const addedCatalogue: Record<string, "input" | "decision"> = {
   "session.native_tool.requested": "input",
   "session.native_tool.decided": "decision",
   "session.native_tool.completed": "input",
+  // Decision versions (DESIGN.md §16): facts a decision reads, recorded so replay never reads the machine.
+  "session.decisions.upgraded": "input",
+  "session.tools.changed": "input",
+  "session.environment.observed": "input",
 };
 
 describe("event catalogue", () => {

@@ -2,6 +2,7 @@ import { readFile } from "node:fs/promises";
 import { PolicySnapshotSchema, type PolicyInput, type PolicySnapshot } from "../../contracts/policy.js";
 import { resolvePolicy } from "../../policy/default-policy.js";
 import { formatDecisionChange } from "../../replay/what-if.js";
+import { isKnownDecisionsVersion, latestDecisionsVersion, resolveDecisionsVersion } from "../../replay/decision-versions.js";
 import { demoTools, toolsForeignToDemo } from "../demo/demo-runtime.js";
 import { verifyReplay, type Divergence, type ReplayReport } from "../../replay/replay-verifier.js";
 import type { RecordedEvent } from "../../log/event-log.js";
@@ -28,17 +29,19 @@ import { plural } from "../timeline.js";
  * again, any other with the built-in demo tools. A session recorded with other tools is refused
  * with a clear line rather than reported as a pile of divergences.
  */
-export async function replayCommand(sessionId: string, options: { dir: string; json?: boolean; policy?: string }, context: CommandContext): Promise<number> {
+export async function replayCommand(sessionId: string, options: { dir: string; json?: boolean; policy?: string; decisions?: string }, context: CommandContext): Promise<number> {
   const whatIf = options.policy === undefined ? undefined : await readPolicyFile(options.policy);
+  const decisionsVersion = options.decisions === undefined ? undefined : parseDecisionsOption(options.decisions);
   const { events, run } = await withLog(options.dir, readOnly(context.io), async (log) => {
     const events = await readSessionEvents(log, sessionId, options.dir, context.io.env);
     return { events, run: await findRunRecord(log, sessionId, events) };
   });
-  const tools = run === undefined ? demoReplayTools(sessionId, events) : await runReplayTools(sessionId, run, events, context.io.env);
+  const tools = run === undefined ? demoOrRecordedTools(sessionId, events) : await runReplayTools(sessionId, run, events, context.io.env);
   let report: ReplayReport;
   try {
     report = await verifyReplay(events, {
       registry: tools.registry,
+      ...(decisionsVersion !== undefined ? { decisionsVersion } : {}),
       // The live runtime resolves paths through symlinks; a run's real workspace needs the same to compare.
       ...(run !== undefined ? { gate: { realPath: resolveRealPath } } : {}),
       ...(whatIf
@@ -48,14 +51,20 @@ export async function replayCommand(sessionId: string, options: { dir: string; j
   } finally {
     await tools.close();
   }
-  // Without --policy a changed decision is a divergence like any other, printed as today.
-  const changed = whatIf !== undefined && report.changes.length > 0;
+  // Without --policy or --decisions a changed decision is a divergence like any other, printed as today.
+  const preview = whatIf !== undefined || decisionsVersion !== undefined;
+  const changed = preview && report.changes.length > 0;
   if (options.json) {
     printJson(context, report);
   } else {
     const { print, paint } = context;
+    if (decisionsVersion !== undefined) {
+      const recorded = recordedVersions(events);
+      print(paint("dim", `decisions version ${decisionsVersion} (the session recorded ${recorded.length === 1 ? `version ${recorded[0]}` : `versions ${recorded.join(", ")}`})`));
+    }
+    printToolsFromLog(report, context);
     if (changed) {
-      // Under another policy the divergences mostly follow from the changed decisions: list those.
+      // Under another policy or version the divergences mostly follow from the changed decisions: list those.
       print(paint("bad", `would change ${plural(report.changes.length, "decision")}:`));
       for (const change of report.changes) print(`  ${formatDecisionChange(change)}`);
       print(paint("dim", `  (${plural(report.compared, "decision")} recomputed, ${plural(report.divergences.length, "divergence")} in all; --json lists them)`));
@@ -63,23 +72,74 @@ export async function replayCommand(sessionId: string, options: { dir: string; j
     }
     const counts = `${plural(report.compared, "decision")} recomputed, ${plural(report.divergences.length, "divergence")}`;
     print(report.identical ? `${paint("good", "identical")}: ${counts}` : `${paint("bad", "diverged")}: ${counts}`);
+    if (decisionsVersion !== undefined && report.identical) print(paint("good", `every decision the same under decisions version ${decisionsVersion}`));
     for (const divergence of report.divergences) print(`  ${formatDivergence(divergence)}`);
-    for (const entry of report.unverifiable) {
-      print(paint("dim", `  #${entry.position} ${entry.type} ${entry.callId}: not verifiable (${entry.reason}: planned from arguments that held a secret, which the log never stores)`));
-    }
+    for (const entry of report.unverifiable) print(paint("dim", `  #${entry.position} ${entry.type} ${entry.callId}: not verifiable (${unverifiableReasons[entry.reason]})`));
   }
   return report.identical && !changed ? exitCodes.ok : exitCodes.failure;
 }
 
-/** The demo's tools, or a one-line refusal for a session recorded with others. */
-function demoReplayTools(sessionId: string, events: readonly RecordedEvent[]): { registry: ToolRegistry; close(): Promise<void> } {
+const unverifiableReasons = {
+  redacted: "redacted: planned from arguments that held a secret, which the log never stores",
+  compressor: "compressor: a summary written by a compressor the CLI does not have",
+  "host-code": "host-code: the gate judged the shell text or paths the host's code computed, taken as logged",
+} as const;
+
+/**
+ * The tools to replay a session with that `turnlog run` did not start: the demo's own for a demo
+ * session; for any other (a host's), none — every tool is rebuilt from the definition the log
+ * recorded (name, risk class, flags, JSON Schema), so decisions are checked at schema level. A log
+ * recorded before tool schemas were recorded cannot be replayed without its host: one line says so.
+ */
+function demoOrRecordedTools(sessionId: string, events: readonly RecordedEvent[]): { registry: ToolRegistry; close(): Promise<void> } {
   const foreign = toolsForeignToDemo(events);
-  if (foreign.length > 0) {
+  if (foreign.length === 0) return { registry: new ToolRegistry(demoTools()), close: async () => undefined };
+  const withoutSchema = toolsRecordedWithoutSchema(events);
+  if (withoutSchema.length > 0) {
     throw new CliError(
-      `session "${sessionId}" was recorded with tools the CLI does not define (${foreign.join(", ")}) — the CLI replays the sessions "turnlog demo" and "turnlog run" record; replay this one from its host with runtime.replay("${sessionId}")`,
+      `session "${sessionId}" was recorded with tools the CLI does not define (${withoutSchema.join(", ")}), before turnlog recorded tool schemas in the log — replay this one from its host with runtime.replay("${sessionId}")`,
     );
   }
-  return { registry: new ToolRegistry(demoTools()), close: async () => undefined };
+  return { registry: new ToolRegistry(), close: async () => undefined };
+}
+
+/** Tools a session recorded (at its start or when its tool set changed) without their JSON Schema. */
+function toolsRecordedWithoutSchema(events: readonly RecordedEvent[]): string[] {
+  const names = new Set<string>();
+  for (const event of events) {
+    if (event.type !== "session.started" && event.type !== "session.tools.changed") continue;
+    const tools = (event.data as { tools?: { name?: unknown; parameters?: unknown }[] }).tools ?? [];
+    for (const tool of tools) if (tool.parameters === undefined) names.add(String(tool.name));
+  }
+  return [...names];
+}
+
+/** The decisions versions a session's log records, in order: its start's and each upgrade's. */
+function recordedVersions(events: readonly RecordedEvent[]): number[] {
+  return events.flatMap((event) => {
+    if (event.type === "session.started") return [(event.data as { decisionsVersion?: number }).decisionsVersion ?? 1];
+    if (event.type === "session.decisions.upgraded") return [(event.data as { to: number }).to];
+    return [];
+  });
+}
+
+/** Says which decisions were checked against recorded definitions rather than the host's code. */
+function printToolsFromLog(report: ReplayReport, context: CommandContext): void {
+  if (report.toolsFromLog.length === 0) return;
+  const hostCode = report.unverifiable.filter((entry) => entry.reason === "host-code").length;
+  context.print(
+    context.paint(
+      "dim",
+      `tools replayed from their recorded definitions (the host's code is not here): ${report.toolsFromLog.join(", ")} — ${plural(report.schemaLevel.length, "plan")} checked against the recorded schema, ${plural(hostCode, "gate decision")} taken as logged; every other decision checked exactly`,
+    ),
+  );
+}
+
+/** `--decisions latest` or a version number; anything else is a usage error. */
+function parseDecisionsOption(value: string): number {
+  const requested = value === "latest" ? "latest" : /^[1-9][0-9]*$/.test(value) ? Number(value) : undefined;
+  if (requested !== undefined && (requested === "latest" || isKnownDecisionsVersion(requested))) return resolveDecisionsVersion(requested);
+  throw new CliError(`--decisions takes "latest" or a decisions version from 1 to ${latestDecisionsVersion} (got "${value}")`, { exitCode: exitCodes.usage });
 }
 
 /** A run session's tools, rebuilt: refused in one line when they are not the ones it recorded. */
