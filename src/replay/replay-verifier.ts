@@ -119,6 +119,7 @@ export async function verifyReplay(events: AsyncIterable<RecordedEvent> | Iterab
     for (const name of at.fromLog) toolsFromLog.add(name);
     return at;
   };
+  const turnChanges = new TurnChanges(changes);
   let compared = 0;
   // The rest of a multi-event decision (history decisions before a provider request).
   let expected: (TurnlogEvent | string)[] = [];
@@ -134,16 +135,17 @@ export async function verifyReplay(events: AsyncIterable<RecordedEvent> | Iterab
       if (expected.length === 0) {
         const all = recomputeAll(action, fold, config, tools.registry, redactedNative ? (event.data as { plan: ToolPlan }).plan : undefined);
         expected = typeof all === "string" ? [all] : all;
-        const flow = turnChange(position, event, typeof all === "string" ? [] : all);
-        if (flow !== undefined) changes.push(flow);
+        turnChanges.recomputed(position, event, typeof all === "string" ? [] : all, fold.state.turns.at(-1)?.turnId);
       }
       const next = expected.shift() as TurnlogEvent | string;
       const toolOf = (callId: string) => fold.state.calls.get(callId)?.name ?? (event.data as { plan?: ToolPlan }).plan?.tool;
-      changes.push(...decisionChanges(position, event, typeof next === "string" ? undefined : next, toolOf));
       if (typeof next === "string") {
+        changes.push(...decisionChanges(position, event, undefined, toolOf));
         divergences.push({ position, type: event.type, path: "type", expected: event.type, actual: next });
       } else {
+        // What is taken as logged (a redacted input, a host's code that is absent) changes nothing.
         const compareWith = asLoggedWhereHostCodeIsMissing(asLoggedWhereUnverifiable(next, event, fold, unverifiable), event, fold, tools, { unverifiable, schemaLevel });
+        changes.push(...decisionChanges(position, event, compareWith, toolOf));
         const difference = firstDifference({ type: event.type, data: event.data }, compareWith);
         if (difference !== undefined) divergences.push({ position, type: event.type, ...difference });
       }
@@ -167,6 +169,7 @@ export async function verifyReplay(events: AsyncIterable<RecordedEvent> | Iterab
       break;
     }
   }
+  turnChanges.flush();
   return {
     identical: divergences.length === 0,
     compared,
@@ -178,6 +181,44 @@ export async function verifyReplay(events: AsyncIterable<RecordedEvent> | Iterab
     schemaLevel,
   };
 }
+
+/**
+ * Collects how turns would go on differently, one change per decision point. When the code owes a
+ * different turn decision where the log holds history decisions (a version-2 log's retry, replayed
+ * under version 1, which fails instead), the logged turn decision comes a few events later: the
+ * change is held at the batch's first position until that event says what the log decided.
+ */
+class TurnChanges {
+  #held: DecisionChange | undefined;
+
+  constructor(private readonly changes: DecisionChange[]) {}
+
+  recomputed(position: number, logged: RecordedEvent, recomputed: readonly TurnlogEvent[], turnId: string | undefined): void {
+    const change = turnChange(position, logged, recomputed);
+    const held = this.#held;
+    if (change === undefined) {
+      // The logged turn decision agrees with the code here: what was held was a detour of the batch.
+      if (held !== undefined && turnDecisionEventTypes.has(logged.type)) this.flush();
+      return;
+    }
+    if (change.before === null && held === undefined) {
+      this.#held = { ...change, ...(change.turnId === undefined && turnId !== undefined ? { turnId } : {}) };
+    } else if (change.before !== null && held !== undefined) {
+      this.#held = undefined;
+      this.changes.push({ ...held, turnId: change.turnId ?? held.turnId, before: change.before });
+    } else if (held === undefined) {
+      this.changes.push(change);
+    }
+  }
+
+  /** Reports a held change as it stands (the log never said how that turn went on). */
+  flush(): void {
+    if (this.#held !== undefined) this.changes.push(this.#held);
+    this.#held = undefined;
+  }
+}
+
+const turnDecisionEventTypes: ReadonlySet<string> = new Set(["turn.provider.requested", "turn.completed", "turn.continued", "turn.stopped", "turn.failed"]);
 
 /**
  * Replay without the host's code for a tool judges its calls against the recorded definition. A

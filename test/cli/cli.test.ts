@@ -348,16 +348,58 @@ describe("turnlog replay", () => {
     });
   });
 
-  it("refuses, in one line, a session recorded with tools the CLI does not define", async () => {
+  it("replays a session recorded with the host's own tools, which the CLI does not have, identical from their recorded definitions", async () => {
+    const dir = path.join(workDir, "host-log");
+    const log = await LevelEventLog.open(dir, { durability: "relaxed" });
+    // Host tools: zod with a default (the planned input holds it), a command tool, a tool that declares paths.
+    const search = defineTool({ name: "search_web", description: "Searches the web", risk: "read-only-network", input: z.object({ q: z.string(), limit: z.number().int().default(5) }), run: ({ q, limit }) => `${limit} results for ${q}` });
+    const deploy = defineTool({ name: "deploy", description: "Deploys", risk: "external-side-effect", input: z.object({ env: z.enum(["staging", "prod"]) }), command: ({ env }) => `deploy --env ${env}`, run: ({ env }) => `deployed to ${env}` });
+    const save = defineTool({ name: "save_note", description: "Saves a note", risk: "workspace-write", input: z.object({ file: z.string(), text: z.string() }), paths: ({ file }) => [file], run: () => "saved" });
+    const provider = scriptedProvider([
+      {
+        toolCalls: [
+          { id: "call_search", name: "search_web", arguments: JSON.stringify({ q: "turnlog" }) },
+          { id: "call_bad", name: "search_web", arguments: JSON.stringify({ q: 3 }) },
+          { id: "call_deploy", name: "deploy", arguments: JSON.stringify({ env: "staging" }) },
+          { id: "call_save", name: "save_note", arguments: JSON.stringify({ file: "notes/today.md", text: "hi" }) },
+        ],
+      },
+      { content: "done" },
+    ]);
+    const runtime = await createRuntime({ log, provider, tools: [search, deploy, save], policy: { approvalMode: "ask", workspace: { root: path.join(workDir, "host-workspace") } } });
+    const session = await runtime.openSession("host");
+    const held = await session.send("search, deploy to staging and save a note");
+    expect(held.status).toBe("awaiting-approval");
+    for (const pending of held.pendingApprovals) await session.approve(pending.callId, { by: "alice" });
+    expect((await session.resume()).status).toBe("completed");
+    expect((await runtime.replay("host")).identical).toBe(true);
+    await log.close();
+
+    const run = await turnlog("replay", "host", "--dir", dir);
+    expect(run.stderr).toBe("");
+    expect(run.stdout).toMatch(/^tools replayed from their recorded definitions \(the host's code is not here\): search_web, deploy, save_note — 4 plans checked against the recorded schema, 2 gate decisions taken as logged; every other decision checked exactly$/m);
+    expect(run.stdout).toMatch(/^identical: \d+ decisions recomputed, 0 divergences$/m);
+    expect(run.stdout).toMatch(/call_deploy: not verifiable \(host-code: /);
+    expect(run.stdout).toMatch(/call_save: not verifiable \(host-code: /);
+    expect(run.code).toBe(0);
+    const json = JSON.parse((await turnlog("replay", "host", "--dir", dir, "--json")).stdout) as { identical: boolean; toolsFromLog: string[] };
+    expect(json).toMatchObject({ identical: true, toolsFromLog: ["search_web", "deploy", "save_note"] });
+  });
+
+  it("refuses, in one line, a host's session recorded before tool schemas were in the log", async () => {
     const dir = path.join(workDir, "foreign-log");
     const log = await LevelEventLog.open(dir, { durability: "relaxed" });
     const search = defineTool({ name: "search_web", description: "s", risk: "read-only-network", input: z.object({ q: z.string() }), run: () => "none" });
     const runtime = await createRuntime({ log, provider: scriptedProvider([{ content: "hi" }]), tools: [search] });
     await (await runtime.openSession("host")).send("hello");
+    // What a log written before this version holds: the tool without its JSON Schema.
     await log.close();
+    await rewriteEvent(dir, "session-host", 1, (event) => {
+      for (const tool of event.data.tools as Record<string, unknown>[]) delete tool.parameters;
+    });
     const run = await turnlog("replay", "host", "--dir", dir);
     expect(run.code).toBe(1);
-    expect(run.stderr).toContain("recorded with tools the CLI does not define (search_web)");
+    expect(run.stderr).toContain("recorded with tools the CLI does not define (search_web), before turnlog recorded tool schemas in the log");
     expectOneCleanLine(run.stderr);
   });
 });

@@ -1,0 +1,261 @@
+import { mkdir, mkdtemp, rename, rm, symlink, writeFile } from "node:fs/promises";
+import { homedir, tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { createRuntime, latestDecisionsVersion, LevelEventLog, parseEvent, SessionStateError, workspaceTools } from "../../src/index.js";
+import type { Provider, RecordedEvent, Runtime, RuntimeOptions, TurnlogEvent } from "../../src/index.js";
+import { MemoryEventLog, scriptedProvider } from "../../src/testing/index.js";
+import { workspace } from "../support/tools.js";
+
+/*
+ * Decision versions live (DESIGN.md §16, docs/replay.md): what a new session records, how a host
+ * pins or upgrades, the first versioned rule (a crash during a provider call does not use up an
+ * attempt), decisions that read the log rather than the machine, and tool sets that change.
+ */
+
+const typed = (events: readonly RecordedEvent[]): TurnlogEvent[] => events.map((event) => parseEvent(event));
+const typesOf = (events: readonly RecordedEvent[]) => events.map((event) => event.type);
+const readCall = (id: string, file: string) => ({ id, name: "read_file", arguments: JSON.stringify({ path: file }) });
+const writeCall = (id: string, file: string) => ({ id, name: "write_file", arguments: JSON.stringify({ path: file, content: "x" }) });
+const noRetryWait = { baseDelayMs: 0, maxDelayMs: 0 };
+
+const runtimes: Runtime[] = [];
+const scratch: string[] = [];
+afterAll(async () => {
+  await Promise.all(runtimes.map((runtime) => runtime.close()));
+  await Promise.all(scratch.map((dir) => rm(dir, { recursive: true, force: true })));
+});
+async function runtimeOf(options: RuntimeOptions): Promise<Runtime> {
+  const runtime = await createRuntime(options);
+  runtimes.push(runtime);
+  return runtime;
+}
+async function tempDir(prefix: string): Promise<string> {
+  const dir = await mkdtemp(path.join(tmpdir(), prefix));
+  scratch.push(dir);
+  return dir;
+}
+
+describe("what a session records", () => {
+  it("a new session records the latest decisions version and the temp and home directories its gate reads", async () => {
+    const runtime = await runtimeOf({ log: new MemoryEventLog(), provider: scriptedProvider([]) });
+    await runtime.openSession("fresh");
+    const [started] = typed(await runtime.events("fresh"));
+    if (started?.type !== "session.started") throw new Error("expected session.started first");
+    expect(started.data.decisionsVersion).toBe(latestDecisionsVersion);
+    expect(started.data.environment).toEqual({ tempDir: tmpdir(), homeDir: homedir() });
+  });
+
+  it("a host that pins version 1 records sessions as every log before decision versions: no version, no environment", async () => {
+    const runtime = await runtimeOf({ log: new MemoryEventLog(), provider: scriptedProvider([{ toolCalls: [readCall("call_a", "a.txt")] }, { content: "ok" }]), tools: workspace().tools, decisionsVersion: 1 });
+    const session = await runtime.openSession("pinned");
+    expect((await session.send("read a")).status).toBe("completed");
+    const events = await runtime.events("pinned");
+    expect(events[0]!.data).not.toHaveProperty("decisionsVersion");
+    expect(events[0]!.data).not.toHaveProperty("environment");
+    expect(typesOf(events)).not.toContain("session.environment.observed");
+    expect((await runtime.replay("pinned")).identical).toBe(true);
+  });
+
+  it("refuses a version it does not know", async () => {
+    await expect(createRuntime({ log: new MemoryEventLog(), provider: scriptedProvider([]), decisionsVersion: latestDecisionsVersion + 1 })).rejects.toThrow(RangeError);
+    await expect(createRuntime({ log: new MemoryEventLog(), provider: scriptedProvider([]), upgradeSessions: "always" as "never" })).rejects.toThrow(/upgradeSessions/);
+  });
+
+  it("a log from a newer turnlog is refused on open, and replay says which version it cannot reproduce", async () => {
+    const log = new MemoryEventLog();
+    const recorder = await runtimeOf({ log: new MemoryEventLog(), provider: scriptedProvider([]) });
+    await recorder.openSession("future");
+    const [started] = await recorder.events("future");
+    await log.appendToStream("session-future", [{ type: "session.started", data: { ...(started!.data as object), decisionsVersion: latestDecisionsVersion + 1 } }]);
+    const runtime = await runtimeOf({ log, provider: scriptedProvider([]) });
+    await expect(runtime.openSession("future")).rejects.toThrow(SessionStateError);
+    await expect(runtime.openSession("future")).rejects.toThrow(new RegExp(`decisions version ${latestDecisionsVersion + 1}`));
+    const report = await runtime.replay("future");
+    expect(report.identical).toBe(false);
+    expect(report.divergences[0]).toMatchObject({ position: 1, path: "data.decisionsVersion", expected: latestDecisionsVersion + 1 });
+  });
+});
+
+describe("a crash during a provider call does not use up an attempt (version 2)", () => {
+  /** Runs a session until its first provider call is in flight, then abandons it there, as a crash would. */
+  async function crashDuringProviderCall(log: MemoryEventLog, decisionsVersion: number) {
+    const hanging: Provider = { id: "scripted", format: "openai-chat", complete: () => new Promise(() => undefined) };
+    const crashed = await createRuntime({ log, provider: hanging, tools: workspace().tools, providerAttempts: 2, decisionsVersion });
+    const session = await crashed.openSession("crashed");
+    void session.send("read a").catch(() => undefined);
+    await expect.poll(async () => typesOf(await log.readStream("session-crashed")).at(-1), { timeout: 5_000 }).toBe("turn.provider.requested");
+  }
+
+  for (const version of [1, latestDecisionsVersion]) {
+    it(`under version ${version}, the attempt after the crash that fails on its own ${version === 1 ? "ends the turn" : "is followed by one more"}`, async () => {
+      const log = new MemoryEventLog();
+      await crashDuringProviderCall(log, version);
+      const provider = scriptedProvider([{ error: { kind: "transport", retryable: true, message: "connection reset" } }, { content: "recovered" }]);
+      const runtime = await runtimeOf({ log, provider, tools: workspace().tools, providerAttempts: 2, providerRetry: noRetryWait, decisionsVersion: version });
+      const session = await runtime.openSession("crashed");
+      const outcome = await session.resume();
+      const failures = typed(await runtime.events("crashed")).flatMap((event) => (event.type === "turn.provider.failed" ? [[event.data.attempt, event.data.kind]] : []));
+      expect(failures).toEqual([
+        [1, "interrupted"],
+        [2, "transport"],
+      ]);
+      if (version === 1) expect(outcome).toMatchObject({ status: "failed", reason: "provider:transport:retries-exhausted" });
+      else expect(outcome).toMatchObject({ status: "completed", text: "recovered" });
+      expect((await runtime.replay("crashed")).identical).toBe(true);
+    });
+  }
+
+  it("still gives up when crashes alone keep interrupting a turn", async () => {
+    const log = new MemoryEventLog();
+    for (let crash = 0; crash < 3; crash += 1) {
+      const hanging: Provider = { id: "scripted", format: "openai-chat", complete: () => new Promise(() => undefined) };
+      const runtime = await createRuntime({ log, provider: hanging, tools: workspace().tools, providerAttempts: 2 });
+      const session = await runtime.openSession("crash-loop");
+      const before = (await log.readStream("session-crash-loop")).length;
+      void (crash === 0 ? session.send("read a") : session.resume()).catch(() => undefined);
+      await expect.poll(async () => {
+        const events = await log.readStream("session-crash-loop");
+        return events.length > before && events.at(-1)?.type === "turn.provider.requested";
+      }, { timeout: 5_000 }).toBe(true);
+    }
+    const runtime = await runtimeOf({ log, provider: scriptedProvider([]), tools: workspace().tools, providerAttempts: 2 });
+    const outcome = await (await runtime.openSession("crash-loop")).resume();
+    expect(outcome.status).toBe("failed");
+    expect((await runtime.replay("crash-loop")).identical).toBe(true);
+  });
+});
+
+describe("upgrading a live session", () => {
+  /** A version-1 session holding a write for approval: a turn in flight. */
+  async function heldUnderVersion1(log: MemoryEventLog) {
+    const provider = scriptedProvider([{ toolCalls: [readCall("call_a", "a.txt"), writeCall("call_w", "c.txt")] }]);
+    const runtime = await createRuntime({ log, provider, tools: workspace().tools, decisionsVersion: 1 });
+    expect((await (await runtime.openSession("old")).send("read a, write c")).status).toBe("awaiting-approval");
+    await runtime.close();
+  }
+
+  it("on-resume (the default) upgrades at the session's next turn boundary, never inside a turn", async () => {
+    const log = new MemoryEventLog();
+    await heldUnderVersion1(log);
+    const provider = scriptedProvider([{ content: "wrote c" }, { toolCalls: [readCall("call_b", "b.txt")] }, { content: "b is beta" }]);
+    const runtime = await runtimeOf({ log, provider, tools: workspace().tools });
+    const session = await runtime.openSession("old");
+    // Opening and answering the held call change nothing: the turn in flight is version 1's.
+    await session.approve("call_w", { by: "alice" });
+    expect(typesOf(await runtime.events("old"))).not.toContain("session.decisions.upgraded");
+    expect((await session.resume()).status).toBe("completed");
+    expect((await session.send("read b")).status).toBe("completed");
+
+    const events = typed(await runtime.events("old"));
+    const upgrades = events.flatMap((event, index) => (event.type === "session.decisions.upgraded" ? [{ index, data: event.data }] : []));
+    expect(upgrades.map((upgrade) => upgrade.data)).toEqual([{ from: 1, to: latestDecisionsVersion, environment: { tempDir: tmpdir(), homeDir: homedir() } }]);
+    const at = upgrades[0]!.index;
+    // Right after turn 1 went on to its next iteration, right before turn 2 started.
+    expect(events[at - 1]?.type).toBe("turn.continued");
+    expect(events[at + 1]).toMatchObject({ type: "turn.started", data: { turnId: "turn-2" } });
+    // Later decisions are version 2's: the gate's real paths are recorded before it judges.
+    const observed = events.findIndex((event, index) => index > at && event.type === "session.environment.observed");
+    expect(observed).toBeGreaterThan(at);
+    expect(events[observed + 1]?.type).toBe("turn.tool_calls.gated");
+    expect(events.slice(0, at).some((event) => event.type === "session.environment.observed")).toBe(false);
+
+    expect((await runtime.replay("old")).identical).toBe(true);
+    // Nothing in this session is decided differently by version 1 (no crash, no symbolic link).
+    expect((await runtime.replay("old", { decisionsVersion: 1 })).changes).toEqual([]);
+  });
+
+  it('"never" keeps the session on the version it was recorded under', async () => {
+    const log = new MemoryEventLog();
+    await heldUnderVersion1(log);
+    const provider = scriptedProvider([{ content: "wrote c" }, { toolCalls: [readCall("call_b", "b.txt")] }, { content: "b is beta" }]);
+    const runtime = await runtimeOf({ log, provider, tools: workspace().tools, upgradeSessions: "never" });
+    const session = await runtime.openSession("old");
+    await session.approve("call_w", { by: "alice" });
+    await session.resume();
+    expect((await session.send("read b")).status).toBe("completed");
+    const types = typesOf(await runtime.events("old"));
+    expect(types).not.toContain("session.decisions.upgraded");
+    expect(types).not.toContain("session.environment.observed");
+    expect((await runtime.replay("old")).identical).toBe(true);
+  });
+});
+
+describe("decisions are pure functions of the log", () => {
+  /** A workspace with a symbolic link that leads out of it, and a session that reads through it. */
+  async function recordThroughSymlink(decisionsVersion: number) {
+    const base = await tempDir("turnlog-pure-");
+    const root = path.join(base, "workspace");
+    const outside = path.join(base, "outside");
+    await mkdir(root);
+    await mkdir(outside);
+    await writeFile(path.join(root, "notes.md"), "notes");
+    await writeFile(path.join(outside, "secret.txt"), "secret");
+    await symlink(outside, path.join(root, "linked"));
+    const logDir = path.join(base, "log");
+    const policy = { approvalMode: "ask" as const, workspace: { root, trusted: true } };
+    const provider = scriptedProvider([{ toolCalls: [readCall("call_notes", "notes.md"), readCall("call_link", "linked/secret.txt")] }]);
+    const runtime = await createRuntime({ log: await LevelEventLog.open(logDir, { durability: "sync" }), provider, tools: workspaceTools({ root }), policy, decisionsVersion });
+    const held = await (await runtime.openSession("pure")).send("read the notes and the linked secret");
+    await runtime.log.close();
+    await runtime.close();
+    return { base, root, logDir, policy, held };
+  }
+
+  it("a session replays identical from a log moved elsewhere after its workspace and temp directories are gone", async () => {
+    const recorded = await recordThroughSymlink(latestDecisionsVersion);
+    // The link leads out of the workspace: the gate asked, by the real path it resolved.
+    expect(recorded.held.pendingApprovals.map((pending) => [pending.callId, pending.rule])).toEqual([["call_link", "workspace:path-outside-root"]]);
+    const elsewhere = await tempDir("turnlog-elsewhere-");
+    await rename(recorded.logDir, path.join(elsewhere, "moved"));
+    await rm(recorded.base, { recursive: true, force: true });
+
+    const log = await LevelEventLog.open(path.join(elsewhere, "moved"), { durability: "sync" });
+    const runtime = await runtimeOf({ log, provider: scriptedProvider([]), tools: workspaceTools({ root: recorded.root }), policy: recorded.policy });
+    expect((await runtime.verify()).ok).toBe(true);
+    const report = await runtime.replay("pure");
+    expect(report.divergences).toEqual([]);
+    expect(report.identical).toBe(true);
+    await log.close();
+  });
+
+  it("while a version-1 log of the same session read the machine at replay, and no longer replays once the link is gone", async () => {
+    const recorded = await recordThroughSymlink(1);
+    expect(recorded.held.pendingApprovals.map((pending) => [pending.callId, pending.rule])).toEqual([["call_link", "workspace:path-outside-root"]]);
+    const elsewhere = await tempDir("turnlog-elsewhere-");
+    await rename(recorded.logDir, path.join(elsewhere, "moved"));
+    await rm(recorded.base, { recursive: true, force: true });
+    const log = await LevelEventLog.open(path.join(elsewhere, "moved"), { durability: "sync" });
+    const runtime = await runtimeOf({ log, provider: scriptedProvider([]), tools: workspaceTools({ root: recorded.root }), policy: recorded.policy });
+    const report = await runtime.replay("pure");
+    expect(report.identical).toBe(false);
+    expect(report.divergences[0]).toMatchObject({ type: "turn.tool_calls.gated" });
+    await log.close();
+  });
+});
+
+describe("the tools a session offered are in its log", () => {
+  it("reopening a session with another tool set records session.tools.changed before its next decision, and replays identical", async () => {
+    const log = new MemoryEventLog();
+    const { readFile, writeFile: writeTool } = workspace();
+    const first = await createRuntime({ log, provider: scriptedProvider([{ content: "hi" }]), tools: [readFile] });
+    await (await first.openSession("tools")).send("hello");
+    await first.close();
+
+    const provider = scriptedProvider([{ toolCalls: [writeCall("call_w", "c.txt")] }]);
+    const second = await runtimeOf({ log, provider, tools: [readFile, writeTool] });
+    const session = await second.openSession("tools");
+    expect((await session.send("write c")).status).toBe("awaiting-approval");
+    const events = typed(await second.events("tools"));
+    const changes = events.flatMap((event, index) => (event.type === "session.tools.changed" ? [{ index, names: event.data.tools.map((tool) => tool.name) }] : []));
+    expect(changes.map((change) => change.names)).toEqual([["read_file", "write_file"]]);
+    const requested = events.findLastIndex((event) => event.type === "turn.provider.requested");
+    expect(changes[0]!.index).toBeLessThan(requested);
+    expect(provider.requests[0]!.tools.map((tool) => tool.name)).toEqual(["read_file", "write_file"]);
+    expect((await second.replay("tools")).identical).toBe(true);
+
+    // The same tools again: nothing to record.
+    await (await runtimeOf({ log, provider: scriptedProvider([]), tools: [readFile, writeTool] })).openSession("tools");
+    expect(typesOf(await log.readStream("session-tools")).filter((type) => type === "session.tools.changed")).toHaveLength(1);
+  });
+});
