@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { createRuntime } from "../src/index.js";
+import { createRuntime, decisionsVersions, type Session } from "../src/index.js";
 import { foldEvents } from "../src/projections/projection.js";
 import { sessionStateProjection } from "../src/projections/session-state.js";
 import { SessionFold } from "../src/replay/session-fold.js";
@@ -82,6 +82,50 @@ describe("any scripted session", () => {
         },
       ),
       { numRuns: 150 },
+    );
+  });
+});
+
+describe("any scripted session, under any decisions version", () => {
+  it("replays identical when recorded under one version and continued under another, and a preview under its own version changes nothing", async () => {
+    const versions = decisionsVersions.map(({ version }) => version);
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(step, { maxLength: 4 }),
+        fc.array(step, { maxLength: 4 }),
+        fc.constantFrom(...versions),
+        fc.constantFrom(...versions),
+        fc.constantFrom("on-resume" as const, "never" as const),
+        async (first, second, recordedUnder, continuedUnder, upgradeSessions) => {
+          const ws = workspace();
+          const log = new MemoryEventLog({ clock: steppingClock(), ids: sequentialIds("event") });
+          const common = { log, tools: ws.tools, clock: steppingClock(), providerRetry: { baseDelayMs: 0 } };
+          /** Sends, approving every held call, until the exchange ends. */
+          const exchange = async (session: Session, text: string) => {
+            let outcome = await session.send(text);
+            for (let round = 0; outcome.status === "awaiting-approval" && round < 20; round += 1) {
+              for (const call of outcome.pendingApprovals) await session.approve(call.callId, { by: "p" });
+              outcome = await session.resume();
+            }
+            return outcome;
+          };
+          const before = await createRuntime({ ...common, provider: scriptedProvider([...first, { content: "first done" }]), decisionsVersion: recordedUnder });
+          await exchange(await before.openSession("v1"), "go");
+          await before.close();
+          const after = await createRuntime({ ...common, provider: scriptedProvider([...second, { content: "second done" }]), decisionsVersion: continuedUnder, upgradeSessions });
+          const outcome = await exchange(await after.openSession("v1"), "again");
+          expect(["completed", "stopped", "failed"]).toContain(outcome.status);
+
+          const events = await after.events("v1");
+          const upgrades = events.filter((event) => event.type === "session.decisions.upgraded");
+          expect(upgrades).toHaveLength(upgradeSessions === "on-resume" && continuedUnder > recordedUnder ? 1 : 0);
+          const report = await after.replay("v1");
+          expect(report.divergences).toEqual([]);
+          const final = upgrades.length > 0 ? continuedUnder : recordedUnder;
+          if (upgrades.length === 0) expect((await after.replay("v1", { decisionsVersion: final })).changes).toEqual([]);
+        },
+      ),
+      { numRuns: 60 },
     );
   });
 });
