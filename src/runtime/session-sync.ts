@@ -52,6 +52,8 @@ export function decideObserving(action: DecisionAction, inputs: DecisionInputs):
 export class SessionSync {
   /** The registry generation last compared with the log. */
   #generation = -1;
+  /** The generation `owed` compared: the registry may change again while its events are appended. */
+  #compared = -1;
 
   constructor(
     private readonly registry: ToolRegistry,
@@ -68,7 +70,8 @@ export class SessionSync {
         data: { from: state.decisionsVersion, to, ...(to >= 2 && state.environment === null ? { environment: observeEnvironment() } : {}) },
       });
     }
-    if (this.registry.generation !== this.#generation) {
+    this.#compared = this.registry.generation;
+    if (this.#compared !== this.#generation) {
       const live = this.registry.snapshot();
       if (!sameToolSet(state.tools, live)) events.push({ type: "session.tools.changed", data: { tools: live } });
     }
@@ -77,7 +80,7 @@ export class SessionSync {
 
   /** The log now holds the registry's tool set (call after the owed events were appended). */
   synced(): void {
-    this.#generation = this.registry.generation;
+    this.#generation = this.#compared;
   }
 }
 

@@ -202,16 +202,21 @@ describe("decisions are pure functions of the log", () => {
     return { base, root, logDir, policy, held };
   }
 
-  it("a session replays identical from a log moved elsewhere after its workspace and temp directories are gone", async () => {
-    const recorded = await recordThroughSymlink(latestDecisionsVersion);
+  /** Records the session, moves its log to another directory and deletes everything it ran in. */
+  async function recordMoveAndDelete(decisionsVersion: number) {
+    const recorded = await recordThroughSymlink(decisionsVersion);
     // The link leads out of the workspace: the gate asked, by the real path it resolved.
     expect(recorded.held.pendingApprovals.map((pending) => [pending.callId, pending.rule])).toEqual([["call_link", "workspace:path-outside-root"]]);
     const elsewhere = await tempDir("turnlog-elsewhere-");
     await rename(recorded.logDir, path.join(elsewhere, "moved"));
     await rm(recorded.base, { recursive: true, force: true });
-
     const log = await LevelEventLog.open(path.join(elsewhere, "moved"), { durability: "sync" });
     const runtime = await runtimeOf({ log, provider: scriptedProvider([]), tools: workspaceTools({ root: recorded.root }), policy: recorded.policy });
+    return { log, runtime };
+  }
+
+  it("a session replays identical from a log moved elsewhere after its workspace and temp directories are gone", async () => {
+    const { log, runtime } = await recordMoveAndDelete(latestDecisionsVersion);
     expect((await runtime.verify()).ok).toBe(true);
     const report = await runtime.replay("pure");
     expect(report.divergences).toEqual([]);
@@ -220,13 +225,7 @@ describe("decisions are pure functions of the log", () => {
   });
 
   it("while a version-1 log of the same session read the machine at replay, and no longer replays once the link is gone", async () => {
-    const recorded = await recordThroughSymlink(1);
-    expect(recorded.held.pendingApprovals.map((pending) => [pending.callId, pending.rule])).toEqual([["call_link", "workspace:path-outside-root"]]);
-    const elsewhere = await tempDir("turnlog-elsewhere-");
-    await rename(recorded.logDir, path.join(elsewhere, "moved"));
-    await rm(recorded.base, { recursive: true, force: true });
-    const log = await LevelEventLog.open(path.join(elsewhere, "moved"), { durability: "sync" });
-    const runtime = await runtimeOf({ log, provider: scriptedProvider([]), tools: workspaceTools({ root: recorded.root }), policy: recorded.policy });
+    const { log, runtime } = await recordMoveAndDelete(1);
     const report = await runtime.replay("pure");
     expect(report.identical).toBe(false);
     expect(report.divergences[0]).toMatchObject({ type: "turn.tool_calls.gated" });
