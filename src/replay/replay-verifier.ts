@@ -133,7 +133,17 @@ export async function verifyReplay(events: AsyncIterable<RecordedEvent> | Iterab
       if (redactedNative) unverifiable.push({ position, type: event.type, callId: (event.data as { callId: string }).callId, reason: "redacted" });
       const tools = toolsAt();
       if (expected.length === 0) {
-        const all = recomputeAll(action, fold, config, tools.registry, redactedNative ? (event.data as { plan: ToolPlan }).plan : undefined);
+        const loggedPlan = (event.data as { plan?: ToolPlan }).plan;
+        let all = recomputeAll(action, fold, config, tools.registry, redactedNative ? loggedPlan : undefined);
+        const nativeTool = event.type === "session.native_tool.decided" && !redactedNative ? fold.state.nativeCalls.at(-1)?.tool : undefined;
+        if (nativeTool !== undefined && tools.fromLog.has(nativeTool) && loggedPlan !== undefined && typeof all !== "string") {
+          // A host-routed call on a tool rebuilt from the log: its plan is checked at schema level,
+          // as a model's call is, and where it agrees the gate judges the logged plan (its input
+          // holds what the host's zod schema added).
+          const recomputedPlan = (all[0]?.data as { plan?: ToolPlan } | undefined)?.plan;
+          schemaLevel.push({ position, type: event.type, callId: loggedPlan.callId, tool: nativeTool });
+          if (recomputedPlan?.status === loggedPlan.status && recomputedPlan.reason === loggedPlan.reason) all = recomputeAll(action, fold, config, tools.registry, loggedPlan);
+        }
         expected = typeof all === "string" ? [all] : all;
         turnChanges.recomputed(position, event, typeof all === "string" ? [] : all, fold.state.turns.at(-1)?.turnId);
       }
@@ -259,6 +269,12 @@ function asLoggedWhereHostCodeIsMissing(
       return was;
     });
     return { ...recomputed, data: { ...recomputed.data, decisions } };
+  }
+  if (recomputed.type === "session.native_tool.decided" && recomputed.data.plan.status === "planned") {
+    const was = logged.data as EventOf<"session.native_tool.decided">["data"];
+    if (!gateNeedsHostCode(tools.registry.get(recomputed.data.plan.tool ?? "")) || was.callId !== recomputed.data.callId) return recomputed;
+    report.unverifiable.push({ position, type: logged.type, callId: was.callId, reason: "host-code" });
+    return { ...recomputed, data: { ...recomputed.data, decision: was.decision, runs: was.runs } };
   }
   return recomputed;
 }

@@ -372,12 +372,15 @@ describe("turnlog replay", () => {
     expect(held.status).toBe("awaiting-approval");
     for (const pending of held.pendingApprovals) await session.approve(pending.callId, { by: "alice" });
     expect((await session.resume()).status).toBe("completed");
+    // Host-routed calls, between turns: one on the zod default, one on the paths tool.
+    expect(await session.runTool("search_web", { q: "replay" }, { by: "ui:search-box" })).toMatchObject({ status: "succeeded", content: "5 results for replay" });
+    await session.runTool("save_note", { file: "notes/host.md", text: "from the host" }, { by: "ui:save", approvedBy: "alice" });
     expect((await runtime.replay("host")).identical).toBe(true);
     await log.close();
 
     const run = await turnlog("replay", "host", "--dir", dir);
     expect(run.stderr).toBe("");
-    expect(run.stdout).toMatch(/^tools replayed from their recorded definitions \(the host's code is not here\): search_web, deploy, save_note — 4 plans checked against the recorded schema, 2 gate decisions taken as logged; every other decision checked exactly$/m);
+    expect(run.stdout).toMatch(/^tools replayed from their recorded definitions \(the host's code is not here\): search_web, deploy, save_note — 6 plans checked against the recorded schema, 3 gate decisions taken as logged; every other decision checked exactly$/m);
     expect(run.stdout).toMatch(/^identical: \d+ decisions recomputed, 0 divergences$/m);
     expect(run.stdout).toMatch(/call_deploy: not verifiable \(host-code: /);
     expect(run.stdout).toMatch(/call_save: not verifiable \(host-code: /);
