@@ -54,7 +54,7 @@ export function runCommandTool(settings: WorkspaceToolSettings): ToolDefinition 
   const seconds = Math.round(settings.commandTimeoutMs / 1000);
   return defineTool({
     name: "run_command",
-    description: `Run a shell command (${settings.shell} -c) in the workspace root. Standard input is empty; standard output and error are returned together, with the exit code, at most ${settings.maxOutputChars} characters (beginning and end kept). The command is killed after ${seconds} s, with everything it started.`,
+    description: `Run a shell command (${settings.shell} -c) in the workspace root. Standard input is empty; standard output and error are returned together, with the exit code, at most ${settings.maxOutputChars} characters (beginning and end kept). The command is killed after ${seconds} s, with everything it started.${settings.sandbox !== undefined ? " It runs in a sandbox: only the workspace and /tmp are writable, there is no network, and nothing it starts outlives it." : ""}`,
     risk: "destructive-local",
     input: z.object({ command: z.string().min(1).describe("The shell command line to run.") }),
     command: (input) => input.command,
@@ -75,9 +75,20 @@ function runShell(command: string, cwd: string, settings: WorkspaceToolSettings,
   return new Promise((resolve) => {
     const output = new HeadTailBuffer(settings.maxOutputChars);
     let child: ChildProcess;
+    const sandbox = settings.sandbox;
+    const usable = sandbox?.available();
+    if (usable !== undefined && !usable.ok) {
+      // Contained or not at all: a host that asked for a sandbox never gets an uncontained command.
+      resolve({ ok: false, content: `not run: the command sandbox is not available (${usable.reason})`, metadata: { exitCode: null, timedOut: false, signal: null } });
+      return;
+    }
     try {
-      // detached: the shell leads a new process group, so its children can be killed with it.
-      child = spawn(settings.shell, ["-c", command], { cwd, env: settings.env(), detached: true, stdio: ["ignore", "pipe", "pipe"] });
+      const spawned =
+        sandbox === undefined
+          ? { file: settings.shell, args: ["-c", command], env: settings.env() }
+          : sandbox.wrap({ shell: settings.shell, command, cwd, root: cwd, readOnly: settings.protectedPaths, env: settings.env() });
+      // detached: the shell (or the sandbox holding it) leads a new process group, so its children can be killed with it.
+      child = spawn(spawned.file, spawned.args, { cwd, env: spawned.env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
     } catch (error) {
       resolve({ ok: false, content: `could not start ${settings.shell}: ${error instanceof Error ? error.message : String(error)}`, metadata: { exitCode: null, timedOut: false, signal: null } });
       return;

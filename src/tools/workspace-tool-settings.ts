@@ -1,3 +1,4 @@
+import type { CommandSandbox } from "./command-sandbox.js";
 import { defaultMaxResultChars } from "./define-tool.js";
 
 /**
@@ -20,6 +21,8 @@ export interface WorkspaceToolSettings {
   env: () => Record<string, string | undefined>;
   /** Absolute paths `write_file` and `edit_file` never write into (e.g. the log's own directory). */
   protectedPaths: readonly string[];
+  /** Where `run_command` runs its shell; absent: directly, uncontained. */
+  sandbox?: CommandSandbox;
 }
 
 export const defaultCommandTimeoutMs = 60_000;

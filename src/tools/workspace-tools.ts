@@ -1,5 +1,6 @@
 import path from "node:path";
 import { isSecretVariableName } from "../util/secret-names.js";
+import type { CommandSandbox } from "./command-sandbox.js";
 import type { ToolDefinition } from "./define-tool.js";
 import { runCommandTool } from "./run-command-tool.js";
 import { searchTextTool } from "./search-text-tool.js";
@@ -31,9 +32,18 @@ export interface WorkspaceToolsOptions {
    * Paths inside the workspace that `write_file` and `edit_file` refuse to write into, relative to
    * `root` or absolute — above all the turnlog log directory when it lies in the workspace (as
    * `./.turnlog` does), so a model cannot overwrite the record of what it did. Reads are not
-   * refused. `run_command` is not covered: a command's text goes through command safety instead.
+   * refused. `run_command` is not covered, unless it runs in a `sandbox`, where they are read-only;
+   * outside one a command's text goes through command safety instead.
    */
   protectedPaths?: readonly string[];
+  /**
+   * Runs `run_command`'s shell contained (DESIGN.md §8.3), e.g. `bubblewrapSandbox()`: only the
+   * workspace writable (its protected paths read-only), a private `/tmp`, no network, credential
+   * directories hidden, an allowlisted environment, and nothing left running afterwards. When the
+   * sandbox cannot run on this machine, `run_command` runs nothing and says why (it never falls
+   * back to running uncontained). Default: none — commands run as the host's own user.
+   */
+  sandbox?: CommandSandbox;
 }
 
 /**
@@ -68,6 +78,7 @@ export function workspaceTools(options: WorkspaceToolsOptions): ToolDefinition[]
     // Read at each call, so a host that changes its environment later is followed.
     env: env === undefined ? () => withoutSecretVariables(process.env) : () => ({ ...env }),
     protectedPaths: (options.protectedPaths ?? []).map((entry) => path.resolve(options.root, entry)),
+    ...(options.sandbox !== undefined ? { sandbox: options.sandbox } : {}),
   };
   return [readFileTool(settings), listDirTool(settings), searchTextTool(settings), writeFileTool(settings), editFileTool(settings), runCommandTool(settings)];
 }
