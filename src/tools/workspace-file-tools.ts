@@ -5,7 +5,7 @@
  */
 import { constants } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
-import { lstat, mkdir, open, readdir } from "node:fs/promises";
+import { lstat, open, readdir } from "node:fs/promises";
 import path from "node:path";
 import { z } from "zod";
 import { writeFileAtomic } from "./atomic-write.js";
@@ -148,12 +148,9 @@ export function writeFileTool(settings: WorkspaceToolSettings): ToolDefinition {
       const problem = kindProblem(await fileKind(target.absolute), target.display, "file-or-missing");
       if (problem !== undefined) return failed(problem);
       try {
-        const parent = path.dirname(target.absolute);
-        await mkdir(parent, { recursive: true });
-        // A directory created meanwhile might be a symlink someone planted: check the parent again.
-        const recheck = resolveWorkspacePath(settings.root, ctx.workspace.root, parent);
-        if (!recheck.ok || recheck.absolute !== parent) return failed(`refused: the directory of "${input.path}" changed while it was being written`);
-        const written = await writeFileAtomic(target.absolute, input.content);
+        // Beneath the real root, directory by directory, never following a symlink: a directory
+        // swapped for one since the check above fails the write instead of redirecting it.
+        const written = await writeFileAtomic(target.root, target.display, input.content, { createParents: true });
         return {
           ok: true,
           content: `wrote ${written.bytes} bytes to ${target.display}${written.created ? " (new file)" : ""}`,
@@ -206,7 +203,7 @@ export function editFileTool(settings: WorkspaceToolSettings): ToolDefinition {
       const updated = current.text.slice(0, at) + input.newText + current.text.slice(at + input.oldText.length);
       const line = current.text.slice(0, at).split("\n").length;
       try {
-        await writeFileAtomic(target.absolute, updated);
+        await writeFileAtomic(target.root, target.display, updated, { createParents: false });
       } catch (error) {
         return failed(fsFailure("write", target.display, error));
       }
