@@ -334,6 +334,22 @@ describe("key hygiene", () => {
     expect(local.code).toBe(0);
   });
 
+  it("the model's shell does not get the key, whatever its variable is called", async () => {
+    // LLM_AUTH does not look like a secret's name: only knowing it holds the provider's key keeps it out.
+    server.enqueue(
+      openAiSse([...openAiToolCallChunks(0, { id: "call_env", name: "run_command" }, [JSON.stringify({ command: "env > env.txt" })]), finishChunk("tool_calls")]),
+      openAiSse([textChunk("Saved."), finishChunk("stop")]),
+    );
+    const flags = ["--base-url", `${server.url}/v1`, "--model", "gpt-test", "--api-key-env", "LLM_AUTH"];
+    const run = await turnlog(["run", ...flags, "--yes", "Save the environment to env.txt."], { LLM_AUTH: fakeKey, [keyEnv]: undefined });
+    expect(run.code).toBe(0);
+    expect(server.requests.map((request) => request.headers.authorization)).toEqual(Array(2).fill(`Bearer ${fakeKey}`));
+    const environment = await readFile(path.join(workDir, "env.txt"), "utf8");
+    expect(environment).toMatch(/^PATH=/m);
+    expect(environment).not.toContain(fakeKey);
+    expect(environment).not.toMatch(/^LLM_AUTH=/m);
+  });
+
   it("a key pasted where its variable's name belongs is refused without being repeated", async () => {
     const run = await turnlog(["run", "--model", "m", "--api-key-env", fakeKey, "hi"]);
     expect(run.code).toBe(2);

@@ -9,7 +9,7 @@ import { createRuntime, type Runtime } from "../../runtime/create-runtime.js";
 import type { ToolDefinition } from "../../tools/define-tool.js";
 import { connectMcpServers, type McpServerConfig } from "../../tools/mcp-tools.js";
 import { ToolRegistry, type ToolProvider } from "../../tools/tool-registry.js";
-import { workspaceTools } from "../../tools/workspace-tools.js";
+import { withoutSecretVariables, workspaceTools } from "../../tools/workspace-tools.js";
 import { CliError, exitCodes } from "../cli-error.js";
 import { readRunConfigFile } from "./run-config-file.js";
 import type { RunRecord } from "./run-record.js";
@@ -131,7 +131,9 @@ export async function createRunRuntime(options: RunRuntimeOptions): Promise<RunR
     log: options.log,
     provider: runProvider(record),
     // The log's own directory is often inside the workspace (./.turnlog): never a write target.
-    tools: workspaceTools({ root, protectedPaths: logDirectories(options.log) }),
+    // The model's shell never holds the provider's key, whatever its variable is called
+    // (`--api-key-env LLM_AUTH` is not a secret-looking name).
+    tools: workspaceTools({ root, protectedPaths: logDirectories(options.log), env: commandEnvironment(process.env, record.apiKeyEnv) }),
     toolProviders: [witness],
     mcpServers: liveMcpServers(record, root, options.mcpEnvironment),
     policy: { approvalMode: options.mode ?? "ask", workspace: { root, trusted: true } },
@@ -140,6 +142,18 @@ export async function createRunRuntime(options: RunRuntimeOptions): Promise<RunR
     ...(options.onDelta !== undefined ? { onDelta: options.onDelta } : {}),
   });
   return { runtime, toolSet: new ToolRegistry(registered).snapshot() };
+}
+
+/**
+ * `run_command`'s environment in a run: this process's, without secret-named variables and
+ * without the one holding the provider's key.
+ *
+ * @example
+ * commandEnvironment({ PATH: "/usr/bin", LLM_AUTH: "sk-…", GH_TOKEN: "…" }, "LLM_AUTH"); // { PATH: "/usr/bin" }
+ */
+export function commandEnvironment(env: Readonly<Record<string, string | undefined>>, apiKeyEnv: string): Record<string, string | undefined> {
+  const { [apiKeyEnv]: _key, ...rest } = withoutSecretVariables(env);
+  return rest;
 }
 
 /**
