@@ -229,7 +229,18 @@ const approval = z.object({
   /** `call`: this call only; `tool`: this tool for the rest of the session (granted only). */
   scope: z.enum(["call", "tool"]).default("call"),
 });
-export const ApprovalGrantedSchema = event("turn.approval.granted", approval);
+export const ApprovalGrantedSchema = event(
+  "turn.approval.granted",
+  approval.extend({
+    /**
+     * A `tool`-scope approval of a command tool: the command prefix the person approved
+     * (`git status`, `npm test`, `ls`), computed from the held call's command text. From decisions
+     * version 3 such an approval lets later calls run only when their command has the same prefix
+     * and is known-safe (docs/policy.md).
+     */
+    commandPrefix: z.string().optional(),
+  }),
+);
 export const ApprovalDeniedSchema = event("turn.approval.denied", approval);
 
 export const ToolStartedSchema = event(

@@ -4,6 +4,7 @@ import type { ApprovalMode, GateDecision, PolicyRule, PolicySnapshot } from "../
 import type { RiskClass } from "../contracts/risk.js";
 import { isReadOnlyRisk } from "../contracts/risk.js";
 import { classifyCommand } from "./command-safety.js";
+import { commandPrefix } from "./command-prefix.js";
 import { callFingerprint } from "./fingerprint.js";
 import { isInsideWorkspace, lexicalRealPath, type RealPathResolver } from "./workspace-confinement.js";
 
@@ -25,6 +26,12 @@ export interface GateEnvironment {
   homeDir?: string;
   /** Tools a person approved for the rest of the session (approvals so far). */
   approvedTools?: readonly string[];
+  /**
+   * Decisions version 3 on: the "always" approvals of command tools, by tool and the command
+   * prefix the person approved (`commandPrefix`). When given, a command tool's later calls are
+   * covered only by these — never by `approvedTools` — and only when their command is known-safe.
+   */
+  approvedCommands?: readonly { tool: string; prefix: string }[];
 }
 
 /** Classes that always ask, whatever the mode or an allow rule says. */
@@ -64,7 +71,9 @@ function decide(plan: ToolPlan, tool: GatedTool | undefined, policy: PolicySnaps
   if (alwaysBlockedRiskClasses.includes(risk) || policy.blockedRiskClasses.includes(risk)) {
     return { decision: "block", rule: `hard-block:risk-class=${risk}` };
   }
-  const command = tool.command === undefined ? undefined : classifyCommand(tool.command(plan.input as never), {
+  const commandText = tool.command === undefined ? undefined : tool.command(plan.input as never);
+  // classifyCommand throws on anything but text (a command function that returned nothing): fail closed.
+  const command = tool.command === undefined ? undefined : classifyCommand(commandText as string, {
           workspaceRoot: policy.workspace.root,
           tempDir: environment.tempDir ?? tmpdir(),
           ...(environment.homeDir !== undefined ? { homeDir: environment.homeDir } : {}),
@@ -96,7 +105,15 @@ function decide(plan: ToolPlan, tool: GatedTool | undefined, policy: PolicySnaps
   // A person's approval of this tool for the session lifts the same asks as an allow rule, and an
   // untrusted workspace's (the person saw the workspace); never a command or an always-ask class.
   if (byMode.decision === "ask" && (byMode.rule.startsWith("mode:") || byMode.rule === "workspace:untrusted") && !alwaysAskRiskClasses.includes(risk)) {
-    if (environment.approvedTools?.includes(tool.name)) return { decision: "allow", rule: `approval:tool=${tool.name}` };
+    if (command !== undefined && environment.approvedCommands !== undefined) {
+      // "Always" on `git status` is not "always" on every shell command: the same program and
+      // subcommand, and only a command known to be read-only.
+      const prefix = command.verdict === "known-safe" ? commandPrefix(commandText as string) : undefined;
+      const approved = environment.approvedCommands.find((entry) => entry.tool === tool.name && entry.prefix === prefix);
+      if (approved !== undefined) return { decision: "allow", rule: `approval:command=${approved.prefix}` };
+    } else if (environment.approvedTools?.includes(tool.name)) {
+      return { decision: "allow", rule: `approval:tool=${tool.name}` };
+    }
   }
   return byMode;
 }

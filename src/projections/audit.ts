@@ -100,9 +100,12 @@ function modelRow(state: SessionState, turn: TurnState, call: CallState): AuditR
     const { granted, by, note, scope } = call.approval;
     row.approval = { granted, by, scope, ...(note !== undefined ? { note } : {}) };
     if (granted) row.approvedBy = by;
-  } else if (call.decision?.rule.startsWith("approval:tool=")) {
-    // Allowed by an earlier approval of the whole tool: the latest one before this decision.
-    const earlier = state.toolApprovals.filter((approval) => approval.tool === call.name && approval.position <= call.position).at(-1);
+  } else if (call.decision?.rule.startsWith("approval:tool=") || call.decision?.rule.startsWith("approval:command=")) {
+    // Allowed by an earlier "always" approval of the tool (or of its command prefix): the latest one before this decision.
+    const prefix = call.decision.rule.startsWith("approval:command=") ? call.decision.rule.slice("approval:command=".length) : undefined;
+    const earlier = state.toolApprovals
+      .filter((approval) => approval.tool === call.name && approval.position <= call.position && (prefix === undefined || approval.commandPrefix === prefix))
+      .at(-1);
     if (earlier !== undefined) row.approvedBy = earlier.by;
   }
   const errorCode = modelErrorCode(call, outcome);

@@ -145,7 +145,8 @@ export interface SessionState {
   /** The session this one was forked from, and the last copied position. */
   forkedFrom: { sessionId: string; position: number } | null;
   /** Tools a person approved for the rest of the session, with who and where (for the audit). */
-  toolApprovals: { tool: string; callId: string; by: string; note?: string; position: number }[];
+  /** `tool`-scope approvals, in order; `commandPrefix` for a command tool's (see `turn.approval.granted`). */
+  toolApprovals: { tool: string; callId: string; by: string; note?: string; position: number; commandPrefix?: string }[];
   /**
    * IDs of calls a replay fold retired with their finished turns (`SessionFold({ retain: "live" })`):
    * kept so a provider ID reused later is still seen as used. Absent from a full projection.
@@ -372,7 +373,14 @@ function evolve(draft: Draft, recorded: RecordedEvent): void {
       };
       call.status = granted ? "allowed" : "denied";
       if (granted && event.data.scope === "tool") {
-        draft.toolApprovals.push({ tool: call.name, callId: call.callId, by: event.data.by, position, ...(event.data.note !== undefined ? { note: event.data.note } : {}) });
+        draft.toolApprovals.push({
+          tool: call.name,
+          callId: call.callId,
+          by: event.data.by,
+          position,
+          ...(event.data.note !== undefined ? { note: event.data.note } : {}),
+          ...(event.data.commandPrefix !== undefined ? { commandPrefix: event.data.commandPrefix } : {}),
+        });
       }
       if (!granted) countFailure(draft, call.name, "denied-by-user");
       return;

@@ -326,8 +326,12 @@ export function decisionsVersionOf(inputs: Pick<DecisionInputs, "state" | "decis
  */
 function gateEnvironment(inputs: DecisionInputs): GateEnvironment {
   const { state } = inputs;
+  const version = decisionsVersionOf(inputs);
   const approvedTools = state.toolApprovals.map((approval) => approval.tool);
-  if (decisionsVersionOf(inputs) < 2) return { ...inputs.gate, approvedTools };
+  // Version 3: an "always" on a command tool covers its approved command prefix, not the whole tool.
+  const approvedCommands =
+    version >= 3 ? state.toolApprovals.flatMap((approval) => (approval.commandPrefix !== undefined ? [{ tool: approval.tool, prefix: approval.commandPrefix }] : [])) : undefined;
+  if (version < 2) return { ...inputs.gate, approvedTools };
   const observe = inputs.observeRealPath;
   const environment = state.environment;
   return {
@@ -340,6 +344,7 @@ function gateEnvironment(inputs: DecisionInputs): GateEnvironment {
     },
     ...(environment !== null ? { tempDir: environment.tempDir, homeDir: environment.homeDir } : {}),
     approvedTools,
+    ...(approvedCommands !== undefined ? { approvedCommands } : {}),
   };
 }
 

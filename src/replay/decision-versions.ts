@@ -23,6 +23,11 @@ export const decisionsVersions = [
     note:
       "a provider attempt interrupted by a crash no longer uses up the turn's retry budget; the gate reads real paths, the temp and home directories from the log (session.environment.observed, session.started.environment), never from the machine it runs on",
   },
+  {
+    version: 3,
+    note:
+      "an \"always\" approval of a command tool covers only later commands with the same program and subcommand (turn.approval.granted.commandPrefix) that are known-safe, never every shell command (rule approval:command=<prefix>)",
+  },
 ] as const satisfies readonly DecisionsVersion[];
 
 /** The newest version: what new sessions are recorded under. */
@@ -40,7 +45,7 @@ export function isKnownDecisionsVersion(version: number): boolean {
  * Resolves what a host or the CLI asked for: a version number, or `"latest"`.
  *
  * @example
- * resolveDecisionsVersion("latest"); // 2
+ * resolveDecisionsVersion("latest"); // 3
  */
 export function resolveDecisionsVersion(requested: number | "latest"): number {
   if (requested === "latest") return latestDecisionsVersion;

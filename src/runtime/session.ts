@@ -5,6 +5,8 @@ import { activeTurn, pendingApprovals, type SessionState } from "../projections/
 import { outcomeOf, ProviderTurnLoop, type LoopDependencies, type SendOutcome } from "./provider-turn-loop.js";
 import type { SessionStore } from "./session-store.js";
 import { NativeToolExecutor, type NativeToolOptions, type NativeToolResult } from "./native-tool-executor.js";
+import { commandPrefix } from "../policy/command-prefix.js";
+import type { ToolDefinition } from "../tools/define-tool.js";
 
 export interface ApprovalAnswer {
   /** Who answered (a user name, a reviewer ID). */
@@ -109,13 +111,15 @@ export class Session {
       if (answer.fingerprint !== undefined && answer.fingerprint !== call.decision?.fingerprint) {
         throw new SessionStateError(`call ${callId} is not the call that was reviewed: its fingerprint differs`);
       }
+      const scope = granted ? (answer.scope ?? "call") : ("call" as const);
       const data = {
         turnId: call.turnId,
         callId,
         fingerprint: call.decision?.fingerprint ?? "",
         by: answer.by,
-        scope: granted ? (answer.scope ?? "call") : ("call" as const),
+        scope,
         ...(answer.note !== undefined ? { note: answer.note } : {}),
+        ...(scope === "tool" ? approvedCommandPrefix(this.deps.registry.get(call.name), call.input) : {}),
       };
       await this.store.append([granted ? { type: "turn.approval.granted", data } : { type: "turn.approval.denied", data }]);
     });
@@ -129,5 +133,20 @@ export class Session {
     const result = this.#queue.then(work);
     this.#queue = result.catch(() => undefined);
     return result;
+  }
+}
+
+/**
+ * What an "always" approval of a command tool approves: the prefix of the held call's command
+ * (`git status`), recorded with the approval so the gate (decisions version 3) can hold later
+ * commands to it. Nothing for other tools, or when the command text cannot be computed.
+ */
+function approvedCommandPrefix(tool: ToolDefinition | undefined, input: unknown): { commandPrefix?: string } {
+  if (tool?.command === undefined) return {};
+  try {
+    const prefix = commandPrefix(tool.command(input as never));
+    return prefix === undefined ? {} : { commandPrefix: prefix };
+  } catch {
+    return {};
   }
 }

@@ -13,7 +13,7 @@ import { verifyReplay } from "../../src/replay/replay-verifier.js";
 import { ToolRegistry } from "../../src/tools/tool-registry.js";
 import { workspaceTools } from "../../src/tools/workspace-tools.js";
 import { resolveRealPath } from "../../src/util/real-path.js";
-import { workspace } from "../support/tools.js";
+import { fakeShell, workspace } from "../support/tools.js";
 import { ensureBuiltCli, runTurnlog } from "../cli/support/turnlog-bin.js";
 
 /*
@@ -50,6 +50,9 @@ const jsonGoldens: Record<string, JsonGolden> = {
   // Recorded with the library's real workspace tools over a temp directory (with a symbolic link
   // leading out of it) that was deleted right after: the tools are rebuilt over the same root.
   "v2-workspace-session.json": { versions: [2], tools: () => new ToolRegistry(workspaceTools({ root: "/tmp/golden-ws-3VBcHS" })), gate: noMachine },
+  // An "always" approval of `ls -la` (commandPrefix "ls"): `ls src` runs on it, an append to
+  // ~/.ssh/authorized_keys is asked about (and denied). The shell is the test's, running nothing.
+  "v3-always-command-session.json": { versions: [3], tools: () => new ToolRegistry([...workspace().tools, fakeShell().runCommand]), gate: noMachine },
 };
 
 /** The LevelDB directories of version 1, as `turnlog demo` and `turnlog run` wrote them. */
@@ -115,6 +118,14 @@ describe("the first real decision change: a crash-interrupted provider attempt (
     const report = await verifyReplay(load("v2-crash-session.json"), { registry: new ToolRegistry(workspace().tools), gate: liveResolver, decisionsVersion: 1 });
     expect(report.changes).toHaveLength(1);
     expect(report.changes[0]).toMatchObject({ kind: "turn", turnId: "turn-1", before: { decision: "retry", rule: "attempt 3" }, after: { decision: "fail", rule: "provider:transport:retries-exhausted" } });
+  });
+
+  it("version 3 previewed the other way: pinned to version 2, the always-approved `ls` would have let the key through", async () => {
+    const report = await verifyReplay(load("v3-always-command-session.json"), { registry: new ToolRegistry([...workspace().tools, fakeShell().runCommand]), gate: noMachine, decisionsVersion: 2 });
+    expect(report.changes.map(formatDecisionChange)).toEqual([
+      "#23 call_ls_src run_command: allow (approval:command=ls) → allow (approval:tool=run_command)",
+      "#23 call_keys run_command: ask (mode:ask) → allow (approval:tool=run_command)",
+    ]);
   });
 
   it("a preview under the version a log already has changes nothing", async () => {

@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, rename, rm, symlink, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rename, rm, symlink, writeFile } from "node:fs/promises";
 import { homedir, tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -230,6 +230,58 @@ describe("decisions are pure functions of the log", () => {
     expect(report.identical).toBe(false);
     expect(report.divergences[0]).toMatchObject({ type: "turn.tool_calls.gated" });
     await log.close();
+  });
+});
+
+describe('an "always" approval of one shell command (version 3)', () => {
+  /** `ls` approved "always", then the model appends to the user's authorized_keys with the same tool. */
+  async function alwaysThenAttack(decisionsVersion: number) {
+    const base = await tempDir("turnlog-always-");
+    const root = path.join(base, "workspace");
+    const home = path.join(base, "home");
+    await mkdir(root);
+    await mkdir(path.join(home, ".ssh"), { recursive: true });
+    const keys = path.join(home, ".ssh", "authorized_keys");
+    await writeFile(keys, "ssh-ed25519 AAAA alice\n");
+    const shell = (id: string, command: string) => ({ id, name: "run_command", arguments: JSON.stringify({ command }) });
+    const provider = scriptedProvider([
+      { toolCalls: [shell("call_ls", "ls")] },
+      { toolCalls: [shell("call_keys", "echo ssh-ed25519 EVIL mallory >> ~/.ssh/authorized_keys")] },
+      { content: "done" },
+    ]);
+    const runtime = await runtimeOf({
+      log: new MemoryEventLog(),
+      provider,
+      tools: workspaceTools({ root, env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home } }),
+      policy: { approvalMode: "ask", workspace: { root, trusted: true } },
+      decisionsVersion,
+    });
+    const session = await runtime.openSession("always");
+    expect((await session.send("list the files")).pendingApprovals.map((pending) => pending.callId)).toEqual(["call_ls"]);
+    await session.approve("call_ls", { by: "alice", scope: "tool" });
+    const outcome = await session.resume();
+    return { runtime, outcome, keys: await readFile(keys, "utf8") };
+  }
+
+  it("does not let a later command write the user's authorized_keys: it is asked about, and nothing ran", async () => {
+    const { runtime, outcome, keys } = await alwaysThenAttack(latestDecisionsVersion);
+    expect(outcome.status).toBe("awaiting-approval");
+    expect(outcome.pendingApprovals.map((pending) => [pending.callId, pending.rule])).toEqual([["call_keys", "mode:ask"]]);
+    expect(keys).toBe("ssh-ed25519 AAAA alice\n");
+    const granted = typed(await runtime.events("always")).find((event) => event.type === "turn.approval.granted");
+    expect(granted?.data).toMatchObject({ scope: "tool", commandPrefix: "ls" });
+    expect((await runtime.replay("always")).identical).toBe(true);
+  });
+
+  it("while under version 2 it ran on the approval of `ls`, and the upgrade preview names exactly that call", async () => {
+    const { runtime, outcome, keys } = await alwaysThenAttack(2);
+    expect(outcome.status).toBe("completed");
+    expect(keys).toContain("EVIL mallory");
+    expect((await runtime.replay("always")).identical).toBe(true);
+    const preview = await runtime.replay("always", { decisionsVersion: "latest" });
+    expect(preview.changes.filter((change) => change.kind === "call")).toMatchObject([
+      { callId: "call_keys", tool: "run_command", before: { decision: "allow", rule: "approval:tool=run_command" }, after: { decision: "ask", rule: "mode:ask" } },
+    ]);
   });
 });
 

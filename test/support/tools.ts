@@ -44,3 +44,24 @@ export function sequentialIds(prefix = "id") {
   let next = 0;
   return { next: () => `${prefix}-${(next += 1)}` };
 }
+
+/**
+ * A command tool that runs nothing: the gate judges its `command` text like any shell's, and
+ * `ran` records what a real shell would have run (for decisions about commands without their effects).
+ */
+export function fakeShell() {
+  const ran: string[] = [];
+  const runCommand = defineTool({
+    name: "run_command",
+    description: "Run a shell command",
+    risk: "destructive-local",
+    input: z.object({ command: z.string() }),
+    command: ({ command }) => command,
+    serial: true,
+    run: ({ command }) => {
+      ran.push(command);
+      return `ran: ${command}`;
+    },
+  });
+  return { ran, runCommand };
+}
