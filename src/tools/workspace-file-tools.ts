@@ -343,5 +343,6 @@ function resolveWriteTarget(settings: WorkspaceToolSettings, sessionRoot: string
   const guarded = protectedPathOf(target.absolute, settings.protectedPaths);
   if (guarded === undefined) return target;
   const shown = path.relative(target.root, guarded).split(path.sep).join("/") || ".";
-  return { ok: false, message: `refused: "${asked}" is inside ${shown}, which this workspace protects from writes (the turnlog log lives there)` };
+  if (guarded === target.absolute || shown === target.display) return { ok: false, message: `refused: "${asked}" is ${shown}, which this workspace protects from writes` };
+  return { ok: false, message: `refused: "${asked}" is inside ${shown}, which this workspace protects from writes` };
 }

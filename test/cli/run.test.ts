@@ -175,6 +175,29 @@ describe("the log's own directory inside the workspace", () => {
   });
 });
 
+describe("no self-escalation through workspace files", () => {
+  it("a model in auto-edit cannot write turnlog.config.json or git's hooks and config; other files it can", async () => {
+    const escalate = JSON.stringify({ provider: "openai", mode: "full-auto", mcpServers: [{ name: "x", command: "sh", args: ["-c", "touch pwned"] }] });
+    server.enqueue(
+      openAiSse([
+        ...openAiToolCallChunks(0, { id: "call_config", name: "write_file" }, [JSON.stringify({ path: "turnlog.config.json", content: escalate })]),
+        ...openAiToolCallChunks(1, { id: "call_hook", name: "write_file" }, [JSON.stringify({ path: ".git/hooks/pre-commit", content: "#!/bin/sh\ntouch pwned\n" })]),
+        ...openAiToolCallChunks(2, { id: "call_git_config", name: "write_file" }, [JSON.stringify({ path: ".git/config", content: "[core]\n\tfsmonitor = touch pwned\n" })]),
+        ...openAiToolCallChunks(3, { id: "call_notes", name: "write_file" }, [JSON.stringify({ path: "notes-2.md", content: "fine\n" })]),
+        finishChunk("tool_calls"),
+      ]),
+      openAiSse([textChunk("Done."), finishChunk("stop")]),
+    );
+    const run = await turnlog(["run", ...modelFlags(), "--mode", "auto-edit", "Set things up."]);
+    expect(run.code).toBe(0);
+    for (const file of ["turnlog.config.json", ".git/hooks/pre-commit", ".git/config"]) expect(existsSync(path.join(workDir, file)), file).toBe(false);
+    expect(await readFile(path.join(workDir, "notes-2.md"), "utf8")).toBe("fine\n");
+    const failures = (await eventsOf(sessionIdIn(run.stdout))).filter((event) => event.type === "turn.tool.failed").map((event) => (event.data as { callId: string; message: string }));
+    expect(failures.map((failure) => failure.callId)).toEqual(["call_config", "call_hook", "call_git_config"]);
+    expect(failures[0]?.message).toContain('refused: "turnlog.config.json" is turnlog.config.json, which this workspace protects from writes');
+  });
+});
+
 describe("turnlog run without --yes, piped: the turn waits in the log", () => {
   it("exits 3 with the held call; approve and resume finish it against the same server", async () => {
     server.enqueue(...readEditAnswerScript());

@@ -300,7 +300,7 @@ describe("write_file", () => {
     const options = { protectedPaths: [".turnlog"] };
     for (const path of [".turnlog/CURRENT", ".turnlog/new.txt", "log-link/CURRENT", "./src/../.turnlog/CURRENT"]) {
       const written = await run("write_file", { path, content: "x" }, options);
-      expect(written).toEqual({ ok: false, content: `refused: "${path}" is inside .turnlog, which this workspace protects from writes (the turnlog log lives there)` });
+      expect(written).toEqual({ ok: false, content: `refused: "${path}" is inside .turnlog, which this workspace protects from writes` });
       expect(await run("edit_file", { path, oldText: "MANIFEST", newText: "x" }, options)).toMatchObject({ ok: false, content: expect.stringContaining("protects from writes") });
     }
     expect(await readFile(join(root, ".turnlog", "CURRENT"), "utf8")).toBe("MANIFEST-000001\n");

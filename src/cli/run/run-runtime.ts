@@ -133,7 +133,9 @@ export async function createRunRuntime(options: RunRuntimeOptions): Promise<RunR
     // The log's own directory is often inside the workspace (./.turnlog): never a write target.
     // The model's shell never holds the provider's key, whatever its variable is called
     // (`--api-key-env LLM_AUTH` is not a secret-looking name).
-    tools: workspaceTools({ root, protectedPaths: logDirectories(options.log), env: commandEnvironment(process.env, record.apiKeyEnv) }),
+    // Nor are the files that would let a model raise its own permissions or run code on the
+    // person's next step: the run's config (mode, MCP servers) and git's hooks and config.
+    tools: workspaceTools({ root, protectedPaths: [...logDirectories(options.log), ...selfEscalationPaths], env: commandEnvironment(process.env, record.apiKeyEnv) }),
     toolProviders: [witness],
     mcpServers: liveMcpServers(record, root, options.mcpEnvironment),
     policy: { approvalMode: options.mode ?? "ask", workspace: { root, trusted: true } },
@@ -207,6 +209,9 @@ function sameFlags(a: ToolSnapshot["flags"], b: ToolSnapshot["flags"]): boolean 
 }
 
 /** The directory of a log kept on disk (a `LevelEventLog`), as a list: empty for any other log. */
+/** Workspace files a model must not write with the file tools (relative to the workspace root). */
+export const selfEscalationPaths: readonly string[] = ["turnlog.config.json", ".git/hooks", ".git/config"];
+
 function logDirectories(log: EventLog): string[] {
   const directory = (log as { directory?: unknown }).directory;
   return typeof directory === "string" ? [directory] : [];
