@@ -69,6 +69,7 @@ export async function withRecordedSession<T>(dir: string, sessionId: string, opt
         record: run,
         root: state.policy.workspace.root,
         mcpEnvironment: await mcpEnvironmentFor(run, env),
+        recordedTools: state.tools,
         ...(options.onDelta !== undefined ? { onDelta: options.onDelta } : {}),
       });
       runtime = created.runtime;

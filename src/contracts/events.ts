@@ -212,6 +212,11 @@ export const GateDecisionRecordSchema = z.object({
   riskClass: RiskClassSchema.nullable(),
   /** SHA-256 of tool name + canonical arguments: an approval binds to it. */
   fingerprint: z.string(),
+  /**
+   * A command tool's call, from decisions version 4: whether it would run inside an OS sandbox
+   * (the tool is `contained`). Absent for other tools and in older logs.
+   */
+  contained: z.boolean().optional(),
 }).meta({ id: "GateDecisionRecord" });
 export type GateDecisionRecord = z.infer<typeof GateDecisionRecordSchema>;
 

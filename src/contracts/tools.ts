@@ -23,6 +23,8 @@ export const ToolSnapshotSchema = z.object({
     command: z.boolean(),
     /** Declares path arguments, confined to the workspace. */
     paths: z.boolean().optional(),
+    /** A command tool that runs its commands in an OS sandbox (written only when true). */
+    contained: z.boolean().optional(),
   }),
   maxResultChars: z.number().int().positive(),
   timeoutMs: z.number().int().positive(),

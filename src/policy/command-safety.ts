@@ -36,6 +36,11 @@ export interface ClassifyCommandOptions {
   tempDir?: string;
   /** The user's home directory, so `rm -rf /home/me` reads like `rm -rf ~`; defaults to `os.homedir()`. */
   homeDir?: string;
+  /**
+   * The decisions version to classify under (DESIGN.md §16); absent: the newest. Rules added in a
+   * version apply only from it, so an old log's commands classify as they did when recorded.
+   */
+  decisionsVersion?: number;
 }
 
 /** Text longer than this is not analysed (it needs approval): bounds the work on adversarial input. */

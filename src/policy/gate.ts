@@ -3,7 +3,7 @@ import type { GateDecisionRecord, ToolPlan } from "../contracts/events.js";
 import type { ApprovalMode, GateDecision, PolicyRule, PolicySnapshot } from "../contracts/policy.js";
 import type { RiskClass } from "../contracts/risk.js";
 import { isReadOnlyRisk } from "../contracts/risk.js";
-import { classifyCommand } from "./command-safety.js";
+import { classifyCommand, type CommandVerdict } from "./command-safety.js";
 import { commandPrefix } from "./command-prefix.js";
 import { callFingerprint } from "./fingerprint.js";
 import { isInsideWorkspace, lexicalRealPath, type RealPathResolver } from "./workspace-confinement.js";
@@ -16,6 +16,8 @@ export interface GatedTool {
   paths?: (input: never) => string[];
   /** The shell text of a command tool, checked by command safety. */
   command?: (input: never) => string;
+  /** The command tool runs its commands in an OS sandbox (see `ToolOptions.contained`). */
+  contained?: boolean;
 }
 
 /** What the gate may consult besides the policy: how to resolve symlinks, where temp files live. */
@@ -32,7 +34,23 @@ export interface GateEnvironment {
    * covered only by these — never by `approvedTools` — and only when their command is known-safe.
    */
   approvedCommands?: readonly { tool: string; prefix: string }[];
+  /**
+   * The decisions version to decide under (DESIGN.md §16); absent: the newest. The runtime and
+   * replay always pass the session's own, so an old log is judged by the rules it was recorded
+   * under.
+   */
+  decisionsVersion?: number;
 }
+
+/**
+ * The decisions version from which command tools are judged by containment (DESIGN.md §8.3): a
+ * known-safe read runs unasked in every mode but `read-only`; any other command runs unasked only
+ * in a tool that runs it in an OS sandbox (`contained`), and asks otherwise.
+ */
+export const containmentDecisionsVersion = 4;
+
+/** The rules of command safety that mean "only reads": what may run outside a sandbox unasked. */
+const KNOWN_SAFE_READS: readonly string[] = ["safe:read-only", "safe:version"];
 
 /** Classes that always ask, whatever the mode or an allow rule says. */
 export const alwaysAskRiskClasses: readonly RiskClass[] = ["credential-access", "spend-money"];
@@ -56,7 +74,10 @@ export function gateToolCall(plan: ToolPlan, tool: GatedTool | undefined, policy
   const riskClass = tool?.risk ?? null;
   try {
     fingerprint = callFingerprint(plan.tool ?? "", plan.input);
-    return { callId: plan.callId, fingerprint, riskClass, ...decide(plan, tool, policy, environment) };
+    const verdict = decide(plan, tool, policy, environment);
+    // Whether the call would run contained is part of the decision from version 4 (DESIGN.md §8.3).
+    const contained = judgesContainment(environment) && tool?.command !== undefined ? { contained: tool.contained === true } : {};
+    return { callId: plan.callId, fingerprint, riskClass, ...verdict, ...contained };
   } catch {
     return { callId: plan.callId, fingerprint, riskClass, decision: "block", rule: "fail-closed:gate-error" };
   }
@@ -77,6 +98,7 @@ function decide(plan: ToolPlan, tool: GatedTool | undefined, policy: PolicySnaps
           workspaceRoot: policy.workspace.root,
           tempDir: environment.tempDir ?? tmpdir(),
           ...(environment.homeDir !== undefined ? { homeDir: environment.homeDir } : {}),
+          ...(environment.decisionsVersion !== undefined ? { decisionsVersion: environment.decisionsVersion } : {}),
         });
   if (command?.verdict === "forbidden") return { decision: "block", rule: `hard-block:command=${command.rule}` };
   const paths = tool.paths === undefined ? [] : tool.paths(plan.input as never);
@@ -95,6 +117,36 @@ function decide(plan: ToolPlan, tool: GatedTool | undefined, policy: PolicySnaps
   const byMode = decideByMode(risk, policy.approvalMode, policy.workspace.trusted);
   if (byMode.decision === "deny") return byMode;
   if (command?.verdict === "needs-approval") return { decision: "ask", rule: `command=${command.rule}` };
+  const containment = command !== undefined && judgesContainment(environment);
+  // Version 4: a command that only reads runs unasked wherever a read-only tool would — in an
+  // untrusted workspace too — unless the tool's class always asks.
+  if (containment && KNOWN_SAFE_READS.includes(command.rule) && !alwaysAskRiskClasses.includes(risk)) {
+    return { decision: "allow", rule: `command=${command.rule}` };
+  }
+  const verdict = liftAsk(byMode, tool, command, commandText, policy, environment);
+  // Version 4: anything else runs unasked only inside an OS sandbox: the classifier decides what
+  // may run outside containment, the sandbox contains the rest (DESIGN.md §8.3). A person's scoped
+  // "always" is theirs to give; a mode or an allow rule is not a person looking at this command.
+  if (containment && verdict.decision === "allow" && tool.contained !== true && !verdict.rule.startsWith("approval:command=")) {
+    return { decision: "ask", rule: "containment:uncontained" };
+  }
+  return verdict;
+}
+
+function judgesContainment(environment: GateEnvironment): boolean {
+  return (environment.decisionsVersion ?? containmentDecisionsVersion) >= containmentDecisionsVersion;
+}
+
+/** Step 5: allow rules and a person's earlier approvals lift an ask of the mode. */
+function liftAsk(
+  byMode: Verdict,
+  tool: GatedTool,
+  command: CommandVerdict | undefined,
+  commandText: string | undefined,
+  policy: PolicySnapshot,
+  environment: GateEnvironment,
+): Verdict {
+  const risk = tool.risk;
 
   // 5. Allow rules lift an ask of the mode — never one of the always-ask classes, an untrusted
   // workspace or a command that needs approval, which were decided above for a reason.

@@ -331,7 +331,7 @@ function gateEnvironment(inputs: DecisionInputs): GateEnvironment {
   // Version 3: an "always" on a command tool covers its approved command prefix, not the whole tool.
   const approvedCommands =
     version >= 3 ? state.toolApprovals.flatMap((approval) => (approval.commandPrefix !== undefined ? [{ tool: approval.tool, prefix: approval.commandPrefix }] : [])) : undefined;
-  if (version < 2) return { ...inputs.gate, approvedTools };
+  if (version < 2) return { ...inputs.gate, approvedTools, decisionsVersion: version };
   const observe = inputs.observeRealPath;
   const environment = state.environment;
   return {
@@ -345,6 +345,7 @@ function gateEnvironment(inputs: DecisionInputs): GateEnvironment {
     ...(environment !== null ? { tempDir: environment.tempDir, homeDir: environment.homeDir } : {}),
     approvedTools,
     ...(approvedCommands !== undefined ? { approvedCommands } : {}),
+    decisionsVersion: version,
   };
 }
 

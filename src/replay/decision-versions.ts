@@ -28,6 +28,11 @@ export const decisionsVersions = [
     note:
       "an \"always\" approval of a command tool covers only later commands with the same program and subcommand (turn.approval.granted.commandPrefix) that are known-safe, never every shell command (rule approval:command=<prefix>)",
   },
+  {
+    version: 4,
+    note:
+      "containment: a known-safe read (rules safe:read-only, safe:version) runs unasked in every mode but read-only (rule command=<rule>); any other command runs unasked only in a contained tool, in full-auto, and asks otherwise (rule containment:uncontained); gate decisions of command tools record contained; command safety learns the issue-12 attacks (text fed to shells, abbreviated long options, more wrappers, dynamic commands, writes and reads outside the workspace, disk wipers, reverse shells, scheduled jobs, remote copies)",
+  },
 ] as const satisfies readonly DecisionsVersion[];
 
 /** The newest version: what new sessions are recorded under. */

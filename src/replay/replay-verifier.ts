@@ -4,7 +4,7 @@ import type { PolicySnapshot } from "../contracts/policy.js";
 import type { RecordedEvent } from "../log/event-log.js";
 import type { ToolRegistry } from "../tools/tool-registry.js";
 import { firstDifference } from "../util/first-difference.js";
-import type { EventOf, ToolPlan, TurnlogEvent } from "../contracts/events.js";
+import type { EventOf, GateDecisionRecord, ToolPlan, TurnlogEvent } from "../contracts/events.js";
 import type { GateEnvironment } from "../policy/gate.js";
 import type { HistoryCompressor } from "../history/history-compressor.js";
 import { decideAll, NoDecisionOwedError, owedDecision, type DecisionAction } from "./decide.js";
@@ -154,7 +154,8 @@ export async function verifyReplay(events: AsyncIterable<RecordedEvent> | Iterab
         divergences.push({ position, type: event.type, path: "type", expected: event.type, actual: next });
       } else {
         // What is taken as logged (a redacted input, a host's code that is absent) changes nothing.
-        const compareWith = asLoggedWhereHostCodeIsMissing(asLoggedWhereUnverifiable(next, event, fold, unverifiable), event, fold, tools, { unverifiable, schemaLevel });
+        let compareWith = asLoggedWhereHostCodeIsMissing(asLoggedWhereUnverifiable(next, event, fold, unverifiable), event, fold, tools, { unverifiable, schemaLevel });
+        if (config.decisionsVersion !== undefined) compareWith = withoutFieldsTheLogPredates(compareWith, event);
         changes.push(...decisionChanges(position, event, compareWith, toolOf));
         const difference = firstDifference({ type: event.type, data: event.data }, compareWith);
         if (difference !== undefined) divergences.push({ position, type: event.type, ...difference });
@@ -190,6 +191,28 @@ export async function verifyReplay(events: AsyncIterable<RecordedEvent> | Iterab
     toolsFromLog: [...toolsFromLog],
     schemaLevel,
   };
+}
+
+/**
+ * Under another decisions version (an upgrade preview) a gate decision may carry a field the
+ * version the log was recorded under did not write — `contained`, from version 4. It says how the
+ * call would run, not what was decided, so an older log's lack of it is no divergence.
+ */
+function withoutFieldsTheLogPredates(next: TurnlogEvent, logged: RecordedEvent): TurnlogEvent {
+  const strip = (decision: GateDecisionRecord | null | undefined, was: GateDecisionRecord | null | undefined): GateDecisionRecord | null | undefined => {
+    if (decision === null || decision === undefined || decision.contained === undefined || (was !== null && was !== undefined && "contained" in was)) return decision;
+    const { contained: _contained, ...rest } = decision;
+    return rest;
+  };
+  if (next.type === "turn.tool_calls.gated" && logged.type === "turn.tool_calls.gated") {
+    const was = (logged.data as { decisions: GateDecisionRecord[] }).decisions;
+    return { ...next, data: { ...next.data, decisions: next.data.decisions.map((decision, index) => strip(decision, was[index]) as GateDecisionRecord) } };
+  }
+  if (next.type === "session.native_tool.decided" && logged.type === "session.native_tool.decided") {
+    const was = (logged.data as { decision: GateDecisionRecord | null }).decision;
+    return { ...next, data: { ...next.data, decision: strip(next.data.decision, was) ?? null } };
+  }
+  return next;
 }
 
 /**

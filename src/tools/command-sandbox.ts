@@ -58,6 +58,9 @@ export const defaultHiddenHomePaths: readonly string[] = [
   ".git-credentials",
   ".config/git/credentials",
   ".password-store",
+  // turnlog's own: the seal key and the confirmed configs, and `turnlog run`'s logs.
+  ".config/turnlog",
+  ".local/state/turnlog",
 ];
 
 /**

@@ -39,6 +39,15 @@ export interface ToolOptions<Input extends z.ZodType> {
   command?(input: z.infer<Input>): string;
   /** The path arguments of a call, confined to the workspace by the gate. */
   paths?(input: z.infer<Input>): string[];
+  /**
+   * A command tool whose commands run inside an OS sandbox (DESIGN.md §8.3): the workspace the
+   * only writable place, no network, credential directories and the log out of reach, nothing
+   * outliving the command. From decisions version 4 only such a tool runs a command that is not
+   * known-safe unasked (in `full-auto`); `workspaceTools({ sandbox })` sets it on `run_command`.
+   * A host whose tool runs commands in its own container may declare it too — it is a promise
+   * the gate relies on.
+   */
+  contained?: boolean;
 }
 
 /** A tool as the runtime holds it: options resolved, defaults applied. */

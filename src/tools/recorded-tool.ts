@@ -39,6 +39,7 @@ export function recordedTool(snapshot: ToolSnapshot): ToolDefinition | undefined
     idempotent: snapshot.flags.idempotent,
     ...(snapshot.flags.command ? { command: needsHostCode("shell text") } : {}),
     ...(snapshot.flags.paths ? { paths: needsHostCode("path arguments") } : {}),
+    ...(snapshot.flags.contained === true ? { contained: true } : {}),
   };
   recordedTools.add(tool);
   return tool;
@@ -67,6 +68,7 @@ export function matchesRecorded(live: ToolSnapshot, recorded: ToolSnapshot): boo
     live.flags.idempotent === recorded.flags.idempotent &&
     live.flags.command === recorded.flags.command &&
     (live.flags.paths ?? false) === (recorded.flags.paths ?? false) &&
+    (live.flags.contained ?? false) === (recorded.flags.contained ?? false) &&
     live.maxResultChars === recorded.maxResultChars &&
     live.timeoutMs === recorded.timeoutMs
   );

@@ -58,6 +58,7 @@ export function runCommandTool(settings: WorkspaceToolSettings): ToolDefinition 
     risk: "destructive-local",
     input: z.object({ command: z.string().min(1).describe("The shell command line to run.") }),
     command: (input) => input.command,
+    ...(settings.sandbox !== undefined ? { contained: true } : {}),
     serial: true,
     timeoutMs: settings.commandTimeoutMs + runtimeTimeoutMarginMs,
     maxResultChars: settings.maxOutputChars + resultHeadroomChars,

@@ -192,7 +192,7 @@ export class ToolRegistry {
       riskClass: tool.risk,
       schemaDigest: sha256(canonicalJson(schema.parameters)),
       parameters: schema.parameters,
-      flags: { serial: tool.serial, idempotent: tool.idempotent, command: typeof tool.command === "function", paths: typeof tool.paths === "function" },
+      flags: { serial: tool.serial, idempotent: tool.idempotent, command: typeof tool.command === "function", paths: typeof tool.paths === "function", ...(tool.contained === true ? { contained: true } : {}) },
       maxResultChars: tool.maxResultChars,
       timeoutMs: tool.timeoutMs,
       phase,

@@ -95,7 +95,7 @@ describe("gate", () => {
   describe('"always" on a command tool (decisions version 3: approvedCommands)', () => {
     const shell = tool("destructive-local", { command: ((input: { command: string }) => input.command) as never });
     const run = (command: string, environment: Parameters<typeof gateToolCall>[3]) => gateToolCall(plan("t", { command }), shell, policy(), environment);
-    const scoped = { approvedTools: ["t"], approvedCommands: [{ tool: "t", prefix: "git status" }] };
+    const scoped = { approvedTools: ["t"], approvedCommands: [{ tool: "t", prefix: "git status" }], decisionsVersion: 3 };
 
     it("covers a known-safe command with the approved prefix (the benign twin)", () => {
       expect(run("git status --short", scoped)).toMatchObject({ decision: "allow", rule: "approval:command=git status" });
@@ -108,11 +108,11 @@ describe("gate", () => {
       // The same prefix but not known-safe: a status that writes a file.
       expect(run("git status > /etc/motd", scoped).decision).toBe("ask");
       // Another tool's approval does not count.
-      expect(run("git status", { approvedTools: ["other"], approvedCommands: [{ tool: "other", prefix: "git status" }] }).decision).toBe("ask");
+      expect(run("git status", { approvedTools: ["other"], approvedCommands: [{ tool: "other", prefix: "git status" }], decisionsVersion: 3 }).decision).toBe("ask");
     });
 
     it("without approvedCommands (versions 1 and 2) the whole tool stays approved, as those logs recorded", () => {
-      expect(run("echo pwned >> ~/.ssh/authorized_keys", { approvedTools: ["t"] })).toMatchObject({ decision: "allow", rule: "approval:tool=t" });
+      expect(run("echo pwned >> ~/.ssh/authorized_keys", { approvedTools: ["t"], decisionsVersion: 2 })).toMatchObject({ decision: "allow", rule: "approval:tool=t" });
     });
 
     it("never lifts what a command's own rule asks or blocks", () => {
@@ -174,14 +174,70 @@ describe("gate", () => {
       expect(decided.rule).toMatch(/^command=approval:/);
     });
 
-    it("leaves an ordinary command to the tool's class", () => {
-      expect(gateToolCall(plan("t", { command: "git push" }), shell, policy({ approvalMode: "full-auto" }))).toMatchObject({ decision: "allow", rule: "mode:full-auto" });
-      expect(gateToolCall(plan("t", { command: "ls -la" }), shell, policy())).toMatchObject({ decision: "ask", rule: "mode:ask" });
+    it("leaves an ordinary command to the tool's class (decisions versions 1 to 3)", () => {
+      const v3 = { decisionsVersion: 3 };
+      expect(gateToolCall(plan("t", { command: "git push" }), shell, policy({ approvalMode: "full-auto" }), v3)).toMatchObject({ decision: "allow", rule: "mode:full-auto" });
+      expect(gateToolCall(plan("t", { command: "ls -la" }), shell, policy(), v3)).toMatchObject({ decision: "ask", rule: "mode:ask" });
+      expect(gateToolCall(plan("t", { command: "ls -la" }), shell, policy(), v3)).not.toHaveProperty("contained");
     });
 
     it("classifies only the command text, never other arguments", () => {
       const search = tool("read-only-local", { name: "t" });
       expect(gateToolCall(plan("t", { query: "rm -rf /" }), search, policy())).toMatchObject({ decision: "allow" });
+    });
+  });
+
+  describe("containment (decisions version 4, DESIGN.md §8.3)", () => {
+    const shell = tool("destructive-local", { command: ((input: { command: string }) => input.command) as never });
+    const sandboxed = tool("destructive-local", { command: ((input: { command: string }) => input.command) as never, contained: true });
+    const gate = (command: string, on: GatedTool, mode: ApprovalMode, environment: Parameters<typeof gateToolCall>[3] = {}) =>
+      gateToolCall(plan("t", { command }), on, policy({ approvalMode: mode }), environment);
+
+    it("runs a known-safe read unasked in ask, auto-edit and full-auto, contained or not — never in read-only", () => {
+      for (const mode of ["ask", "auto-edit", "full-auto"] as const) {
+        for (const on of [shell, sandboxed]) {
+          expect(gate("git status", on, mode), mode).toMatchObject({ decision: "allow", rule: "command=safe:read-only" });
+          expect(gate("node --version", on, mode), mode).toMatchObject({ decision: "allow", rule: "command=safe:version" });
+        }
+      }
+      expect(gate("ls", shell, "read-only")).toMatchObject({ decision: "deny", rule: "mode:read-only" });
+      // An untrusted workspace runs reads as it runs read-only tools.
+      expect(gateToolCall(plan("t", { command: "cat README.md" }), shell, policy({ workspace: { root: "/workspace", trusted: false } }))).toMatchObject({ decision: "allow" });
+    });
+
+    it("runs anything else unasked only in full-auto and only contained; uncontained it asks", () => {
+      for (const command of ["npm run build", "rm -rf ./build", "node scripts/gen.js", "npm test", "sh scripts/build.sh"]) {
+        expect(gate(command, sandboxed, "full-auto"), command).toMatchObject({ decision: "allow", rule: "mode:full-auto", contained: true });
+        expect(gate(command, shell, "full-auto"), command).toMatchObject({ decision: "ask", rule: "containment:uncontained", contained: false });
+        expect(gate(command, sandboxed, "ask").decision, command).toBe("ask");
+        expect(gate(command, sandboxed, "auto-edit").decision, command).toBe("ask");
+      }
+    });
+
+    it("an allow rule does not lift containment; a person's scoped approval does", () => {
+      const allowing = policy({ approvalMode: "ask", allow: [{ tool: "t" }] });
+      expect(gateToolCall(plan("t", { command: "make" }), shell, allowing)).toMatchObject({ decision: "ask", rule: "containment:uncontained" });
+      expect(gateToolCall(plan("t", { command: "make" }), sandboxed, allowing)).toMatchObject({ decision: "allow", rule: "allow:tool=t" });
+      const approved = { approvedTools: ["t"], approvedCommands: [{ tool: "t", prefix: "npm test" }] };
+      expect(gate("npm test", shell, "ask", approved)).toMatchObject({ decision: "allow", rule: "approval:command=npm test", contained: false });
+    });
+
+    it("keeps forbidden blocked and needs-approval asked, contained or not", () => {
+      expect(gate("rm -rf /", sandboxed, "full-auto")).toMatchObject({ decision: "block", rule: "hard-block:command=forbidden:rm-rf-root" });
+      expect(gate("sudo make install", sandboxed, "full-auto")).toMatchObject({ decision: "ask", rule: "command=approval:sudo" });
+      expect(gate("git push --force", sandboxed, "full-auto").decision).toBe("ask");
+    });
+
+    it("records contained only for command tools", () => {
+      const reader = tool("read-only-local", {});
+      expect(gateToolCall(plan("t", {}), reader, policy())).not.toHaveProperty("contained");
+    });
+
+    it("under versions 1 to 3 decides exactly as those logs recorded", () => {
+      for (const version of [1, 2, 3]) {
+        expect(gate("rm -rf ./build", shell, "full-auto", { decisionsVersion: version })).toMatchObject({ decision: "allow", rule: "mode:full-auto" });
+        expect(gate("git status", shell, "ask", { decisionsVersion: version })).toMatchObject({ decision: "ask", rule: "mode:ask" });
+      }
     });
   });
 

@@ -57,6 +57,10 @@ const jsonGoldens: Record<string, JsonGolden> = {
 
 /** The LevelDB directories of version 1, as `turnlog demo` and `turnlog run` wrote them. */
 const levelGoldens = { "v1-demo": "demo-20261202-185932-664b", "v1-run": "run-20261202-185925-ca96" } as const;
+/** What `--decisions latest` lists for a LevelDB golden log, when anything: version 4 runs a known-safe `ls` unasked. */
+const changedUnderLatest: Partial<Record<keyof typeof levelGoldens, string[]>> = {
+  "v1-run": ["call_ls run_command: ask (mode:ask) → allow (command=safe:read-only)"],
+};
 
 const recordedVersions = (events: readonly RecordedEvent[]) =>
   events.flatMap((event) => {
@@ -168,8 +172,16 @@ describe("version-1 LevelDB logs, through the CLI", () => {
       expect(replay.code).toBe(0);
       const latest = await turnlog(dir, "replay", sessionId, "--decisions", "latest");
       expect(latest.stdout).toContain(`decisions version ${latestDecisionsVersion} (the session recorded version 1)`);
-      expect(latest.stdout).toContain(`every decision the same under decisions version ${latestDecisionsVersion}`);
-      expect(latest.code).toBe(0);
+      const changed = changedUnderLatest[name];
+      if (changed === undefined) {
+        expect(latest.stdout).toContain(`every decision the same under decisions version ${latestDecisionsVersion}`);
+        expect(latest.code).toBe(0);
+      } else {
+        // The upgrade preview names exactly the calls the new rules decide otherwise, and exits 1.
+        expect(latest.stdout).toContain(`would change ${changed.length} decision`);
+        for (const line of changed) expect(latest.stdout).toContain(line);
+        expect(latest.code).toBe(1);
+      }
     });
   }
 

@@ -264,7 +264,7 @@ describe('an "always" approval of one shell command (version 3)', () => {
   }
 
   it("does not let a later command write the user's authorized_keys: it is asked about, and nothing ran", async () => {
-    const { runtime, outcome, keys } = await alwaysThenAttack(latestDecisionsVersion);
+    const { runtime, outcome, keys } = await alwaysThenAttack(3);
     expect(outcome.status).toBe("awaiting-approval");
     expect(outcome.pendingApprovals.map((pending) => [pending.callId, pending.rule])).toEqual([["call_keys", "mode:ask"]]);
     expect(keys).toBe("ssh-ed25519 AAAA alice\n");
@@ -278,10 +278,49 @@ describe('an "always" approval of one shell command (version 3)', () => {
     expect(outcome.status).toBe("completed");
     expect(keys).toContain("EVIL mallory");
     expect((await runtime.replay("always")).identical).toBe(true);
-    const preview = await runtime.replay("always", { decisionsVersion: "latest" });
+    const preview = await runtime.replay("always", { decisionsVersion: 3 });
     expect(preview.changes.filter((change) => change.kind === "call")).toMatchObject([
       { callId: "call_keys", tool: "run_command", before: { decision: "allow", rule: "approval:tool=run_command" }, after: { decision: "ask", rule: "mode:ask" } },
     ]);
+  });
+});
+
+describe("containment (version 4)", () => {
+  it("a known-safe read runs unasked in ask mode, and a write outside the workspace by an uncontained shell is asked about and does not happen", async () => {
+    const base = await tempDir("turnlog-contain-");
+    const root = path.join(base, "workspace");
+    const home = path.join(base, "home");
+    await mkdir(root);
+    await writeFile(path.join(root, "README.md"), "hello\n");
+    await mkdir(path.join(home, ".ssh"), { recursive: true });
+    const keys = path.join(home, ".ssh", "authorized_keys");
+    await writeFile(keys, "ssh-ed25519 AAAA alice\n");
+    const shell = (id: string, command: string) => ({ id, name: "run_command", arguments: JSON.stringify({ command }) });
+    const provider = scriptedProvider([
+      { toolCalls: [shell("call_ls", "ls"), shell("call_keys", "echo ssh-ed25519 EVIL mallory >> ~/.ssh/authorized_keys")] },
+      { content: "done" },
+    ]);
+    const runtime = await runtimeOf({
+      log: new MemoryEventLog(),
+      provider,
+      tools: workspaceTools({ root, env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home } }),
+      policy: { approvalMode: "full-auto", workspace: { root, trusted: true } },
+    });
+    const session = await runtime.openSession("contain");
+    const outcome = await session.send("list the files");
+    expect(outcome.status).toBe("awaiting-approval");
+    expect(outcome.pendingApprovals.map((pending) => pending.callId)).toEqual(["call_keys"]);
+    const gated = typed(await runtime.events("contain")).find((event) => event.type === "turn.tool_calls.gated");
+    expect(gated?.data.decisions).toMatchObject([
+      { callId: "call_ls", decision: "allow", rule: "command=safe:read-only", contained: false },
+      { callId: "call_keys", decision: "ask", contained: false },
+    ]);
+    await session.deny("call_keys", { by: "alice" });
+    expect((await session.resume()).status).toBe("completed");
+    const ended = typed(await runtime.events("contain")).filter((event) => event.type === "turn.tool.started").map((event) => event.data.callId);
+    expect(ended).toEqual(["call_ls"]);
+    expect(await readFile(keys, "utf8")).toBe("ssh-ed25519 AAAA alice\n");
+    expect((await runtime.replay("contain")).identical).toBe(true);
   });
 });
 

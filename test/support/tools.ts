@@ -48,8 +48,9 @@ export function sequentialIds(prefix = "id") {
 /**
  * A command tool that runs nothing: the gate judges its `command` text like any shell's, and
  * `ran` records what a real shell would have run (for decisions about commands without their effects).
+ * `contained` declares it sandboxed, as `workspaceTools({ sandbox })` declares `run_command`.
  */
-export function fakeShell() {
+export function fakeShell(options: { contained?: boolean } = {}) {
   const ran: string[] = [];
   const runCommand = defineTool({
     name: "run_command",
@@ -57,6 +58,7 @@ export function fakeShell() {
     risk: "destructive-local",
     input: z.object({ command: z.string() }),
     command: ({ command }) => command,
+    ...(options.contained === true ? { contained: true } : {}),
     serial: true,
     run: ({ command }) => {
       ran.push(command);

@@ -443,12 +443,13 @@ describe("the gate on the workspace tools", () => {
     expect(table).toEqual({
       "rm -rf /": ["block hard-block:command=forbidden:rm-rf-root", "block hard-block:command=forbidden:rm-rf-root", "block hard-block:command=forbidden:rm-rf-root", "block hard-block:command=forbidden:rm-rf-root"],
       "git push --force origin main": ["deny mode:read-only", "ask command=approval:git-force-push", "ask command=approval:git-force-push", "ask command=approval:git-force-push"],
-      // Known-safe gets no lift of its own from the gate: the tool's class decides, so `ls` asks
-      // in ask and auto-edit like any command, and runs in full-auto like any unflagged command.
-      ls: ["deny mode:read-only", "ask mode:ask", "ask mode:auto-edit", "allow mode:full-auto"],
-      "make build": ["deny mode:read-only", "ask mode:ask", "ask mode:auto-edit", "allow mode:full-auto"],
+      // A known-safe read runs unasked in every mode but read-only (decisions version 4).
+      ls: ["deny mode:read-only", "allow command=safe:read-only", "allow command=safe:read-only", "allow command=safe:read-only"],
+      // Anything else runs unasked only in full-auto and only contained: these tools have no sandbox.
+      "make build": ["deny mode:read-only", "ask mode:ask", "ask mode:auto-edit", "ask containment:uncontained"],
     });
-    expect(decide("run_command", { command: "ls" }, "full-auto", false)).toBe("ask workspace:untrusted");
+    expect(decide("run_command", { command: "ls" }, "full-auto", false)).toBe("allow command=safe:read-only");
+    expect(decide("run_command", { command: "make build" }, "full-auto", false)).toBe("ask workspace:untrusted");
   });
 
   it("path tools: a write outside the workspace is a hard block, a read outside asks, inside follows the mode", async () => {
@@ -464,9 +465,10 @@ describe("the gate on the workspace tools", () => {
 });
 
 describe("the workspace tools in a session", () => {
-  async function open(approvalMode: ApprovalMode, script: Parameters<typeof scriptedProvider>[0]) {
+  async function open(approvalMode: ApprovalMode, script: Parameters<typeof scriptedProvider>[0], decisionsVersion?: number) {
     const provider = scriptedProvider(script);
     const runtime = await createRuntime({
+      ...(decisionsVersion !== undefined ? { decisionsVersion } : {}),
       log: new MemoryEventLog({ clock: steppingClock(), ids: sequentialIds("event") }),
       provider,
       tools: workspaceTools({ root }),
@@ -535,11 +537,11 @@ describe("the workspace tools in a session", () => {
     expect(await runtime.replay("s1")).toMatchObject({ identical: true });
   });
 
-  it("ask mode: run_command('rm -rf /') is blocked, run_command('ls') asks and runs once approved", async () => {
+  it("ask mode: run_command('rm -rf /') is blocked, run_command('ls') asks and runs once approved (decisions version 3)", async () => {
     const { session, decisions, toolMessages, provider } = await open("ask", [
       { toolCalls: [call("call_rm", "run_command", { command: "rm -rf /" }), call("call_ls", "run_command", { command: "ls" })] },
       { content: "listed" },
-    ]);
+    ], 3);
     const held = await session.send("clean up, then list");
     expect(held.status).toBe("awaiting-approval");
     expect(held.pendingApprovals).toEqual([
@@ -562,7 +564,8 @@ describe("the workspace tools in a session", () => {
 
   it("a cancelled send kills the running command's process group", async () => {
     const controller = new AbortController();
-    const { session } = await open("full-auto", [{ toolCalls: [call("call_sleep", "run_command", { command: "sleep 30 & echo $! > sleep.pid; wait" })] }]);
+    // Uncontained, as decisions versions up to 3 run it unasked: the process group is this host's.
+    const { session } = await open("full-auto", [{ toolCalls: [call("call_sleep", "run_command", { command: "sleep 30 & echo $! > sleep.pid; wait" })] }], 3);
     const sending = session.send("wait a while", { signal: controller.signal });
     const sleeper = await pidFrom(join(root, "sleep.pid"));
     controller.abort();

@@ -146,7 +146,7 @@ function parseDecisionsOption(value: string): number {
 async function runReplayTools(sessionId: string, run: RunRecord, events: readonly RecordedEvent[], env: NodeJS.ProcessEnv): Promise<{ registry: ToolRegistry; close(): Promise<void> }> {
   const state = foldEvents(sessionStateProjection, events);
   if (state.policy === null) throw new CliError(`session "${sessionId}" has no session.started event — "npx turnlog verify" checks the log`);
-  const tools = await runReplayRegistry(run, state.policy.workspace.root, env);
+  const tools = await runReplayRegistry(run, state.policy.workspace.root, env, state.tools);
   const differences = toolSetDifferences(state.tools, tools.registry.snapshot());
   if (differences.length > 0) {
     await tools.close();

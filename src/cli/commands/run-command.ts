@@ -78,7 +78,7 @@ export async function runCommand(promptWords: readonly string[], options: RunOpt
   return withLog(options.dir, { create: true, durability: "sync" }, async (log) => {
     const { print, paint } = context;
     const presenter = new RunPresenter({ out: io.stdout, paint, live: io.stdout.isTTY === true, modelLabel: settings.record.model });
-    const { runtime, toolSet } = await createRunRuntime({
+    const { runtime, toolSet, uncontained } = await createRunRuntime({
       log,
       record: settings.record,
       root,
@@ -87,6 +87,7 @@ export async function runCommand(promptWords: readonly string[], options: RunOpt
       budgets: settings.budgets,
       ...(settings.historyMaxTokens !== undefined ? { historyMaxTokens: settings.historyMaxTokens } : {}),
       onDelta: presenter.onDelta,
+      ...(continued !== undefined ? { recordedTools: continued.state.tools } : {}),
     });
     try {
       if (continued !== undefined) {
@@ -100,7 +101,7 @@ export async function runCommand(promptWords: readonly string[], options: RunOpt
       // Recorded before the session starts, so a process that dies mid-turn leaves a session later commands can continue.
       if (continued === undefined || JSON.stringify(continued.record) !== JSON.stringify(settings.record)) await recordRun(log, sessionId, settings.record);
 
-      printHeader(context, { sessionId, record: settings.record, mode: settings.mode, root, toolCount: toolSet.length, dir: options.dir, continued: continued !== undefined, cwd });
+      printHeader(context, { sessionId, record: settings.record, mode: settings.mode, root, toolCount: toolSet.length, dir: options.dir, continued: continued !== undefined, cwd, ...(uncontained !== undefined ? { uncontained } : {}) });
       print(`${paint("bold", "user ›")} ${prompt}`);
       print();
 
@@ -150,7 +151,7 @@ async function findContinuedSession(dir: string, sessionId: string): Promise<Con
 
 function printHeader(
   context: CommandContext,
-  header: { sessionId: string; record: RunRecord; mode: ApprovalMode; root: string; toolCount: number; dir: string; continued: boolean; cwd: string },
+  header: { sessionId: string; record: RunRecord; mode: ApprovalMode; root: string; toolCount: number; dir: string; continued: boolean; cwd: string; uncontained?: string },
 ): void {
   const { print, paint } = context;
   const { record } = header;
@@ -159,9 +160,14 @@ function printHeader(
   print(`${paint("dim", "workspace")} ${header.root} ${paint("dim", `(trusted) · ${plural(header.toolCount, "tool")}${servers}`)}`);
   print(`${paint("dim", "session  ")} ${header.sessionId}${header.continued ? paint("dim", " (continued)") : ""} ${paint("dim", `· log ${header.dir}`)}`);
   if (header.continued && header.root !== header.cwd) print(paint("dim", "(a continued session keeps the workspace it started in)"));
-  if (header.mode === "full-auto" && isWithin(path.resolve(header.cwd, header.dir), path.resolve(header.root))) {
-    // The file tools refuse to write into the log, but command safety knows no protected paths.
-    print(paint("warn", `note: the log is inside the workspace and full-auto runs unknown commands unasked; --dir keeps it out of reach`));
+  if (header.uncontained === undefined) {
+    print(paint("dim", "commands run in a sandbox: only the workspace and a private /tmp are writable, no network, the log and credential directories out of reach"));
+  } else if (header.mode !== "read-only") {
+    // DESIGN.md §8.3: without containment only known-safe reads run unasked, in every mode.
+    print(paint("warn", `note: no command sandbox (${header.uncontained}): every command but a known-safe read asks first; install bubblewrap (apt-get install bubblewrap) to let full-auto run them contained`));
+  }
+  if (header.mode === "full-auto" && header.uncontained !== undefined && isWithin(path.resolve(header.cwd, header.dir), path.resolve(header.root))) {
+    print(paint("warn", `note: the log is inside the workspace; --dir keeps it out of reach`));
   }
   print();
 }

@@ -9,6 +9,7 @@ import { createRuntime, type Runtime } from "../../runtime/create-runtime.js";
 import type { ToolDefinition } from "../../tools/define-tool.js";
 import { connectMcpServers, type McpServerConfig } from "../../tools/mcp-tools.js";
 import { ToolRegistry, type ToolProvider } from "../../tools/tool-registry.js";
+import { bubblewrapSandbox, type CommandSandbox } from "../../tools/command-sandbox.js";
 import { withoutSecretVariables, workspaceTools } from "../../tools/workspace-tools.js";
 import { CliError, exitCodes } from "../cli-error.js";
 import { readRunConfigFile } from "./run-config-file.js";
@@ -100,6 +101,11 @@ export interface RunRuntimeOptions {
   budgets?: Partial<Budgets>;
   historyMaxTokens?: number;
   onDelta?: (text: string) => void;
+  /**
+   * The tools a continued session recorded: it keeps running its commands the way it started,
+   * contained or not. Absent for a new session, which is contained when this machine can.
+   */
+  recordedTools?: readonly ToolSnapshot[];
 }
 
 /** A run runtime and the tool set it registered. */
@@ -107,6 +113,8 @@ export interface RunRuntime {
   runtime: Runtime;
   /** What `session.started` records of these tools (or would, for a new session). */
   toolSet: ToolSnapshot[];
+  /** Why `run_command` runs uncontained, when it does (no bubblewrap here, or a session that started so). */
+  uncontained?: string;
 }
 
 /**
@@ -118,6 +126,8 @@ export interface RunRuntime {
  */
 export async function createRunRuntime(options: RunRuntimeOptions): Promise<RunRuntime> {
   const { record, root } = options;
+  // Commands run in bubblewrap where it works (DESIGN.md §8.3); the log is out of its reach.
+  const sandbox = runSandbox(options.recordedTools, logDirectories(options.log));
   let registered: readonly ToolDefinition[] = [];
   // Adds nothing: it only sees every tool registered before the last phase, MCP tools included.
   const witness: ToolProvider = {
@@ -135,7 +145,12 @@ export async function createRunRuntime(options: RunRuntimeOptions): Promise<RunR
     // (`--api-key-env LLM_AUTH` is not a secret-looking name).
     // Nor are the files that would let a model raise its own permissions or run code on the
     // person's next step: the run's config (mode, MCP servers) and git's hooks and config.
-    tools: workspaceTools({ root, protectedPaths: [...logDirectories(options.log), ...selfEscalationPaths], env: commandEnvironment(process.env, record.apiKeyEnv) }),
+    tools: workspaceTools({
+      root,
+      protectedPaths: [...logDirectories(options.log), ...selfEscalationPaths],
+      env: commandEnvironment(process.env, record.apiKeyEnv),
+      ...(sandbox.sandbox !== undefined ? { sandbox: sandbox.sandbox } : {}),
+    }),
     toolProviders: [witness],
     mcpServers: liveMcpServers(record, root, options.mcpEnvironment),
     policy: { approvalMode: options.mode ?? "ask", workspace: { root, trusted: true } },
@@ -143,7 +158,22 @@ export async function createRunRuntime(options: RunRuntimeOptions): Promise<RunR
     history: { system: runSystemText(root), ...(options.historyMaxTokens !== undefined ? { maxTokens: options.historyMaxTokens } : {}) },
     ...(options.onDelta !== undefined ? { onDelta: options.onDelta } : {}),
   });
-  return { runtime, toolSet: new ToolRegistry(registered).snapshot() };
+  return { runtime, toolSet: new ToolRegistry(registered).snapshot(), ...(sandbox.uncontained !== undefined ? { uncontained: sandbox.uncontained } : {}) };
+}
+
+/**
+ * The command sandbox of a run: bubblewrap when this machine can run it, with the log's directory
+ * hidden besides the credential stores; none (every command but a known-safe read then asks, from
+ * decisions version 4) when it cannot. A continued session keeps what it recorded.
+ */
+function runSandbox(recordedTools: readonly ToolSnapshot[] | undefined, hide: readonly string[]): { sandbox?: CommandSandbox; uncontained?: string } {
+  const sandbox = bubblewrapSandbox({ hide });
+  if (recordedTools !== undefined) {
+    const contained = recordedTools.find((tool) => tool.name === "run_command")?.flags.contained === true;
+    return contained ? { sandbox } : { uncontained: "the session started without the command sandbox" };
+  }
+  const usable = sandbox.available();
+  return usable.ok ? { sandbox } : { uncontained: usable.reason };
 }
 
 /**
@@ -166,13 +196,21 @@ export function commandEnvironment(env: Readonly<Record<string, string | undefin
  * @example
  * const { registry, close } = await runReplayRegistry(record, root, process.env);
  */
-export async function runReplayRegistry(record: RunRecord, root: string, env: NodeJS.ProcessEnv): Promise<{ registry: ToolRegistry; close(): Promise<void> }> {
+export async function runReplayRegistry(
+  record: RunRecord,
+  root: string,
+  env: NodeJS.ProcessEnv,
+  recordedTools: readonly ToolSnapshot[] = [],
+): Promise<{ registry: ToolRegistry; close(): Promise<void> }> {
   const servers = await connectMcpServers(liveMcpServers(record, root, await mcpEnvironmentFor(record, env)));
   const close = async () => {
     await Promise.all(servers.map((server) => server.close()));
   };
   try {
-    const registry = await ToolRegistry.build({ mcp: servers.map((server) => ({ source: server.name, tools: server.tools })), tools: workspaceTools({ root }) });
+    // Replay never runs a command: the sandbox only has to be declared as the session recorded it.
+    const { sandbox } = runSandbox(recordedTools, []);
+    const tools = workspaceTools({ root, ...(sandbox !== undefined ? { sandbox } : {}) });
+    const registry = await ToolRegistry.build({ mcp: servers.map((server) => ({ source: server.name, tools: server.tools })), tools });
     return { registry, close };
   } catch (error) {
     await close();
@@ -198,7 +236,9 @@ export function toolSetDifferences(recorded: readonly ToolSnapshot[], live: read
     if (current === undefined) differences.push(`${tool.name}: gone`);
     else if (current.schemaDigest !== tool.schemaDigest) differences.push(`${tool.name}: its input schema changed`);
     else if (current.riskClass !== tool.riskClass) differences.push(`${tool.name}: its risk class changed (${tool.riskClass} → ${current.riskClass})`);
-    else if (!sameFlags(current.flags, tool.flags)) differences.push(`${tool.name}: its flags changed`);
+    else if ((current.flags.contained ?? false) !== (tool.flags.contained ?? false)) {
+      differences.push(`${tool.name}: ${tool.flags.contained === true ? "it ran in the command sandbox, which is not available now" : "it runs in the command sandbox now, and did not"}`);
+    } else if (!sameFlags(current.flags, tool.flags)) differences.push(`${tool.name}: its flags changed`);
   }
   for (const name of now.keys()) differences.push(`${name}: new`);
   return differences;
@@ -208,10 +248,10 @@ function sameFlags(a: ToolSnapshot["flags"], b: ToolSnapshot["flags"]): boolean 
   return a.serial === b.serial && a.idempotent === b.idempotent && a.command === b.command && (a.paths ?? false) === (b.paths ?? false);
 }
 
-/** The directory of a log kept on disk (a `LevelEventLog`), as a list: empty for any other log. */
 /** Workspace files a model must not write with the file tools (relative to the workspace root). */
 export const selfEscalationPaths: readonly string[] = ["turnlog.config.json", ".git/hooks", ".git/config"];
 
+/** The directory of a log kept on disk (a `LevelEventLog`), as a list: empty for any other log. */
 function logDirectories(log: EventLog): string[] {
   const directory = (log as { directory?: unknown }).directory;
   return typeof directory === "string" ? [directory] : [];
