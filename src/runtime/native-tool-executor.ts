@@ -7,7 +7,7 @@ import { activeTurn, type CallState, type NativeCallState } from "../projections
 import { decideObserving } from "./session-sync.js";
 import type { LoopDependencies } from "./provider-turn-loop.js";
 import type { SessionStore } from "./session-store.js";
-import { runTool } from "./tool-plan-runner.js";
+import { logDirectoryOf, runTool } from "./tool-plan-runner.js";
 
 /** How a host-routed call ended. */
 export interface NativeToolResult {
@@ -100,6 +100,7 @@ export class NativeToolExecutor {
       clock: this.deps.clock,
       sessionId: this.store.sessionId,
       workspace: this.store.policy.workspace,
+      protectedPaths: logDirectoryOf(this.store.log),
       signal: options.signal ?? new AbortController().signal,
     });
     if (ended.type === "turn.tool.succeeded") return this.#complete({ ...base, status: "succeeded", content: ended.data.output }, ended.data.durationMs);

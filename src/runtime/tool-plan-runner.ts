@@ -82,7 +82,7 @@ export class ToolPlanRunner {
   async #finish(call: CallState, turnId: string, signal: AbortSignal): Promise<void> {
     const input = this.#inputToRun(call);
     const ended = input.ok
-      ? await runTool(call, input.value, turnId, { registry: this.deps.registry, clock: this.deps.clock, sessionId: this.store.state.sessionId, workspace: this.store.policy.workspace, signal })
+      ? await runTool(call, input.value, turnId, { registry: this.deps.registry, clock: this.deps.clock, sessionId: this.store.state.sessionId, workspace: this.store.policy.workspace, protectedPaths: logDirectoryOf(this.store.log), signal })
       : toolFailed(call, turnId, input.code, input.message);
     await this.store.append([redactOutcome(ended)], this.#durability(call));
   }
@@ -131,6 +131,8 @@ export interface ToolRunEnvironment {
   sessionId: string;
   workspace: ToolContext["workspace"];
   signal: AbortSignal;
+  /** What no tool may change: the log's own directory (`ToolContext.protectedPaths`). */
+  protectedPaths?: readonly string[];
 }
 
 /**
@@ -150,7 +152,7 @@ export async function runTool(call: CallState, input: unknown, turnId: string, e
   const timeout = AbortSignal.timeout(tool.timeoutMs);
   const signal = AbortSignal.any([env.signal, timeout]);
   try {
-    const result = await withAbort(invoke(tool, parsed.data, { signal, callId: call.callId, sessionId: env.sessionId, workspace: env.workspace }), signal);
+    const result = await withAbort(invoke(tool, parsed.data, { signal, callId: call.callId, sessionId: env.sessionId, workspace: env.workspace, protectedPaths: env.protectedPaths ?? [] }), signal);
     const durationMs = Math.max(0, env.clock.now() - started);
     if (typeof result === "string") return { type: "turn.tool.succeeded", data: { turnId, callId: call.callId, output: result, durationMs } };
     if (typeof result === "object" && result !== null && typeof result.content === "string" && typeof result.ok === "boolean") {
@@ -164,6 +166,15 @@ export async function runTool(call: CallState, input: unknown, turnId: string, e
     if (env.signal.aborted) return failed("aborted", "the run was cancelled");
     return failed("tool-exception", error instanceof Error ? error.message : String(error));
   }
+}
+
+/**
+ * The directory of a log kept on disk (a `LevelEventLog`), as a list: empty for any other log.
+ * No tool may write there, so the agent cannot erase its own audit trail through a tool.
+ */
+export function logDirectoryOf(log: unknown): string[] {
+  const directory = (log as { directory?: unknown }).directory;
+  return typeof directory === "string" ? [directory] : [];
 }
 
 /** The event that ends a call that failed (or could not start). */

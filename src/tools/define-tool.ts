@@ -8,6 +8,12 @@ export interface ToolContext {
   callId: string;
   sessionId: string;
   workspace: { root: string; trusted: boolean };
+  /**
+   * Absolute paths no tool may change, set by the runtime: its own log's directory (DESIGN.md
+   * §8.3). The workspace tools refuse to write there and their sandbox mounts them read-only,
+   * whatever the host passed as `protectedPaths`.
+   */
+  protectedPaths?: readonly string[];
 }
 
 /** A handler returns a string, or an explicit result. */

@@ -87,7 +87,7 @@ function runShell(command: string, cwd: string, settings: WorkspaceToolSettings,
       const spawned =
         sandbox === undefined
           ? { file: settings.shell, args: ["-c", command], env: settings.env() }
-          : sandbox.wrap({ shell: settings.shell, command, cwd, root: cwd, readOnly: settings.protectedPaths, env: settings.env() });
+          : sandbox.wrap({ shell: settings.shell, command, cwd, root: cwd, readOnly: [...settings.protectedPaths, ...(ctx.protectedPaths ?? [])], env: settings.env() });
       // detached: the shell (or the sandbox holding it) leads a new process group, so its children can be killed with it.
       child = spawn(spawned.file, spawned.args, { cwd, env: spawned.env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
     } catch (error) {

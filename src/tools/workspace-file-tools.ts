@@ -9,7 +9,7 @@ import { lstat, open, readdir } from "node:fs/promises";
 import path from "node:path";
 import { z } from "zod";
 import { writeFileAtomic } from "./atomic-write.js";
-import type { ToolDefinition, ToolResult } from "./define-tool.js";
+import type { ToolContext, ToolDefinition, ToolResult } from "./define-tool.js";
 import { defineTool } from "./define-tool.js";
 import { protectedPathOf, resolveWorkspacePath, type WorkspacePath } from "./workspace-path.js";
 import type { WorkspaceToolSettings } from "./workspace-tool-settings.js";
@@ -142,7 +142,7 @@ export function writeFileTool(settings: WorkspaceToolSettings): ToolDefinition {
     paths: (input) => [input.path],
     maxResultChars: settings.maxOutputChars + resultHeadroomChars,
     run: async (input, ctx) => {
-      const target = resolveWriteTarget(settings, ctx.workspace.root, input.path);
+      const target = resolveWriteTarget(settings, ctx, input.path);
       if (!target.ok) return failed(target.message);
       if (target.absolute === target.root) return failed("refused: the workspace root is a directory, not a file");
       const problem = kindProblem(await fileKind(target.absolute), target.display, "file-or-missing");
@@ -187,7 +187,7 @@ export function editFileTool(settings: WorkspaceToolSettings): ToolDefinition {
     maxResultChars: settings.maxOutputChars + resultHeadroomChars,
     run: async (input, ctx) => {
       if (input.oldText === "") return failed("oldText is empty; to write a whole file, use write_file");
-      const target = resolveWriteTarget(settings, ctx.workspace.root, input.path);
+      const target = resolveWriteTarget(settings, ctx, input.path);
       if (!target.ok) return failed(target.message);
       const current = await readTextForEdit(target.absolute, target.display);
       if (!current.ok) return failed(current.message);
@@ -337,10 +337,10 @@ export function fsFailure(action: string, display: string, error: unknown): stri
  * A path a tool is about to write: resolved inside the workspace like any path, and refused when it
  * lies in a protected path (the log's directory, say) — one check for every writing tool.
  */
-function resolveWriteTarget(settings: WorkspaceToolSettings, sessionRoot: string, asked: string): WorkspacePath {
-  const target = resolveWorkspacePath(settings.root, sessionRoot, asked);
+function resolveWriteTarget(settings: WorkspaceToolSettings, ctx: ToolContext, asked: string): WorkspacePath {
+  const target = resolveWorkspacePath(settings.root, ctx.workspace.root, asked);
   if (!target.ok) return target;
-  const guarded = protectedPathOf(target.absolute, settings.protectedPaths);
+  const guarded = protectedPathOf(target.absolute, [...settings.protectedPaths, ...(ctx.protectedPaths ?? [])]);
   if (guarded === undefined) return target;
   const shown = path.relative(target.root, guarded).split(path.sep).join("/") || ".";
   if (guarded === target.absolute || shown === target.display) return { ok: false, message: `refused: "${asked}" is ${shown}, which this workspace protects from writes` };

@@ -6,6 +6,7 @@ import { anthropicMessagesProvider } from "../../providers/anthropic-messages-pr
 import { openAiChatProvider } from "../../providers/openai-chat-provider.js";
 import type { Provider } from "../../providers/provider.js";
 import { createRuntime, type Runtime } from "../../runtime/create-runtime.js";
+import { logDirectoryOf } from "../../runtime/tool-plan-runner.js";
 import type { ToolDefinition } from "../../tools/define-tool.js";
 import { connectMcpServers, type McpServerConfig } from "../../tools/mcp-tools.js";
 import { ToolRegistry, type ToolProvider } from "../../tools/tool-registry.js";
@@ -127,7 +128,7 @@ export interface RunRuntime {
 export async function createRunRuntime(options: RunRuntimeOptions): Promise<RunRuntime> {
   const { record, root } = options;
   // Commands run in bubblewrap where it works (DESIGN.md §8.3); the log is out of its reach.
-  const sandbox = runSandbox(options.recordedTools, logDirectories(options.log));
+  const sandbox = runSandbox(options.recordedTools, logDirectoryOf(options.log));
   let registered: readonly ToolDefinition[] = [];
   // Adds nothing: it only sees every tool registered before the last phase, MCP tools included.
   const witness: ToolProvider = {
@@ -147,7 +148,7 @@ export async function createRunRuntime(options: RunRuntimeOptions): Promise<RunR
     // person's next step: the run's config (mode, MCP servers) and git's hooks and config.
     tools: workspaceTools({
       root,
-      protectedPaths: [...logDirectories(options.log), ...selfEscalationPaths],
+      protectedPaths: [...logDirectoryOf(options.log), ...selfEscalationPaths],
       env: commandEnvironment(process.env, record.apiKeyEnv),
       ...(sandbox.sandbox !== undefined ? { sandbox: sandbox.sandbox } : {}),
     }),
@@ -251,8 +252,3 @@ function sameFlags(a: ToolSnapshot["flags"], b: ToolSnapshot["flags"]): boolean 
 /** Workspace files a model must not write with the file tools (relative to the workspace root). */
 export const selfEscalationPaths: readonly string[] = ["turnlog.config.json", ".git/hooks", ".git/config"];
 
-/** The directory of a log kept on disk (a `LevelEventLog`), as a list: empty for any other log. */
-function logDirectories(log: EventLog): string[] {
-  const directory = (log as { directory?: unknown }).directory;
-  return typeof directory === "string" ? [directory] : [];
-}
