@@ -22,6 +22,8 @@ export interface AuditRow {
   decision: GateDecision | null;
   /** The rule that decided (e.g. `mode:ask`, `deny:tool=rm`), or `rejected:<reason>` for a rejected plan. */
   rule: string;
+  /** A command tool's call, from decisions version 4: whether it ran (or would run) inside an OS sandbox. */
+  contained?: boolean;
   outcome: AuditOutcome;
   /** A person's answer to the gate's question (for a host-routed call: the approval given up front). */
   approval?: { granted: boolean; by: string; note?: string; scope: string };
@@ -90,6 +92,7 @@ function modelRow(state: SessionState, turn: TurnState, call: CallState): AuditR
     riskClass: call.decision?.riskClass ?? declaredRisk(state, call.name),
     decision: call.decision?.decision ?? null,
     rule: call.rejection !== undefined ? `rejected:${call.rejection.reason}` : (call.decision?.rule ?? ""),
+    ...(call.decision?.contained !== undefined ? { contained: call.decision.contained } : {}),
     outcome,
     turn: turn.turnSeq,
     turnId: turn.turnId,
@@ -147,6 +150,7 @@ function hostRow(state: SessionState, call: NativeCallState): AuditRow {
     riskClass: decision?.riskClass ?? declaredRisk(state, call.tool),
     decision: decision?.decision ?? null,
     rule: rejection !== undefined ? `rejected:${rejection}` : (decision?.rule ?? ""),
+    ...(decision?.contained !== undefined ? { contained: decision.contained } : {}),
     outcome,
     turn: null,
     turnId: null,

@@ -57,7 +57,7 @@ export interface CallState {
   status: CallStatus;
   input?: unknown;
   rejection?: { reason: RejectionReason; issues?: { path: string; message: string }[] };
-  decision?: { decision: GateDecision; rule: string; riskClass: RiskClass | null; fingerprint: string };
+  decision?: { decision: GateDecision; rule: string; riskClass: RiskClass | null; fingerprint: string; contained?: boolean };
   approval?: { granted: boolean; by: string; note?: string; scope: string; fingerprint: string };
   result?: { kind: "succeeded"; output: string } | { kind: "failed"; code: string; message: string } | { kind: "interrupted" };
   packet?: Packet;
@@ -103,7 +103,7 @@ export interface NativeCallState {
   by: string;
   approvedBy?: string;
   plan?: import("../contracts/events.js").ToolPlan;
-  decision?: { decision: GateDecision; rule: string; riskClass: RiskClass | null; fingerprint: string } | null;
+  decision?: { decision: GateDecision; rule: string; riskClass: RiskClass | null; fingerprint: string; contained?: boolean } | null;
   runs?: boolean;
   result?: { ok: boolean; output?: string; code?: string; message?: string; durationMs: number };
   position: number;
@@ -349,10 +349,10 @@ function evolve(draft: Draft, recorded: RecordedEvent): void {
       return;
     }
     case "turn.tool_calls.gated": {
-      for (const { callId, decision, rule, riskClass, fingerprint } of event.data.decisions) {
+      for (const { callId, decision, rule, riskClass, fingerprint, contained } of event.data.decisions) {
         const call = callOf(draft, callId);
         call.position = position;
-        call.decision = { decision, rule, riskClass, fingerprint };
+        call.decision = { decision, rule, riskClass, fingerprint, ...(contained !== undefined ? { contained } : {}) };
         call.status = { allow: "allowed", ask: "awaiting-approval", deny: "denied", block: "blocked" }[decision] as CallStatus;
         if (decision === "deny" || decision === "block") countFailure(draft, call.name, decision);
       }
