@@ -68,8 +68,11 @@ function pathLikeOptionValues(args: readonly string[]): string[] {
 function filesRead(invocation: Invocation): string[] {
   const { name, args } = invocation;
   const read = [...invocation.inputFiles];
-  if (OPERANDS_NOT_READ.has(name)) return read;
+  if (name === "echo" || name === "printf") return read;
   read.push(...pathLikeOptionValues(args));
+  // `date -f FILE` reads dates from a file and echoes every line it cannot parse: /etc/shadow included.
+  if (name === "date") read.push(...optionValues(args, ["-f"], []), ...abbreviatedValues(args, "--file"));
+  if (OPERANDS_NOT_READ.has(name)) return read;
   if (name === "git") return [...read, ...gitPaths(args)];
   if (name === "find") return [...read, ...findPaths(args)];
   if (GREP_FAMILY.has(name)) return [...read, ...grepFiles(name, args)];
