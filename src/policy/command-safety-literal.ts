@@ -4,7 +4,10 @@
  * script when it is fed to a shell (`echo '…' | sh`, `. <(echo '…')`) or becomes a command name
  * (`$(echo rm) -rf x`).
  */
+import type { InterpreterFamily } from "./command-safety-interpreters.js";
+import { inlineCodeIsDangerous } from "./command-safety-interpreters.js";
 import { parsePipelines } from "./command-safety-parse.js";
+import type { CheckResult, Invocation, RuleHost } from "./command-safety-rules.js";
 import type { Heredoc } from "./command-safety-scanner.js";
 import { PLACEHOLDER_MARK, scanShellText } from "./command-safety-scanner.js";
 import { commandName } from "./command-safety-words.js";
@@ -74,4 +77,28 @@ export function literalScriptOutput(script: string): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * Judge code fed to an interpreter as text (`. <(echo '…')`, `echo '…' | sh`, `source /dev/stdin <<< '…'`):
+ * a shell's as a script, another language's by what its code calls.
+ *
+ * @example
+ * runFedCode("shell", "sh", "rm -rf /", host) // host.report("forbidden:rm-rf-root", …)
+ */
+export function runFedCode(family: InterpreterFamily, name: string, code: string, host: Pick<RuleHost, "report" | "analyzeScript">): void {
+  if (family === "shell") host.analyzeScript(code);
+  else if (inlineCodeIsDangerous(family, code)) host.report("approval:inline-code-spawn", `\`${name}\` is fed code that spawns processes or deletes files.`);
+}
+
+/** `source` from decisions version 4 on: a here-string, heredoc or literal `<(…)` it reads is judged as a script. */
+export function sourceSince4(invocation: Invocation, fromStdin: boolean, host: RuleHost): CheckResult {
+  const file = invocation.args[0];
+  const fed = file === undefined ? undefined : host.fedText(file);
+  if (fed !== undefined) host.analyzeScript(fed);
+  const stdinLike = fromStdin || file === "/dev/fd/0" || file === "/proc/self/fd/0";
+  if (!stdinLike) return {};
+  const texts = [...invocation.herestrings.map((text) => host.render(text)), ...invocation.heredocs.map((heredoc) => heredoc.body)];
+  for (const text of texts) host.analyzeScript(text);
+  return texts.length > 0 || invocation.inputFiles.length > 0 ? {} : { runsStandardInput: true };
 }

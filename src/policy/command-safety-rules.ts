@@ -7,7 +7,7 @@ import path from "node:path";
 import type { CommandSafetyRuleId } from "./command-safety-catalogue.js";
 import { checkAttacks } from "./command-safety-attacks.js";
 import { checkWritesOutside } from "./command-safety-containment.js";
-import type { InterpreterFamily } from "./command-safety-interpreters.js";
+import { runFedCode, sourceSince4 } from "./command-safety-literal.js";
 import { codeSource, inlineCodeIsDangerous, interpreterFamily } from "./command-safety-interpreters.js";
 import type { Redirection } from "./command-safety-parse.js";
 import { WRITE_REDIRECTIONS } from "./command-safety-parse.js";
@@ -564,18 +564,6 @@ function checkInterpreter(invocation: Invocation, host: RuleHost): CheckResult {
   }
 }
 
-/**
- * Judge code fed to an interpreter as text (`. <(echo '…')`, `echo '…' | sh`, `source /dev/stdin <<< '…'`):
- * a shell's as a script, another language's by what its code calls.
- *
- * @example
- * runFedCode("shell", "sh", "rm -rf /", host) // host.report("forbidden:rm-rf-root", …)
- */
-export function runFedCode(family: InterpreterFamily, name: string, code: string, host: Pick<RuleHost, "report" | "analyzeScript">): void {
-  if (family === "shell") host.analyzeScript(code);
-  else if (inlineCodeIsDangerous(family, code)) host.report("approval:inline-code-spawn", `\`${name}\` is fed code that spawns processes or deletes files.`);
-}
-
 // ── known-safe ───────────────────────────────────────────────────────────────────────────────
 
 const READ_ONLY = new Set([
@@ -640,18 +628,6 @@ function safeRule(invocation: Invocation, decisionsVersion: number): SafeRuleId 
   }
   if (isTestRun(name, args)) return "safe:test-runner";
   return readOnlyVariant(invocation, decisionsVersion >= 4) ? "safe:read-only" : undefined;
-}
-
-/** `source` from decisions version 4 on: a here-string, heredoc or literal `<(…)` it reads is judged as a script. */
-function sourceSince4(invocation: Invocation, fromStdin: boolean, host: RuleHost): CheckResult {
-  const file = invocation.args[0];
-  const fed = file === undefined ? undefined : host.fedText(file);
-  if (fed !== undefined) host.analyzeScript(fed);
-  const stdinLike = fromStdin || file === "/dev/fd/0" || file === "/proc/self/fd/0";
-  if (!stdinLike) return {};
-  const texts = [...invocation.herestrings.map((text) => host.render(text)), ...invocation.heredocs.map((heredoc) => heredoc.body)];
-  for (const text of texts) host.analyzeScript(text);
-  return texts.length > 0 || invocation.inputFiles.length > 0 ? {} : { runsStandardInput: true };
 }
 
 // ── the dispatcher ───────────────────────────────────────────────────────────────────────────
