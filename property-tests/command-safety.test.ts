@@ -212,6 +212,35 @@ describe("command safety properties", () => {
   });
 });
 
+/** Arbitrary command text: random shell characters, fragments, and the known commands chained. */
+const COMMAND_TEXT = fc.oneof(
+  fc.string({ unit: fc.constantFrom(...SHELL_CHARACTERS), maxLength: 120 }),
+  fc.array(fc.constantFrom(...SHELL_FRAGMENTS), { maxLength: 20 }).map((parts) => parts.join("")),
+  fc.array(fc.constantFrom(...ALL), { minLength: 1, maxLength: 3 }).map((parts) => parts.join(" | ")),
+);
+
+describe("command safety properties across decisions versions", () => {
+  it("classifies any text identically under versions 1, 2 and 3", () => {
+    fc.assert(
+      fc.property(COMMAND_TEXT, (text) => {
+        const [first, second, third] = [1, 2, 3].map((decisionsVersion) => classifyCommand(text, { decisionsVersion }));
+        expect({ text, second, third }).toEqual({ text, second: first, third: first });
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it("makes nothing known-safe under version 4 that version 3 did not", () => {
+    fc.assert(
+      fc.property(COMMAND_TEXT, (text) => {
+        const latest = classifyCommand(text);
+        if (latest.verdict === "known-safe") expect({ text, before: classifyCommand(text, { decisionsVersion: 3 }).verdict }).toEqual({ text, before: "known-safe" });
+      }),
+      { numRuns: 500 },
+    );
+  });
+});
+
 function pick(result: ReturnType<typeof classifyCommand>): { verdict: string; rule: string } {
   return { verdict: result.verdict, rule: result.rule };
 }

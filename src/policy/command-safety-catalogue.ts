@@ -13,6 +13,10 @@ export interface CommandSafetyRule {
   verdict: CommandSafetyVerdict;
   /** What the rule catches, in a phrase. */
   catches: string;
+  /** The first decisions version that reports the rule (absent: every version). */
+  since?: number;
+  /** The last decisions version that reports the rule (absent: every version since `since`). */
+  until?: number;
 }
 
 /**
@@ -35,6 +39,7 @@ export const COMMAND_SAFETY_RULES = [
   { id: "forbidden:sysrq-trigger", verdict: "forbidden", catches: "writing to /proc/sysrq-trigger (redirection, tee, dd)" },
   { id: "forbidden:firewall-flush", verdict: "forbidden", catches: "iptables/ip6tables -F or --flush, nft flush" },
   { id: "forbidden:download-to-interpreter", verdict: "forbidden", catches: "curl/wget output piped into a shell or interpreter, or fed to one by process or command substitution" },
+  { id: "forbidden:disk-wipe", verdict: "forbidden", catches: "wipefs -a, blkdiscard, shred of a disk device, sgdisk --zap-all|--clear", since: 4 },
   { id: "approval:sudo", verdict: "needs-approval", catches: "sudo, doas, pkexec" },
   { id: "approval:su", verdict: "needs-approval", catches: "su" },
   { id: "approval:user-account", verdict: "needs-approval", catches: "passwd, usermod, useradd, userdel, adduser, deluser, group*, chpasswd, visudo" },
@@ -51,11 +56,17 @@ export const COMMAND_SAFETY_RULES = [
   { id: "approval:environment-dump", verdict: "needs-approval", catches: "printenv, env with no command, export -p, set with no arguments, echo/printf of a secret-named variable ($*_TOKEN, $*_KEY, …)" },
   { id: "approval:token-print", verdict: "needs-approval", catches: "gh auth token, gcloud auth print-access-token, az account get-access-token, …" },
   { id: "approval:inline-code-spawn", verdict: "needs-approval", catches: "node -e, python -c, perl -e, ruby -e, php -r whose code spawns processes or deletes files" },
-  { id: "approval:dynamic-command", verdict: "needs-approval", catches: "a command name only known at run time: $(…), `…`, $VAR" },
+  { id: "approval:dynamic-command", verdict: "needs-approval", catches: "a command name only known at run time: $(…), `…`, $VAR", until: 3 },
+  { id: "approval:write-outside", verdict: "needs-approval", catches: "a redirection, tee, sed -i, truncate, cp/mv/install/ln/touch, dd of=, sort -o or git --output= writing outside the workspace and the temp directories", since: 4 },
+  { id: "approval:reverse-shell", verdict: "needs-approval", catches: "nc/ncat/netcat -e|-c, /dev/tcp/ or /dev/udp/, socat exec:|system:", since: 4 },
+  { id: "approval:scheduled-job", verdict: "needs-approval", catches: "crontab (other than -l), at, batch, systemd-run: code that runs later, outside the session", since: 4 },
+  { id: "approval:remote-copy", verdict: "needs-approval", catches: "scp, rsync or sftp with a host: operand: copying to or from another machine", since: 4 },
   { id: "approval:unparsable", verdict: "needs-approval", catches: "text a shell would reject (unbalanced quotes, unclosed substitution) or too large or deep to analyse" },
   { id: "safe:read-only", verdict: "known-safe", catches: "ls, cat, head, tail, wc, grep, rg, find without -exec/-delete, echo, git status|diff|log|show, … with no write redirection" },
   { id: "safe:version", verdict: "known-safe", catches: "node --version, npm -v, python --version, git --version, …" },
   { id: "safe:test-runner", verdict: "known-safe", catches: "npm test, npm run test, npx vitest run, jest, pytest, go test, cargo test, make test, tsc --noEmit" },
+  { id: "contain:read-outside", verdict: "unknown", catches: "a read-only command reading files outside the workspace and the temp directories (absolute, ~, .., after cd elsewhere)", since: 4 },
+  { id: "contain:dynamic-command", verdict: "unknown", catches: "a command name only known at run time ($(…), `…`, $VAR, an alias); what it resolves to is still judged", since: 4 },
   { id: "unknown", verdict: "unknown", catches: "everything else: the tool's declared risk class decides" },
 ] as const satisfies readonly CommandSafetyRule[];
 

@@ -230,9 +230,11 @@ const SECRET_FILE_NAMES = new Set([".npmrc", ".pypirc", ".netrc", "_netrc", ".pg
  * A path that names a credential file or directory: `.env*` (but not `.env.example`, `.env.sample`,
  * `.env.template`), anything under `.ssh/` or `.gnupg/`, private keys `id_rsa`/`id_ed25519`/
  * `id_ecdsa`/`id_dsa` (public `.pub` keys are fine), `.aws/credentials`, `.npmrc`, `.pypirc`,
- * `.netrc`, `.pgpass`, `.git-credentials`, `.docker/config.json`, `.kube/config`, `/etc/shadow`.
+ * `.netrc`, `.pgpass`, `.git-credentials`, `.docker/config.json`, `.kube/config`, `/etc/shadow`;
+ * from decisions version 4 on also `.config/turnlog/`, `.config/gh/` and `/proc/<pid>/environ`.
  */
-export function isCredentialPath(raw: string): boolean {
+export function isCredentialPath(raw: string, decisionsVersion = 1): boolean {
+  if (decisionsVersion >= 4 && isCredentialPathSince4(raw)) return true;
   const trimmed = raw.replace(/\/+$/, "");
   if (trimmed === "") return false;
   const segments = trimmed.split("/");
@@ -245,4 +247,31 @@ export function isCredentialPath(raw: string): boolean {
   if (/(?:^|\/)\.aws(?:\/credentials)?$/.test(trimmed)) return true;
   if (/(?:^|\/)\.docker\/config\.json$/.test(trimmed) || /(?:^|\/)\.kube\/config$/.test(trimmed)) return true;
   return /^\/etc\/g?shadow$/.test(path.posix.normalize(trimmed));
+}
+
+/** Where turnlog keeps its seal key, the GitHub CLI its token, and a process its environment. */
+function isCredentialPathSince4(raw: string): boolean {
+  if (/(?:^|\/)\.config\/(?:turnlog|gh)(?:\/|$)/.test(raw)) return true;
+  return /^\/proc\/[^/]+\/environ$/.test(path.posix.normalize(raw.replace(/\/+$/, "")));
+}
+
+/** Devices any command may read or write without harm: the sinks, `/dev/zero`, `/dev/urandom`, the standard streams. */
+const HARMLESS_DEVICES = /^\/dev\/(?:null|zero|u?random|full|stdin|stdout|stderr|tty|fd\/\d+)$/;
+
+/**
+ * Where a file a command reads or writes lies, for containment (decisions version 4): `inside` the
+ * workspace or a temporary directory (a temp directory itself included, and the harmless devices),
+ * `outside` them, or `unknown` until it runs (`$FILE`, `$(…)`, a relative path after `cd $X`).
+ *
+ * @example
+ * locate("/etc/passwd", context) // "outside"
+ * locate("/tmp", context)        // "inside"
+ */
+export function locate(raw: string, context: PathContext): "inside" | "outside" | "unknown" {
+  if (HARMLESS_DEVICES.test(path.posix.normalize(raw))) return "inside";
+  const pathClass = classifyPath(raw, context);
+  if (pathClass === "workspace" || pathClass === "temp") return "inside";
+  if (pathClass === "unknown") return "unknown";
+  const written = trimTrailingSlashes(path.posix.normalize(raw.replace(TEMP_VARIABLES, "/tmp")));
+  return context.tempDirs.includes(written) ? "inside" : "outside";
 }

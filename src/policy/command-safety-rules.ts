@@ -5,6 +5,9 @@
  */
 import path from "node:path";
 import type { CommandSafetyRuleId } from "./command-safety-catalogue.js";
+import { checkAttacks } from "./command-safety-attacks.js";
+import { checkWritesOutside } from "./command-safety-containment.js";
+import { runFedCode, sourceSince4 } from "./command-safety-literal.js";
 import { codeSource, inlineCodeIsDangerous, interpreterFamily } from "./command-safety-interpreters.js";
 import type { Redirection } from "./command-safety-parse.js";
 import { WRITE_REDIRECTIONS } from "./command-safety-parse.js";
@@ -12,7 +15,7 @@ import type { PathClass, PathContext, WorkingDirectory } from "./command-safety-
 import { classifyPath, isBlockDevice, isCredentialPath, isDynamic, isSysrqTrigger } from "./command-safety-paths.js";
 import type { Heredoc } from "./command-safety-scanner.js";
 import { PLACEHOLDER_MARK } from "./command-safety-scanner.js";
-import { brief, firstOperand, hasLong, operands, optionValues, shortLetters } from "./command-safety-words.js";
+import { brief, firstOperand, hasLong, hasLongAbbreviated, operands, optionValues, shortLetters } from "./command-safety-words.js";
 
 /** One simple command after its wrappers: `sudo -n env X=1 rm -rf /` is `rm` with `-rf /`. */
 export interface Invocation {
@@ -39,6 +42,15 @@ export interface RuleHost {
   downloads(word: string): boolean;
   /** The word as written, with substitutions put back (`$(curl x)`), for re-analysis or messages. */
   render(word: string): string;
+  /** The decisions version the command is judged under (DESIGN.md §16); rules added later branch on it. */
+  decisionsVersion: number;
+  /** The text a `<(…)` word produces when it is a literal (`<(echo 'ls')`), else `undefined`. */
+  fedText(word: string): string | undefined;
+}
+
+/** `hasLong`, and from decisions version 4 on any GNU abbreviation of the options too (`--rec`). */
+function hasOption(host: RuleHost, args: readonly string[], ...names: string[]): boolean {
+  return host.decisionsVersion >= 4 ? hasLongAbbreviated(args, ...names) : hasLong(args, ...names);
 }
 
 /** The rules that make a command known-safe. */
@@ -91,8 +103,8 @@ function reportRecursiveDelete(host: RuleHost, targets: readonly string[], verb:
 
 function checkRm(invocation: Invocation, host: RuleHost): void {
   const letters = shortLetters(invocation.args);
-  const recursive = letters.has("r") || letters.has("R") || hasLong(invocation.args, "--recursive");
-  if (hasLong(invocation.args, "--no-preserve-root")) {
+  const recursive = letters.has("r") || letters.has("R") || hasOption(host, invocation.args, "--recursive");
+  if (hasOption(host, invocation.args, "--no-preserve-root")) {
     host.report("forbidden:rm-rf-root", "`rm --no-preserve-root` exists only to delete the whole filesystem.");
   }
   if (!recursive) return;
@@ -191,7 +203,7 @@ function isSystemTarget(target: string, host: RuleHost): boolean {
 
 function checkChmodFamily(invocation: Invocation, host: RuleHost): void {
   const args = invocation.args;
-  const recursive = hasLong(args, "--recursive") || args.some((arg) => /^-[cfvhHLPR]*R[cfvhHLPR]*$/.test(arg));
+  const recursive = hasOption(host, args, "--recursive") || args.some((arg) => /^-[cfvhHLPR]*R[cfvhHLPR]*$/.test(arg));
   if (!recursive) return;
   const words = args.filter((arg) => !/^-[cfvhHLPR]+$/.test(arg) && !arg.startsWith("--"));
   const targets = hasLong(args, "--reference") ? words : words.slice(1);
@@ -289,17 +301,17 @@ function checkGit(invocation: Invocation, host: RuleHost): CheckResult {
       const letters = shortLetters(rest, "o");
       const force =
         letters.has("f") ||
-        hasLong(rest, "--force", "--force-with-lease", "--force-if-includes") ||
+        hasOption(host, rest, "--force", "--force-with-lease", "--force-if-includes") ||
         operands(rest, { short: "o", long: ["--push-option", "--repo", "--receive-pack", "--exec"] }).some((word) => word.startsWith("+"));
       if (force) host.report("approval:git-force-push", "`git push --force` rewrites history others may have pulled.");
       return {};
     }
     case "reset":
-      if (hasLong(rest, "--hard")) host.report("approval:git-reset-hard", "`git reset --hard` discards uncommitted changes for good.");
+      if (hasOption(host, rest, "--hard")) host.report("approval:git-reset-hard", "`git reset --hard` discards uncommitted changes for good.");
       return {};
     case "clean": {
       const letters = shortLetters(rest, "e");
-      const force = letters.has("f") || hasLong(rest, "--force");
+      const force = letters.has("f") || hasOption(host, rest, "--force");
       const dryRun = letters.has("n") || hasLong(rest, "--dry-run");
       if (force && !dryRun) host.report("approval:git-clean", "`git clean -f` deletes untracked files, which git cannot bring back.");
       return {};
@@ -312,7 +324,9 @@ function checkGit(invocation: Invocation, host: RuleHost): CheckResult {
     }
     default: {
       if (subcommand === undefined || !GIT_READ_ONLY.has(subcommand) || configured) return {};
-      const writesFile = rest.some((arg) => arg === "--output" || arg.startsWith("--output=") || arg === "-o" || arg === "--ext-diff" || arg === "--open-files-in-pager");
+      const writesFile =
+        rest.some((arg) => arg === "--output" || arg.startsWith("--output=") || arg === "-o" || arg === "--ext-diff" || arg === "--open-files-in-pager") ||
+        (host.decisionsVersion >= 4 && hasLongAbbreviated(rest, "--output", "--ext-diff", "--open-files-in-pager"));
       return writesFile ? {} : { safe: "safe:read-only" };
     }
   }
@@ -323,7 +337,7 @@ function checkGit(invocation: Invocation, host: RuleHost): CheckResult {
 function checkPackageRemoval(invocation: Invocation, host: RuleHost): void {
   const { name, args } = invocation;
   const verb = args[firstOperand(args, { short: "oct", long: ["--option", "--config-file", "--target-release", "--installroot", "--releasever"] })];
-  const globalInstall = hasLong(args, "--global") || args.includes("-g") || args.includes("--location=global");
+  const globalInstall = hasOption(host, args, "--global") || args.includes("-g") || args.includes("--location=global");
   let removes = false;
   switch (name) {
     case "apt":
@@ -453,7 +467,7 @@ function credentialCandidates(word: string): string[] {
 function checkCredentialRead(invocation: Invocation, host: RuleHost): void {
   const { name, args } = invocation;
   for (const file of invocation.inputFiles) {
-    if (isCredentialPath(file)) {
+    if (isCredentialPath(file, host.decisionsVersion)) {
       host.report("approval:credential-read", `\`${name}\` reads ${brief(file)}, which holds credentials.`);
       return;
     }
@@ -471,7 +485,7 @@ function checkCredentialRead(invocation: Invocation, host: RuleHost): void {
     // The last operand of a copy is where it writes, not what it reads.
     words = operands(args, { short: "tSeP", long: ["--target-directory", "--suffix"] }).slice(0, -1);
   }
-  const file = words.find((word) => credentialCandidates(word).some((candidate) => isCredentialPath(candidate)));
+  const file = words.find((word) => credentialCandidates(word).some((candidate) => isCredentialPath(candidate, host.decisionsVersion)));
   if (file !== undefined) host.report("approval:credential-read", `\`${name}\` reads ${brief(file)}, which holds credentials.`);
 }
 
@@ -532,9 +546,12 @@ function checkInterpreter(invocation: Invocation, host: RuleHost): CheckResult {
         host.report("approval:inline-code-spawn", `\`${invocation.name}\` runs inline code that spawns processes or deletes files.`);
       }
       return result;
-    case "file":
-      downloadInto(source.path);
+    case "file": {
+      if (downloadInto(source.path)) return result;
+      const fed = host.decisionsVersion >= 4 ? host.fedText(source.path) : undefined;
+      if (fed !== undefined) runFedCode(family, invocation.name, fed, host);
       return result;
+    }
     case "stdin":
       if (invocation.heredocs.length > 0 || invocation.herestrings.length > 0 || invocation.inputFiles.length > 0) {
         if (family === "shell") for (const heredoc of invocation.heredocs) host.analyzeScript(heredoc.body);
@@ -560,10 +577,11 @@ const VERSION_TOOLS = new Set(["npm", "npx", "pnpm", "yarn", "pip", "pip3", "go"
 const TEST_RUNNERS = new Set(["vitest", "jest", "mocha", "pytest", "ava", "tap"]);
 const PACKAGE_RUNNERS = new Set(["npm", "pnpm", "yarn", "bun"]);
 
-function readOnlyVariant(invocation: Invocation): boolean {
+function readOnlyVariant(invocation: Invocation, abbreviations: boolean): boolean {
   const { name, args } = invocation;
   switch (name) {
     case "sort":
+      if (abbreviations && hasLongAbbreviated(args, "--output", "--compress-program")) return false;
       return !args.some((arg) => /^-[A-Za-z]*o/.test(arg) || arg.startsWith("--output") || arg.startsWith("--compress-program"));
     case "uniq":
       return operands(args, { short: "fsw" }).length <= 1;
@@ -603,13 +621,13 @@ function isTestRun(name: string, args: readonly string[]): boolean {
   return false;
 }
 
-function safeRule(invocation: Invocation): SafeRuleId | undefined {
+function safeRule(invocation: Invocation, decisionsVersion: number): SafeRuleId | undefined {
   const { name, args } = invocation;
   if (VERSION_TOOLS.has(name) && args.length === 1 && ["--version", "-v", "-V", "version", "-version"].includes(args[0] as string)) {
     return "safe:version";
   }
   if (isTestRun(name, args)) return "safe:test-runner";
-  return readOnlyVariant(invocation) ? "safe:read-only" : undefined;
+  return readOnlyVariant(invocation, decisionsVersion >= 4) ? "safe:read-only" : undefined;
 }
 
 // ── the dispatcher ───────────────────────────────────────────────────────────────────────────
@@ -638,6 +656,10 @@ function newWorkingDirectory(invocation: Invocation, paths: PathContext): Workin
 export function checkCommand(invocation: Invocation, host: RuleHost): CheckResult {
   const { name, args } = invocation;
   checkCredentialRead(invocation, host);
+  if (host.decisionsVersion >= 4) {
+    checkAttacks(invocation, host);
+    checkWritesOutside(invocation, host);
+  }
 
   if (name === "rm") checkRm(invocation, host);
   else if (name === "find") return checkFind(invocation, host);
@@ -660,7 +682,7 @@ export function checkCommand(invocation: Invocation, host: RuleHost): CheckResul
     if (verb !== undefined) host.report("forbidden:shutdown", `\`${name} ${verb}\` takes the machine down.`);
   } else if (name === "mv") checkMv(invocation, host);
   else if (/^ip6?tables(?:-legacy|-nft)?$/.test(name)) {
-    if (args.some((arg) => arg === "--flush" || /^-[A-Za-z]*F$/.test(arg))) {
+    if (args.some((arg) => arg === "--flush" || /^-[A-Za-z]*F$/.test(arg)) || (host.decisionsVersion >= 4 && hasLongAbbreviated(args, "--flush"))) {
       host.report("forbidden:firewall-flush", `\`${name} --flush\` drops every firewall rule.`);
     }
   } else if (name === "nft" && args.includes("flush")) host.report("forbidden:firewall-flush", "`nft flush` drops firewall rules.");
@@ -681,7 +703,9 @@ export function checkCommand(invocation: Invocation, host: RuleHost): CheckResul
   } else if (name === "source" || name === ".") {
     const file = args[0];
     if (file !== undefined && host.downloads(file)) host.report("forbidden:download-to-interpreter", `\`${name}\` runs code it downloads.`);
-    return file === undefined || file === "/dev/stdin" || file === "-" ? { runsStandardInput: true } : {};
+    const fromStdin = file === undefined || file === "/dev/stdin" || file === "-";
+    if (host.decisionsVersion >= 4) return sourceSince4(invocation, fromStdin, host);
+    return fromStdin ? { runsStandardInput: true } : {};
   } else if (name === "trap") {
     const action = args[0];
     if (action !== undefined && !action.startsWith("-")) host.analyzeScript(host.render(action));
@@ -697,7 +721,7 @@ export function checkCommand(invocation: Invocation, host: RuleHost): CheckResul
   checkEnvironmentDump(invocation, host);
   checkTokenPrint(invocation, host);
 
-  const rule = safeRule(invocation);
+  const rule = safeRule(invocation, host.decisionsVersion);
   return rule === undefined ? {} : { safe: rule };
 }
 

@@ -94,6 +94,23 @@ export function hasLong(args: readonly string[], ...names: string[]): boolean {
   return false;
 }
 
+/**
+ * Like {@link hasLong}, but also true for any abbreviation GNU getopt would accept (`--rec` for
+ * `--recursive`, `--for=x` for `--force`). Ambiguity is not checked: an over-match fails closed.
+ *
+ * @example
+ * hasLongAbbreviated(["--rec", "--for", "/"], "--recursive") // true
+ */
+export function hasLongAbbreviated(args: readonly string[], ...names: string[]): boolean {
+  for (const arg of args) {
+    if (arg === "--") return false;
+    if (!arg.startsWith("--") || arg.length < 3) continue;
+    const written = arg.split("=", 1)[0] as string;
+    if (names.some((name) => name.startsWith(written))) return true;
+  }
+  return false;
+}
+
 /** The value of an option written `-x value`, `-xvalue`, `--long value` or `--long=value`. */
 export function optionValues(args: readonly string[], short: readonly string[], long: readonly string[]): string[] {
   const values: string[] = [];

@@ -18,6 +18,8 @@ export interface Unwrapped {
   viaXargs: boolean;
   /** `command -v x` / `command -V x`: a lookup, nothing runs. */
   lookupOnly: boolean;
+  /** Shell text a wrapper runs (`flock -c '…'`, `script -c '…'`, `watch '…'`), judged as scripts of their own. */
+  scripts: string[];
 }
 
 type Report = (rule: CommandSafetyRuleId, reason: string) => void;
@@ -61,11 +63,12 @@ function splitString(text: string): string[] {
  * @example
  * unwrap(["sudo", "-u", "root", "FOO=1", "nohup", "rm", "-rf", "/"], report).words // ["rm", "-rf", "/"]
  */
-export function unwrap(words: readonly string[], report: Report): Unwrapped {
+export function unwrap(words: readonly string[], report: Report, decisionsVersion = 1): Unwrapped {
   let rest = [...words];
   const assignments: string[] = [];
+  const scripts: string[] = [];
   let viaXargs = false;
-  const done = (remaining: string[], lookupOnly = false): Unwrapped => ({ words: remaining, assignments, viaXargs, lookupOnly });
+  const done = (remaining: string[], lookupOnly = false): Unwrapped => ({ words: remaining, assignments, viaXargs, lookupOnly, scripts });
 
   // A wrapper can wrap a wrapper; 64 rounds is far beyond any real command line.
   for (let round = 0; round < 64; round += 1) {
@@ -82,6 +85,15 @@ export function unwrap(words: readonly string[], report: Report): Unwrapped {
     }
     if (HEADERS.has(head)) return done([]);
     const args = rest.slice(1);
+    if (decisionsVersion >= 4) {
+      const through = lookThrough(commandName(head), args);
+      if (through !== undefined) {
+        scripts.push(...through.scripts);
+        if (through.words.length === 0) return done([]);
+        rest = through.words;
+        continue;
+      }
+    }
     switch (commandName(head)) {
       case "sudo":
       case "sudoedit":
@@ -147,4 +159,83 @@ export function unwrap(words: readonly string[], report: Report): Unwrapped {
     }
   }
   return done(rest);
+}
+
+// ── wrappers looked through from decisions version 4 on ──────────────────────────────────────
+
+const FLOCK: OptionSpec = { short: "wEc", long: ["--timeout", "--wait", "--conflict-exit-code", "--command"] };
+const STRACE: OptionSpec = {
+  short: "abeEFIlnoOpPsSuUXA",
+  long: ["--output", "--trace", "--signal", "--status", "--string-limit", "--user", "--env", "--attach", "--trace-path", "--columns", "--expr", "--decode-fds", "--library", "--execute"],
+};
+const SCRIPT: OptionSpec = { short: "cEIOBTm", long: ["--command", "--echo", "--log-in", "--log-out", "--log-io", "--log-timing", "--logging-format"] };
+const CHRT: OptionSpec = { short: "TPD", long: ["--sched-runtime", "--sched-period", "--sched-deadline"] };
+const WATCH: OptionSpec = { short: "nq", long: ["--interval", "--equexit"] };
+const PACKAGE_EXECUTOR: OptionSpec = { short: "pc", long: ["--package", "--call"] };
+
+/** What a wrapper runs: the command's words, and shell text it hands to a shell. */
+interface LookedThrough {
+  words: string[];
+  scripts: string[];
+}
+
+function commandAfter(args: readonly string[], spec: OptionSpec, skipOperands = 0): LookedThrough {
+  return { words: args.slice(firstOperand(args, spec) + skipOperands), scripts: [] };
+}
+
+/** `flock [opts] FILE CMD…` or `flock [opts] FILE -c 'SCRIPT'`. */
+function flock(args: readonly string[]): LookedThrough {
+  const start = firstOperand(args, FLOCK);
+  const scripts = optionValues(args.slice(0, start), ["-c"], ["--command"]);
+  const after = args.slice(start + 1);
+  if (after[0] === "-c" || after[0] === "--command") return { words: [], scripts: [...scripts, after[1] ?? ""] };
+  return { words: after[0] === "--" ? after.slice(1) : after, scripts };
+}
+
+/** `npx rimraf DIR`, `pnpm dlx rimraf DIR`, `npm exec -- rimraf DIR`: the same as `rm -rf DIR`. */
+function rimraf(name: string, args: readonly string[]): LookedThrough | undefined {
+  let rest = args;
+  if (name === "npm" || name === "pnpm" || name === "yarn" || name === "bun") {
+    const verb = rest[firstOperand(rest)];
+    if (verb !== "dlx" && verb !== "exec" && verb !== "x") return undefined;
+    rest = rest.slice(firstOperand(rest) + 1);
+  } else if (name !== "npx" && name !== "pnpx" && name !== "bunx") return undefined;
+  const start = firstOperand(rest, PACKAGE_EXECUTOR);
+  if (!/^rimraf(?:@.*)?$/.test(rest[start] ?? "")) return undefined;
+  const targets = rest.slice(start + 1).filter((arg) => !arg.startsWith("-"));
+  return { words: ["rm", "-rf", "--", ...targets], scripts: [] };
+}
+
+/**
+ * The wrappers decisions version 4 looks through (DESIGN.md §8.3: "wrappers nobody listed"), or
+ * `undefined` when `name` is not one of them.
+ */
+function lookThrough(name: string, args: readonly string[]): LookedThrough | undefined {
+  const pidMode = args.some((arg) => arg === "-p" || arg === "--pid" || arg.startsWith("--pid=") || arg === "--attach");
+  switch (name) {
+    case "busybox":
+      return commandAfter(args, {});
+    case "flock":
+      return flock(args);
+    case "strace":
+    case "ltrace":
+      return pidMode && firstOperand(args, STRACE) >= args.length ? { words: [], scripts: [] } : commandAfter(args, STRACE);
+    case "script": {
+      const scripts = optionValues(args, ["-c"], ["--command"]);
+      return { words: [], scripts };
+    }
+    case "taskset":
+      return pidMode ? { words: [], scripts: [] } : commandAfter(args, {}, 1);
+    case "chrt":
+      return pidMode ? { words: [], scripts: [] } : commandAfter(args, CHRT, 1);
+    case "unbuffer":
+      return commandAfter(args, {});
+    case "watch": {
+      const start = firstOperand(args, WATCH);
+      const exec = args.slice(0, start).some((arg) => arg === "--exec" || /^-[a-zA-Z]*x/.test(arg));
+      return exec ? { words: args.slice(start), scripts: [] } : { words: [], scripts: [args.slice(start).join(" ")] };
+    }
+    default:
+      return rimraf(name, args);
+  }
 }

@@ -12,7 +12,11 @@ import os from "node:os";
 import path from "node:path";
 import type { CommandSafetyRuleId, CommandVerdict } from "./command-safety-catalogue.js";
 import { severityOf, verdictOfRule } from "./command-safety-catalogue.js";
+import { checkReverseShellWords } from "./command-safety-attacks.js";
+import { checkRedirectionsOutside, readOutside } from "./command-safety-containment.js";
 import { findForkBomb } from "./command-safety-fork-bomb.js";
+import { interpreterFamily } from "./command-safety-interpreters.js";
+import { literalOutput, literalScriptOutput, runFedCode } from "./command-safety-literal.js";
 import { executedCommandText, visibleCommandText } from "./command-safety-normalize.js";
 import type { Pipeline, SimpleCommand } from "./command-safety-parse.js";
 import { WRITE_REDIRECTIONS, parsePipelines } from "./command-safety-parse.js";
@@ -37,11 +41,14 @@ export interface ClassifyCommandOptions {
   /** The user's home directory, so `rm -rf /home/me` reads like `rm -rf ~`; defaults to `os.homedir()`. */
   homeDir?: string;
   /**
-   * The decisions version to classify under (DESIGN.md §16); absent: the newest. Rules added in a
-   * version apply only from it, so an old log's commands classify as they did when recorded.
+   * The decisions version to classify under (DESIGN.md §16); absent means the latest
+   * ({@link LATEST_COMMAND_SAFETY_VERSION}). Versions 1 to 3 classify as turnlog did before version 4.
    */
   decisionsVersion?: number;
 }
+
+/** The newest decisions version command safety knows: what `classifyCommand` uses when none is given. */
+export const LATEST_COMMAND_SAFETY_VERSION = 4;
 
 /** Text longer than this is not analysed (it needs approval): bounds the work on adversarial input. */
 const MAX_LENGTH = 200_000;
@@ -68,6 +75,7 @@ interface Settings {
   tempDirs: string[];
   homeDir: string | undefined;
   budget: { scripts: number };
+  decisionsVersion: number;
 }
 
 interface Scope {
@@ -81,6 +89,8 @@ interface Scope {
   /** Variables assigned the output of a download (`a=$(curl …)`). */
   downloadedVariables: Set<string>;
   downloads: boolean;
+  /** Names defined by `alias` earlier in the script (decisions version 4 on). */
+  aliases: Set<string>;
 }
 
 interface StageResult {
@@ -155,6 +165,7 @@ function analyzeScript(text: string, settings: Settings, depth: number): ScriptA
     variables: new Map(),
     downloadedVariables: new Set(),
     downloads: false,
+    aliases: new Set(),
   };
   const first = pipelines.map((pipeline) => analyzePipeline(pipeline, scope))[0]?.[0];
   for (const analysis of substitutions) findings.push(...analysis.findings);
@@ -236,6 +247,8 @@ function analyzePipeline(pipeline: Pipeline, scope: Scope): StageResult[] {
     }
   }
 
+  if (scope.settings.decisionsVersion >= 4) judgeFedText(pipeline, stages, scope);
+
   // `echo "DROP TABLE x" | psql`: the SQL arrives on standard input.
   const sqlClient = stages.findIndex((stage) => stage.invocation !== undefined && SQL_CLIENTS.has(stage.invocation.name));
   if (sqlClient > 0) {
@@ -243,6 +256,32 @@ function analyzePipeline(pipeline: Pipeline, scope: Scope): StageResult[] {
     if (fed) scope.findings.push({ rule: "approval:sql-drop", reason: "SQL that drops or truncates data is piped into a database client.", command: text });
   }
   return stages;
+}
+
+/**
+ * Decisions version 4: text printed by one stage and run by the next (`echo 'rm -rf x' | sh`,
+ * `printf … | bash`, `cat <<EOF | python`) is judged as the code it is. Text that is not a literal
+ * leaves the runner `unknown`, as it was.
+ */
+function judgeFedText(pipeline: Pipeline, stages: readonly StageResult[], scope: Scope): void {
+  for (let index = 1; index < stages.length; index += 1) {
+    const runner = stages[index]?.invocation;
+    const feeder = stages[index - 1]?.invocation;
+    if (runner === undefined || feeder === undefined || stages[index]?.runsStandardInput !== true) continue;
+    const text = literalOutput(feeder);
+    if (text === undefined) continue;
+    const family = runner.name === "source" || runner.name === "." ? "shell" : interpreterFamily(runner.name);
+    if (family === undefined) continue;
+    const command = renderCommand(pipeline[index] as SimpleCommand, scope);
+    runFedCode(family, runner.name, text, {
+      report: (rule, reason) => scope.findings.push({ rule, reason, command }),
+      analyzeScript: (code) => {
+        const analysis = analyzeScript(code, scope.settings, scope.depth + 1);
+        scope.findings.push(...analysis.findings);
+        return analysis;
+      },
+    });
+  }
 }
 
 function renderCommand(command: SimpleCommand, scope: Scope): string {
@@ -310,10 +349,18 @@ function analyzeSimpleCommand(command: SimpleCommand, scope: Scope): StageResult
     },
     downloads: (word) => downloadsIn(word, scope),
     render: (word) => render(word, scope),
+    decisionsVersion: scope.settings.decisionsVersion,
+    fedText: (word) => fedText(word, scope),
   };
   checkRedirections(redirections, host);
+  const since4 = scope.settings.decisionsVersion >= 4;
+  if (since4) {
+    checkRedirectionsOutside(redirections, host);
+    checkReverseShellWords([...words, ...redirections.map((redirection) => redirection.target ?? "")], host);
+  }
 
-  const unwrapped = unwrap(words, report);
+  const unwrapped = unwrap(words, report, scope.settings.decisionsVersion);
+  for (const script of unwrapped.scripts) host.analyzeScript(render(script, scope));
   for (const assignment of unwrapped.assignments) recordAssignment(assignment, scope);
   const wordsDownload = [...words, ...inputFiles, ...herestrings].some((word) => downloadsIn(word, scope));
   const finish = (result: Omit<StageResult, "downloads" | "feedsInterpreter"> & { downloads?: boolean; feedsInterpreter?: boolean }): StageResult => {
@@ -333,8 +380,15 @@ function analyzeSimpleCommand(command: SimpleCommand, scope: Scope): StageResult
     primary("unknown", "There is no command here, only assignments or redirections; the tool's risk class decides.");
     return finish({ invocation: undefined, runsStandardInput: false });
   }
-  if (isDynamicName(head)) {
-    if (downloadsIn(head, scope)) report("forbidden:download-to-interpreter", "The command to run is the output of a download.");
+  if (isDynamicName(head) && downloadsIn(head, scope)) report("forbidden:download-to-interpreter", "The command to run is the output of a download.");
+  if (since4) {
+    const dynamic = dynamicCommand(command.words, words, unwrapped.words, scope);
+    if (dynamic !== undefined) {
+      report("contain:dynamic-command", dynamic.reason);
+      if (dynamic.resolved !== undefined) host.analyzeWords(dynamic.resolved);
+      if (dynamic.final) return finish({ invocation: undefined, runsStandardInput: false });
+    }
+  } else if (isDynamicName(head)) {
     report("approval:dynamic-command", `The command name ${brief(render(head, scope))} is only known when it runs.`);
     return finish({ invocation: undefined, runsStandardInput: false });
   }
@@ -348,6 +402,7 @@ function analyzeSimpleCommand(command: SimpleCommand, scope: Scope): StageResult
     herestrings,
     inputFiles,
   };
+  if (since4 && invocation.name === "alias") defineAliases(invocation.args, host, scope);
   const result = checkCommand(invocation, host);
   if (result.cwd !== undefined) scope.cwd = result.cwd;
   if (["export", "declare", "typeset", "local", "readonly"].includes(invocation.name)) {
@@ -370,7 +425,9 @@ function analyzeSimpleCommand(command: SimpleCommand, scope: Scope): StageResult
     } else if (invocation.name === "rm" || (invocation.name === "find" && invocation.args.includes("-delete"))) {
       reason = `\`${shownName}\` deletes nothing outside the workspace and the temporary directory; the tool's risk class decides.`;
     }
-    if (safe === "safe:read-only") primary(safe, `\`${shownName}\` only reads.`);
+    const outside = since4 && safe === "safe:read-only" ? readOutside(invocation, host.paths) : undefined;
+    if (outside !== undefined) primary("contain:read-outside", `\`${shownName}\` reads ${brief(render(outside, scope))}, outside the workspace and the temporary directory; it is not known-safe.`);
+    else if (safe === "safe:read-only") primary(safe, `\`${shownName}\` only reads.`);
     else if (safe === "safe:version") primary(safe, `\`${shownName}\` only prints its version.`);
     else if (safe === "safe:test-runner") primary(safe, `\`${shownName}\` runs the project's tests.`);
     else primary("unknown", reason);
@@ -379,10 +436,72 @@ function analyzeSimpleCommand(command: SimpleCommand, scope: Scope): StageResult
   return finish({ invocation, downloads: result.downloads === true, runsStandardInput: result.runsStandardInput === true, feedsInterpreter: feeds });
 }
 
+/** The text a `<(…)` word produces when its command prints a literal (`<(echo 'ls')`). */
+function fedText(word: string, scope: Scope): string | undefined {
+  const match = /^\u0000S(\d+)\u0000$/.exec(word);
+  const substitution = match === null ? undefined : scope.scanned.substitutions[Number(match[1])];
+  return substitution?.kind === "process-in" ? literalScriptOutput(substitution.body) : undefined;
+}
+
+/** A `$(…)` or backtick word with each substitution replaced by the literal it prints, or `undefined`. */
+function resolvedSubstitutions(word: string, scope: Scope): string | undefined {
+  const resolved = word.replace(PLACEHOLDER, (match, kind: string, number: string) => {
+    const substitution = kind === "S" ? scope.scanned.substitutions[Number(number)] : undefined;
+    if (substitution?.kind !== "command" && substitution?.kind !== "backtick") return match;
+    return literalScriptOutput(substitution.body)?.trim() ?? match;
+  });
+  return resolved.includes(PLACEHOLDER_MARK) || resolved.includes("$") ? undefined : resolved;
+}
+
+interface DynamicCommand {
+  reason: string;
+  /** The words the command resolves to, to be judged in its place. */
+  resolved?: string[];
+  /** Nothing more can be said about the command itself. */
+  final: boolean;
+}
+
+/**
+ * Decisions version 4 (DESIGN.md §8.3): a command name only known at run time, from a variable or
+ * an alias, is not known-safe (`contain:dynamic-command`), and what it can be seen to resolve to is
+ * judged too: `IFS=,; c=rm,-rf,x; $c` runs `rm -rf x`, `$(echo rm) -rf x` runs `rm -rf x`.
+ */
+function dynamicCommand(written: readonly string[], expanded: readonly string[], unwrapped: readonly string[], scope: Scope): DynamicCommand | undefined {
+  const [head = "", ...rest] = unwrapped;
+  const shown = brief(render(head, scope));
+  if (isDynamicName(head)) {
+    const resolved = resolvedSubstitutions(head, scope);
+    const reason = `The command name ${shown} is only known when it runs.`;
+    return { reason, final: true, ...(resolved === undefined ? {} : { resolved: [...resolved.split(/\s+/).filter(Boolean), ...rest] }) };
+  }
+  if (scope.aliases.has(head)) return { reason: `\`${shown}\` is an alias, defined earlier in the command.`, final: true };
+  const offset = expanded.length - unwrapped.length;
+  const fromVariable = offset >= 0 && unwrapped.every((word, index) => word === expanded[offset + index]) && written[offset] !== head;
+  if (!fromVariable) return undefined;
+  const separators = scope.variables.get("IFS") ?? " \t\n";
+  const parts = [...head].map((character) => (separators.includes(character) ? " " : character)).join("").split(" ").filter(Boolean);
+  const reason = `The command name ${shown} comes from a variable.`;
+  return parts.length > 1 ? { reason, resolved: [...parts, ...rest], final: true } : { reason, final: false };
+}
+
+/** `alias NAME='VALUE'`: the value is judged as a script, and later uses of NAME as dynamic commands. */
+function defineAliases(args: readonly string[], host: RuleHost, scope: Scope): void {
+  for (const arg of args) {
+    const equals = arg.indexOf("=");
+    if (equals <= 0) continue;
+    scope.aliases.add(arg.slice(0, equals));
+    host.analyzeScript(render(arg.slice(equals + 1), scope));
+  }
+}
+
 function decide(findings: readonly Finding[]): CommandVerdict {
   let decisive: Finding | undefined;
   for (const finding of findings) {
-    if (decisive === undefined || severityOf(verdictOfRule(finding.rule)) > severityOf(verdictOfRule(decisive.rule))) decisive = finding;
+    const severity = severityOf(verdictOfRule(finding.rule));
+    const current = decisive === undefined ? -1 : severityOf(verdictOfRule(decisive.rule));
+    // A named rule with the plain `unknown` verdict (`contain:…`, decisions version 4) says more than `unknown`.
+    const moreSpecific = severity === current && decisive?.rule === "unknown" && finding.rule !== "unknown";
+    if (severity > current || moreSpecific) decisive = finding;
   }
   if (decisive === undefined) {
     return { verdict: "unknown", rule: "unknown", reason: "There is no command to classify; the tool's risk class decides." };
@@ -410,6 +529,7 @@ function settingsOf(options: ClassifyCommandOptions): Settings {
     tempDirs: [...new Set(tempDirs)],
     homeDir: homeDir !== undefined && homeDir.startsWith("/") ? path.posix.normalize(homeDir) : undefined,
     budget: { scripts: 0 },
+    decisionsVersion: options.decisionsVersion ?? LATEST_COMMAND_SAFETY_VERSION,
   };
 }
 
@@ -428,6 +548,10 @@ function settingsOf(options: ClassifyCommandOptions): Settings {
  */
 export function classifyCommand(text: string, options: ClassifyCommandOptions = {}): CommandVerdict {
   if (typeof text !== "string") throw new TypeError("classifyCommand expects the command text as a string");
+  const version = options.decisionsVersion;
+  if (version !== undefined && !(Number.isInteger(version) && version >= 1)) {
+    throw new TypeError("classifyCommand expects decisionsVersion to be a whole number from 1 on");
+  }
   if (text.length > MAX_LENGTH) {
     return { verdict: "needs-approval", rule: "approval:unparsable", reason: `The command is longer than ${MAX_LENGTH} characters, more than is analysed.` };
   }
