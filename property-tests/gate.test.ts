@@ -22,6 +22,7 @@ describe("the gate", () => {
           risk,
           withPaths: fc.boolean(),
           withCommand: fc.boolean(),
+          contained: fc.boolean(),
           mode: fc.constantFrom(...modes),
           trusted: fc.boolean(),
           deny: fc.array(rule, { maxLength: 2 }),
@@ -36,6 +37,7 @@ describe("the gate", () => {
             risk: c.risk,
             ...(c.withPaths ? { paths: ((value: Record<string, unknown>) => (typeof value.path === "string" ? [value.path] : [])) as never } : {}),
             ...(c.withCommand ? { command: ((value: Record<string, unknown>) => String(value.command ?? "")) as never } : {}),
+            ...(c.contained ? { contained: true } : {}),
           };
           const policy = resolvePolicy({
             approvalMode: c.mode,
@@ -52,7 +54,11 @@ describe("the gate", () => {
           if (decided.decision === "allow") {
             const table = decideByMode(c.risk, c.mode, c.trusted).decision;
             const byRule = decided.rule.startsWith("allow:") && table === "ask";
-            expect(table === "allow" || byRule).toBe(true);
+            // Decisions version 4: a known-safe read runs in every mode but read-only.
+            const knownSafeRead = c.withCommand && /^command=safe:(read-only|version)$/.test(decided.rule);
+            expect(table === "allow" || byRule || (knownSafeRead && c.mode !== "read-only")).toBe(true);
+            // Containment: an uncontained command runs unasked only when it is a known-safe read.
+            if (c.withCommand && !c.contained) expect(knownSafeRead).toBe(true);
             // A deny rule for the tool always wins over an allow.
             expect(c.deny.some((r) => (r.tool !== undefined || r.risk !== undefined) && (r.tool === undefined || r.tool === c.name) && (r.risk === undefined || r.risk === c.risk))).toBe(false);
           }

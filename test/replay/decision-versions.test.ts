@@ -53,6 +53,13 @@ const jsonGoldens: Record<string, JsonGolden> = {
   // An "always" approval of `ls -la` (commandPrefix "ls"): `ls src` runs on it, an append to
   // ~/.ssh/authorized_keys is asked about (and denied). The shell is the test's, running nothing.
   "v3-always-command-session.json": { versions: [3], tools: () => new ToolRegistry([...workspace().tools, fakeShell().runCommand]), gate: noMachine },
+  // Containment in full-auto, with a shell declared contained: a known-safe read, a test run, a
+  // build, a dynamic command run unasked; text piped into sh and a credential read asked about
+  // (denied); `rm --rec --for /` blocked. The shell is the test's, running nothing.
+  "v4-contained-session.json": { versions: [4], tools: () => new ToolRegistry([...workspace().tools, fakeShell({ contained: true }).runCommand]), gate: noMachine },
+  // The same in full-auto with an uncontained shell: only `git status` runs unasked; `npm test`
+  // asks (containment:uncontained) and a person approves it; the rest is asked about or blocked.
+  "v4-uncontained-session.json": { versions: [4], tools: () => new ToolRegistry([...workspace().tools, fakeShell().runCommand]), gate: noMachine },
 };
 
 /** The LevelDB directories of version 1, as `turnlog demo` and `turnlog run` wrote them. */
@@ -129,6 +136,17 @@ describe("the first real decision change: a crash-interrupted provider attempt (
     expect(report.changes.map(formatDecisionChange)).toEqual([
       "#23 call_ls_src run_command: allow (approval:command=ls) → allow (approval:tool=run_command)",
       "#23 call_keys run_command: ask (mode:ask) → allow (approval:tool=run_command)",
+    ]);
+  });
+
+  it("version 4 previewed the other way: under version 3 full-auto ran every command the uncontained shell was given, the attacks included", async () => {
+    const report = await verifyReplay(load("v4-uncontained-session.json"), { registry: new ToolRegistry([...workspace().tools, fakeShell().runCommand]), gate: noMachine, decisionsVersion: 3 });
+    expect(report.changes.filter((change) => change.kind === "call").map(formatDecisionChange)).toEqual([
+      expect.stringMatching(/call_0 run_command: allow \(command=safe:read-only\) → allow \(mode:full-auto\)$/),
+      expect.stringMatching(/call_1 run_command: ask \(containment:uncontained\) → allow \(mode:full-auto\)$/),
+      expect.stringMatching(/call_2 run_command: ask \(command=approval:rm-rf-outside\) → allow \(mode:full-auto\)$/),
+      expect.stringMatching(/call_3 run_command: block \(hard-block:command=forbidden:rm-rf-root\) → allow \(mode:full-auto\)$/),
+      expect.stringMatching(/call_4 run_command: ask \(command=approval:credential-read\) → allow \(mode:full-auto\)$/),
     ]);
   });
 
