@@ -2,6 +2,7 @@ import type { Budgets } from "../../contracts/budgets.js";
 import type { ApprovalMode } from "../../contracts/policy.js";
 import type { ToolSnapshot } from "../../contracts/tools.js";
 import type { EventLog } from "../../log/event-log.js";
+import type { SealOptions } from "../../log/seal/stream-sealer.js";
 import { anthropicMessagesProvider } from "../../providers/anthropic-messages-provider.js";
 import { openAiChatProvider } from "../../providers/openai-chat-provider.js";
 import type { Provider } from "../../providers/provider.js";
@@ -100,6 +101,8 @@ export interface RunRuntimeOptions {
   budgets?: Partial<Budgets>;
   historyMaxTokens?: number;
   onDelta?: (text: string) => void;
+  /** The key and witness the session is sealed with (the CLI passes the user's). */
+  seals?: SealOptions;
 }
 
 /** A run runtime and the tool set it registered. */
@@ -142,6 +145,7 @@ export async function createRunRuntime(options: RunRuntimeOptions): Promise<RunR
     ...(options.budgets !== undefined ? { budgets: options.budgets } : {}),
     history: { system: runSystemText(root), ...(options.historyMaxTokens !== undefined ? { maxTokens: options.historyMaxTokens } : {}) },
     ...(options.onDelta !== undefined ? { onDelta: options.onDelta } : {}),
+    ...(options.seals !== undefined ? { seals: options.seals } : {}),
   });
   return { runtime, toolSet: new ToolRegistry(registered).snapshot() };
 }
