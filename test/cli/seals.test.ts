@@ -101,14 +101,24 @@ describe("turnlog verify after tampering", () => {
     expect(report.faults.some((fault) => fault.kind === "chain")).toBe(false);
   });
 
-  it("names a log emptied by truncate -s 0 .turnlog/*.log", async () => {
-    await approvedDemo();
+  it("names a log emptied by truncate -s 0 .turnlog/*.log after the session that wrote it", async () => {
+    expect((await turnlog(["demo"])).code).toBe(0);
+    // One process wrote everything, so all of it is still in LevelDB's write-ahead .log file.
     await promisify(execFile)("sh", ["-c", "truncate -s 0 .turnlog/*.log"], { cwd: workDir });
     const { code, report } = await verifyJson();
     expect(code).toBe(1);
     expect(report.checked).toBe(0);
     expect(report.faults[0]?.kind).toBe("emptied-log");
     expect((await turnlog(["verify"])).stdout).toContain("emptied-log: ");
+  });
+
+  it("names what truncate -s 0 .turnlog/*.log removed from a log written by several processes", async () => {
+    await approvedDemo();
+    // Each reopening moved the earlier writes into table files: only the last process's are lost.
+    await promisify(execFile)("sh", ["-c", "truncate -s 0 .turnlog/*.log"], { cwd: workDir });
+    const { code, report } = await verifyJson();
+    expect(code).toBe(1);
+    expect(["truncated", "dropped-tail", "deleted-stream", "emptied-log"]).toContain(report.faults[0]?.kind);
   });
 
   it("names a deleted log directory, where a never-sealed one is only missing", async () => {
