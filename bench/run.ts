@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Level } from "level";
 import { z } from "zod";
-import { createRuntime, defineTool, LevelEventLog } from "../src/index.js";
+import { createRuntime, defineTool, generateSealKey, LevelEventLog, SealWitness } from "../src/index.js";
 import { scriptedProvider } from "../src/testing/index.js";
 import type { ScriptStep } from "../src/testing/index.js";
 
@@ -66,6 +66,41 @@ async function floor(calls: number): Promise<number> {
   }
 }
 
+/**
+ * User turns (one message, one tool call, one answer) per second on a `sync` log, with and without
+ * a seal at each turn end: the seal is one Ed25519 signature, one durable append to the seal
+ * stream and one rewrite of the witness file.
+ */
+async function userTurns(turns: number, sealed: boolean): Promise<number> {
+  const dir = await mkdtemp(join(tmpdir(), "turnlog-bench-seal-"));
+  try {
+    const steps: ScriptStep[] = [];
+    for (let turn = 0; turn < turns; turn += 1) {
+      steps.push({ toolCalls: [{ name: "noop", arguments: JSON.stringify({ n: turn }) }] }, { content: "done" });
+    }
+    const log = await LevelEventLog.open(join(dir, "log"), { durability: "sync" });
+    const runtime = await createRuntime({
+      log,
+      provider: scriptedProvider(steps),
+      tools: [noop],
+      ...(sealed ? { seals: { key: generateSealKey(), witness: SealWitness.forLogDirectory(join(dir, "log"), { directory: join(dir, "keys") }) } } : {}),
+    });
+    const session = await runtime.openSession("bench");
+    const started = process.hrtime.bigint();
+    for (let turn = 0; turn < turns; turn += 1) {
+      const outcome = await session.send("go");
+      if (outcome.status !== "completed") throw new Error(`bench turn ended ${outcome.status}: ${outcome.reason}`);
+    }
+    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+    if (sealed && !(await runtime.verify()).ok) throw new Error("the sealed bench log does not verify");
+    await runtime.close();
+    await log.close();
+    return turns / seconds;
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
 const rows: string[][] = [["scenario", "µs per tool call"]];
 rows.push(["floor: one fsynced batch of 3 events", (await floor(400)).toFixed(0)]);
 for (const durability of ["sync", "relaxed"] as const) {
@@ -76,5 +111,11 @@ for (const durability of ["sync", "relaxed"] as const) {
   rows.push([`turnlog ${durability}, 200 turns`, at200.toFixed(0)]);
   rows.push([`turnlog ${durability}, 200/50 ratio`, (at200 / at50).toFixed(2)]);
 }
+await userTurns(20, true); // warm up
+const plainTurns = await userTurns(200, false);
+const sealedTurns = await userTurns(200, true);
+rows.push(["user turns per second, sync, no seals", plainTurns.toFixed(0)]);
+rows.push(["user turns per second, sync, sealed", sealedTurns.toFixed(0)]);
+rows.push(["seal cost per turn end (ms)", (1000 / sealedTurns - 1000 / plainTurns).toFixed(2)]);
 const width = Math.max(...rows.map((row) => row[0]!.length));
 for (const [name, value] of rows) console.log(`${name!.padEnd(width)}  ${value}`);

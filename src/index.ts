@@ -56,6 +56,19 @@ export type {
   VerifyReport,
 } from "./log/event-log.js";
 
+export { StreamSealer } from "./log/seal/stream-sealer.js";
+export type { SealOptions } from "./log/seal/stream-sealer.js";
+export { userSeals } from "./log/seal/user-seals.js";
+export { generateSealKey, loadOrCreateSealKey, loadSealKey, sealKeyFromPem, sealKeyId } from "./log/seal/seal-key.js";
+export type { SealKey } from "./log/seal/seal-key.js";
+export { SealWitness } from "./log/seal/seal-witness.js";
+export type { WitnessedSeal } from "./log/seal/seal-witness.js";
+export { isSealStream, sealEventType, sealSignatureValid, sealStreamOf } from "./log/seal/seal-record.js";
+export type { Seal, SealStatement } from "./log/seal/seal-record.js";
+export { verifySealedLog } from "./log/seal/seal-verifier.js";
+export type { SealedVerifyReport, SealFault, SealFaultKind, SealVerifyOptions, UnsealedTail } from "./log/seal/seal-verifier.js";
+export { defaultRunLogDirectory, sealKeyDirectory, turnlogStateDirectory } from "./log/seal/user-directories.js";
+
 export {
   ExpectedVersionConflictError,
   NO_CONCURRENCY_CHECK,

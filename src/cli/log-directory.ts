@@ -6,14 +6,47 @@ import { LogLockedError } from "../errors/log-locked-error.js";
 import { LevelEventLog } from "../log/level-event-log.js";
 import type { Clock } from "../log/event-log.js";
 import { CliError } from "./cli-error.js";
+import { defaultRunLogDirectory } from "../log/seal/user-directories.js";
 
-/** The log directory when `--dir` is not given: `$TURNLOG_DIR`, else `./.turnlog`. */
-export function defaultLogDirectory(env: NodeJS.ProcessEnv = process.env): string {
+function fromEnvironment(env: NodeJS.ProcessEnv): string | undefined {
   const fromEnv = env.TURNLOG_DIR;
-  return fromEnv !== undefined && fromEnv !== "" ? fromEnv : "./.turnlog";
+  return fromEnv !== undefined && fromEnv !== "" ? fromEnv : undefined;
 }
 
-/** Whether `directory` is the one the CLI would pick without `--dir`, so a printed command can leave it out. */
+/**
+ * The log directory a command reads (and `approve`, `deny`, `resume`, `fork` append to) when
+ * `--dir` is not given, in this order (docs/cli-run.md):
+ * 1. `$TURNLOG_DIR`;
+ * 2. the log `turnlog run` keeps for this workspace (the current directory) in the user's state
+ *    directory, when it exists — before `./.turnlog`, so a log planted in the workspace cannot
+ *    stand in for the real one;
+ * 3. `./.turnlog` (the demo's, and a host's default).
+ *
+ * @example
+ * defaultLogDirectory(process.env); // "/home/ada/.local/state/turnlog/logs/app-3f2a9c0d1e4b"
+ */
+export function defaultLogDirectory(env: NodeJS.ProcessEnv = process.env, cwd: string = process.cwd()): string {
+  const fromEnv = fromEnvironment(env);
+  if (fromEnv !== undefined) return fromEnv;
+  const runLog = defaultRunLogDirectory(cwd, env);
+  return logExists(runLog) ? runLog : "./.turnlog";
+}
+
+/**
+ * Where `turnlog run` logs when `--dir` is not given: `$TURNLOG_DIR`, else the workspace's log in
+ * the user's state directory ({@link defaultRunLogDirectory}) — never inside the workspace, where
+ * the model's commands could reach it.
+ */
+export function runLogDirectory(env: NodeJS.ProcessEnv = process.env, cwd: string = process.cwd()): string {
+  return fromEnvironment(env) ?? defaultRunLogDirectory(cwd, env);
+}
+
+/** Where `turnlog demo` records when `--dir` is not given: `$TURNLOG_DIR`, else `./.turnlog`. */
+export function demoLogDirectory(env: NodeJS.ProcessEnv = process.env): string {
+  return fromEnvironment(env) ?? "./.turnlog";
+}
+
+/** Whether `directory` is the one the CLI would read without `--dir`, so a printed command can leave it out. */
 export function isDefaultLogDirectory(directory: string, env: NodeJS.ProcessEnv = process.env): boolean {
   return path.resolve(directory) === path.resolve(defaultLogDirectory(env));
 }

@@ -6,6 +6,7 @@ import type { Session } from "../runtime/session.js";
 import { CliError } from "./cli-error.js";
 import { continuedDemoProvider, createDemoRuntime, notADemoSession } from "./demo/demo-runtime.js";
 import { withLog } from "./log-directory.js";
+import { userSeals } from "../log/seal/user-seals.js";
 import { findRunRecord, type RunRecord } from "./run/run-record.js";
 import { createRunRuntime, mcpEnvironmentFor, toolSetDifferences } from "./run/run-runtime.js";
 import { requireApiKey } from "./run/run-settings.js";
@@ -56,6 +57,8 @@ export interface OpenSessionOptions {
 export async function withRecordedSession<T>(dir: string, sessionId: string, options: OpenSessionOptions, work: (opened: OpenedSession) => Promise<T>): Promise<T> {
   const { env, command } = options;
   return withLog(dir, {}, async (log) => {
+    // Whatever this command appends (an answer, a resumed turn, a recovery) is sealed like the rest.
+    const seals = await userSeals(dir, env);
     const recorded = await readSessionEvents(log, sessionId, dir, env);
     const run = await findRunRecord(log, sessionId, recorded);
     let runtime: Runtime;
@@ -71,6 +74,7 @@ export async function withRecordedSession<T>(dir: string, sessionId: string, opt
         mcpEnvironment: await mcpEnvironmentFor(run, env),
         recordedTools: state.tools,
         ...(options.onDelta !== undefined ? { onDelta: options.onDelta } : {}),
+        seals,
       });
       runtime = created.runtime;
       const differences = toolSetDifferences(state.tools, created.toolSet);
@@ -83,7 +87,7 @@ export async function withRecordedSession<T>(dir: string, sessionId: string, opt
       if (problem !== undefined) {
         throw new CliError(`session "${sessionId}" was not recorded by "turnlog demo" or "turnlog run" (${problem}) — ${command} works for CLI sessions; ${hostWay[command]}`);
       }
-      runtime = await createDemoRuntime({ log, provider: continuedDemoProvider(recorded) });
+      runtime = await createDemoRuntime({ log, provider: continuedDemoProvider(recorded), seals });
     }
     try {
       const session = await runtime.openSession(sessionId);

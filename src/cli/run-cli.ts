@@ -15,7 +15,7 @@ import { runCommand, type RunOptions } from "./commands/run-command.js";
 import { sessionsCommand } from "./commands/sessions-command.js";
 import { showCommand } from "./commands/show-command.js";
 import { verifyCommand } from "./commands/verify-command.js";
-import { defaultLogDirectory } from "./log-directory.js";
+import { defaultLogDirectory, demoLogDirectory, runLogDirectory } from "./log-directory.js";
 import { approverName } from "./run/run-driver.js";
 
 /**
@@ -31,7 +31,19 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo()): 
   const context = commandContext(io);
   let exitCode: number = exitCodes.ok;
   const program = buildProgram(io);
-  const dirOption = () => new Option("--dir <path>", "the log directory").default(defaultLogDirectory(io.env), "$TURNLOG_DIR or ./.turnlog");
+  // Each default is looked up only when the command runs without --dir (a lookup reads the disk).
+  const dirOption = (kind: "read" | "run" | "demo" = "read") =>
+    kind === "run"
+      ? new Option("--dir <path>", "the log directory").default(undefined, "$TURNLOG_DIR, else this workspace's log in ~/.local/state/turnlog")
+      : kind === "demo"
+        ? new Option("--dir <path>", "the log directory").default(undefined, "$TURNLOG_DIR or ./.turnlog")
+        : new Option("--dir <path>", "the log directory").default(undefined, "$TURNLOG_DIR, else this workspace's run log if there is one, else ./.turnlog");
+  const defaults = { read: () => defaultLogDirectory(io.env), run: () => runLogDirectory(io.env), demo: () => demoLogDirectory(io.env) };
+  program.hook("preAction", (_program, command) => {
+    if (command.getOptionValue("dir") !== undefined || !command.options.some((option) => option.long === "--dir")) return;
+    const kind = command.name() === "run" ? "run" : command.name() === "demo" ? "demo" : "read";
+    command.setOptionValue("dir", defaults[kind]());
+  });
   const jsonOption = () => new Option("--json", "print JSON instead of text");
   const byOption = () => new Option("--by <name>", "who answers, as the log records it").default(approverName(io.env), "$USER or cli");
   const noteOption = () => new Option("--note <text>", "why, as the log records it");
@@ -40,7 +52,7 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo()): 
   program
     .command("demo")
     .description("record a built-in scripted session (no network, no API key, no real files) and print its timeline")
-    .addOption(dirOption())
+    .addOption(dirOption("demo"))
     .option("--pause", "stop at the first call held for approval and print the commands that answer it (exit 3)")
     .action(async (options: { dir: string; pause?: boolean }) => {
       exitCode = await demoCommand(options, context);
@@ -59,7 +71,7 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo()): 
     .option("--session <id>", "continue this session with a new message, or create it under this ID")
     .option("--yes", "approve every call the gate holds (recorded as approved by --yes)")
     .option("--config <path>", "a config file instead of ./turnlog.config.json")
-    .addOption(dirOption())
+    .addOption(dirOption("run"))
     .addHelpText("after", "\nExit codes: 0 completed · 1 failed · 2 usage error · 3 a turn awaits approval · 4 stopped (budget, cancel, refusal).")
     .action(async (message: string[], options: RunOptions) => {
       exitCode = await runCommand(message, options, context);
@@ -181,10 +193,11 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo()): 
 
   program
     .command("verify")
-    .description("check every hash chain in the log for tampering (exit 1 when one is broken)")
+    .description("check every hash chain and every seal in the log, and the log against its witness (exit 1 on tampering; an unsealed tail after a crash is not)")
     .addOption(dirOption())
     .addOption(jsonOption())
-    .action(async (options: { dir: string; json?: boolean }) => {
+    .option("--public-key <file>", "also trust seals of this Ed25519 public key (PEM), e.g. a log sealed on another machine (repeatable)", (value: string, previous: string[] | undefined) => [...(previous ?? []), value])
+    .action(async (options: { dir: string; json?: boolean; publicKey?: string[] }) => {
       exitCode = await verifyCommand(options, context);
     });
 

@@ -3,7 +3,9 @@ import type { Budgets } from "../contracts/budgets.js";
 import { resolveBudgets } from "../contracts/budgets.js";
 import type { PolicyInput } from "../contracts/policy.js";
 import { SessionStateError, UnknownSessionError } from "../errors/session-state-error.js";
-import type { Clock, EventLog, IdSource, RecordedEvent, VerifyReport } from "../log/event-log.js";
+import type { Clock, EventLog, IdSource, RecordedEvent } from "../log/event-log.js";
+import { StreamSealer, type SealOptions } from "../log/seal/stream-sealer.js";
+import { verifySealedLog, type SealedVerifyReport } from "../log/seal/seal-verifier.js";
 import { LevelEventLog } from "../log/level-event-log.js";
 import { resolvePolicy } from "../policy/default-policy.js";
 import { auditRows, type AuditRow } from "../projections/audit.js";
@@ -79,6 +81,15 @@ export interface RuntimeOptions {
    * its own version for good. A turn in flight always finishes under the version it started with.
    */
   upgradeSessions?: "on-resume" | "never";
+  /**
+   * Signs a seal of each session's stream at every turn end, after each approval answer, and at
+   * `close()` for every stream appended to since its last seal (docs/log.md): the key (Ed25519)
+   * and the witness that keeps the latest seals outside the log. `userSeals(directory)` gives the
+   * user's key (made on first use in `~/.config/turnlog`) and a witness beside it, as
+   * `turnlog run` uses. Default: no seals, so that tests and hosts never write into the user's
+   * home unasked; `verify()` then still checks seals already in the log, against this key.
+   */
+  seals?: SealOptions;
 }
 
 export interface Runtime {
@@ -111,8 +122,13 @@ export interface Runtime {
   fork(sessionId: string, options: { at: number; to: string }): Promise<ForkResult>;
   /** The audit trail: one row per tool call of a session (DESIGN.md §4). */
   audit(sessionId: string): Promise<AuditRow[]>;
-  /** Walks every hash chain in the log. */
-  verify(): Promise<VerifyReport>;
+  /**
+   * Walks every hash chain in the log and checks every seal against the runtime's seal key and
+   * witness (`seals`): names truncation, deleted streams, dropped tails, rewritten events and
+   * forged approvals, and lists unsealed tails (normal after a crash) apart from faults. A seal
+   * signed by another key is a fault, so a runtime without `seals` fails on a sealed log.
+   */
+  verify(): Promise<SealedVerifyReport>;
   close(): Promise<void>;
 }
 
@@ -178,6 +194,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     // A change announced while the log opened and the registry was built has no listener yet.
     if (server.tools !== registered[index]) follow(server.tools);
   });
+  const seals = options.seals;
+  const sealer = seals !== undefined ? new StreamSealer(log, { ...seals, ...(options.clock !== undefined ? { clock: options.clock } : {}) }) : undefined;
   const gate = { realPath: resolveRealPath };
   const policy = resolvePolicy(options.policy);
   const budgets = resolveBudgets(options.budgets);
@@ -223,7 +241,9 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       }
       await recover(store, { registry, gate });
     }
-    return new Session(store, {
+    return new Session(
+      store,
+      {
       provider,
       registry,
       clock,
@@ -233,7 +253,9 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       sync: new SessionSync(registry, upgradeSessions === "on-resume" ? decisionsVersion : undefined),
       ...(options.history?.compressor ? { compressor: options.history.compressor } : {}),
       ...(options.onDelta ? { onDelta: options.onDelta } : {}),
-    });
+      },
+      sealer,
+    );
   }
 
   async function readSession(sessionId: string): Promise<RecordedEvent[]> {
@@ -284,17 +306,25 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     },
     async fork(sessionId, forkOptions) {
       if (!sessionIdPattern.test(forkOptions.to)) throw new TypeError(`session ID "${forkOptions.to}" must match ${sessionIdPattern}`);
-      return forkSession(log, sessionId, forkOptions);
+      const forked = await forkSession(log, sessionId, forkOptions);
+      await sealer?.seal(sessionStream(forkOptions.to));
+      return forked;
     },
     async audit(sessionId) {
       return auditRows(foldEvents(sessionStateProjection, await readSession(sessionId)));
     },
     verify() {
-      return log.verify();
+      return verifySealedLog(log, { keys: seals !== undefined ? [seals.key] : [], ...(seals?.witness !== undefined ? { witness: seals.witness } : {}) });
     },
     async close() {
-      await closeMcp();
-      if (ownsLog) await log.close();
+      try {
+        // What was appended since the last seal (a recovery, a host's stream, a run record) is sealed before the log closes.
+        await sealer?.sealTouched();
+      } finally {
+        sealer?.dispose();
+        await closeMcp();
+        if (ownsLog) await log.close();
+      }
     },
   };
 }

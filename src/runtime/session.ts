@@ -7,6 +7,8 @@ import type { SessionStore } from "./session-store.js";
 import { NativeToolExecutor, type NativeToolOptions, type NativeToolResult } from "./native-tool-executor.js";
 import { commandPrefix } from "../policy/command-prefix.js";
 import type { ToolDefinition } from "../tools/define-tool.js";
+import type { StreamSealer } from "../log/seal/stream-sealer.js";
+import { sessionStream } from "./session-store.js";
 
 export interface ApprovalAnswer {
   /** Who answered (a user name, a reviewer ID). */
@@ -35,6 +37,8 @@ export class Session {
   constructor(
     private readonly store: SessionStore,
     private readonly deps: LoopDependencies,
+    /** Seals the session's stream after each operation (a turn end, an answer), when the runtime seals. */
+    private readonly sealer?: StreamSealer,
   ) {}
 
   get id(): string {
@@ -129,8 +133,27 @@ export class Session {
     return new ProviderTurnLoop(this.store, this.deps);
   }
 
+  async #seal(): Promise<void> {
+    await this.sealer?.seal(sessionStream(this.id));
+  }
+
+  /**
+   * Runs `work` after every earlier operation, then seals the stream at its new version: a turn's
+   * end, an answer, a host-routed call. A failed operation is sealed too (what it appended is
+   * recorded all the same), and its own error is the one the caller gets.
+   */
   #exclusive<T>(work: () => Promise<T>): Promise<T> {
-    const result = this.#queue.then(work);
+    const result = this.#queue.then(async () => {
+      let value: T;
+      try {
+        value = await work();
+      } catch (error) {
+        await this.#seal().catch(() => undefined);
+        throw error;
+      }
+      await this.#seal();
+      return value;
+    });
     this.#queue = result.catch(() => undefined);
     return result;
   }

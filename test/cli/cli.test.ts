@@ -411,9 +411,10 @@ describe("turnlog verify", () => {
   it("says ok and exits 0 for an intact log", async () => {
     const run = await turnlog("verify", "--dir", logDir);
     expect(run.code).toBe(0);
-    expect(run.stdout).toMatch(/^ok: \d+ events checked\n$/);
+    // The demo seals with the user's key and keeps a witness of the log beside it.
+    expect(run.stdout).toMatch(/^ok: \d+ events checked · \d+ seals? verified \(key [0-9a-f]{16}\) · witness \S+\.json\n$/);
     const json = await turnlog("verify", "--dir", logDir, "--json");
-    expect(JSON.parse(json.stdout)).toMatchObject({ ok: true });
+    expect(JSON.parse(json.stdout)).toMatchObject({ ok: true, faults: [], unsealed: [] });
   });
 
   it("exits 1 and names the first bad position when an event's data is rewritten", async () => {
@@ -423,7 +424,9 @@ describe("turnlog verify", () => {
     });
     const run = await turnlog("verify", "--dir", dir);
     expect(run.code).toBe(1);
-    expect(run.stdout).toBe(`broken chain: stream ${stream()} position 2: hash-mismatch: the event's content does not match its hash\n`);
+    const lines = run.stdout.split("\n");
+    expect(lines[0]).toBe(`broken chain: stream ${stream()} position 2: hash-mismatch: the event's content does not match its hash`);
+    expect(lines[1]).toMatch(/^\d+ events checked · \d+ seals? verified/);
   });
 
   it("exits 1 and names the first bad position when an event is deleted", async () => {
@@ -538,7 +541,7 @@ describe("turnlog demo --pause, approve, deny, resume", () => {
     expect(replay.stdout).toMatch(/^identical: \d+ decisions recomputed, 0 divergences\n/);
     const verify = await inPausedLog("verify");
     expect(verify.code).toBe(0);
-    expect(verify.stdout).toMatch(/^ok: \d+ events checked\n$/);
+    expect(verify.stdout).toMatch(/^ok: \d+ events checked · \d+ seals? verified \(key [0-9a-f]{16}\) · witness \S+\.json\n$/);
     const sessions = JSON.parse((await inPausedLog("sessions", "--json")).stdout) as { id: string; status: string }[];
     expect(sessions).toEqual([expect.objectContaining({ id, status: "completed" })]);
   });

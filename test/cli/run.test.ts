@@ -1,3 +1,4 @@
+import { defaultRunLogDirectory } from "../../src/log/seal/user-directories.js";
 import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
 import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
@@ -148,7 +149,7 @@ describe("the log's own directory inside the workspace", () => {
       openAiSse([...openAiToolCallChunks(0, { id: "call_clobber", name: "write_file" }, [JSON.stringify({ path: ".turnlog/CURRENT", content: "gone" })]), finishChunk("tool_calls")]),
       openAiSse([textChunk("I could not write there."), finishChunk("stop")]),
     );
-    const run = await turnlog(["run", ...modelFlags(), "--mode", "full-auto", "Overwrite the log."]);
+    const run = await turnlog(["run", ...modelFlags(), "--mode", "full-auto", "--dir", ".turnlog", "Overwrite the log."]);
     expect(run.code).toBe(0);
     // Commands run in bubblewrap (installed here and by .ci/run), where the log is out of reach: said up front.
     expect(run.stdout).toContain("commands run in a sandbox");
@@ -239,7 +240,8 @@ describe("sessions run did not start, and forks of those it did", () => {
   it("refuses to continue a demo session", async () => {
     const demo = await turnlog(["demo"]);
     const demoId = /session\s+(demo-\S+)/.exec(demo.stdout)?.[1] ?? "";
-    const run = await turnlog(["run", ...modelFlags(), "--session", demoId, "hi"]);
+    // The demo records into ./.turnlog; run's own log is elsewhere, so it is named.
+    const run = await turnlog(["run", ...modelFlags(), "--dir", ".turnlog", "--session", demoId, "hi"]);
     expect(run.code).toBe(1);
     expect(run.stderr).toContain(`session "${demoId}" was not started by "turnlog run"`);
     expectOneCleanLine(run.stderr);
@@ -311,7 +313,7 @@ describe.skipIf(process.platform !== "linux" || !existsSync("/usr/bin/script"))(
 
 describe("key hygiene", () => {
   async function logFilesContain(needle: string): Promise<boolean> {
-    const dir = path.join(workDir, ".turnlog");
+    const dir = defaultRunLogDirectory(workDir);
     for (const name of await readdir(dir)) {
       const bytes = await readFile(path.join(dir, name)).catch(() => Buffer.alloc(0));
       if (bytes.includes(needle)) return true;

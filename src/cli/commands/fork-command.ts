@@ -5,6 +5,9 @@ import { PositionOutOfRangeError } from "../../replay/snapshot-cache.js";
 import type { CommandContext } from "../cli-io.js";
 import { CliError, exitCodes } from "../cli-error.js";
 import { dirFlag, withLog } from "../log-directory.js";
+import { StreamSealer } from "../../log/seal/stream-sealer.js";
+import { userSeals } from "../../log/seal/user-seals.js";
+import { sessionStream } from "../../runtime/session-store.js";
 
 const sessionIdPattern = /^[A-Za-z0-9._-]{1,128}$/;
 
@@ -21,7 +24,15 @@ export async function forkCommand(sessionId: string, options: { dir: string; at:
   const env = context.io.env;
   const result = await withLog(options.dir, {}, async (log) => {
     try {
-      return await forkSession(log, sessionId, { at, to: options.to });
+      const forked = await forkSession(log, sessionId, { at, to: options.to });
+      // The new session is sealed at once, as the runtime seals a fork.
+      const sealer = new StreamSealer(log, await userSeals(options.dir, env));
+      try {
+        await sealer.seal(sessionStream(options.to));
+      } finally {
+        sealer.dispose();
+      }
+      return forked;
     } catch (error) {
       if (ExpectedVersionConflictError.isInstance(error)) throw new CliError(`session "${options.to}" already exists in ${options.dir} — pick another --to`, { cause: error });
       if (UnknownSessionError.isInstance(error)) {

@@ -10,6 +10,7 @@ import { sessionStream } from "../../runtime/session-store.js";
 import type { CommandContext } from "../cli-io.js";
 import { CliError, exitCodes } from "../cli-error.js";
 import { dirFlag, logExists, withLog } from "../log-directory.js";
+import { userSeals } from "../../log/seal/user-seals.js";
 import { changedToolsMessage } from "../open-recorded-session.js";
 import { answeringFor, approverName, cancelOnInterrupt, driveSession, printRunEnding } from "../run/run-driver.js";
 import { RunPresenter } from "../run/run-presenter.js";
@@ -88,6 +89,7 @@ export async function runCommand(promptWords: readonly string[], options: RunOpt
       ...(settings.historyMaxTokens !== undefined ? { historyMaxTokens: settings.historyMaxTokens } : {}),
       onDelta: presenter.onDelta,
       ...(continued !== undefined ? { recordedTools: continued.state.tools } : {}),
+      seals: await userSeals(options.dir, io.env),
     });
     try {
       if (continued !== undefined) {

@@ -1,21 +1,75 @@
+import { readFile } from "node:fs/promises";
 import { printJson, type CommandContext } from "../cli-io.js";
-import { exitCodes } from "../cli-error.js";
-import { readOnly, withLog } from "../log-directory.js";
+import { CliError, exitCodes } from "../cli-error.js";
+import { logExists, readOnly, withLog } from "../log-directory.js";
+import { loadSealKey, sealKeyFromPem, type SealKey } from "../../log/seal/seal-key.js";
+import { SealWitness } from "../../log/seal/seal-witness.js";
+import { verifySealedLog, type SealedVerifyReport } from "../../log/seal/seal-verifier.js";
+import { sealKeyDirectory } from "../../log/seal/user-directories.js";
 
 /**
- * `turnlog verify`: walks every hash chain in the log. Exits 1 when one is broken, naming the
- * stream and the first bad position, so it can gate a pipeline.
+ * `turnlog verify`: walks every hash chain in the log, checks every seal against the user's seal
+ * key (and `--public-key` files), and compares the log with its witness. Exits 1 on any fault,
+ * naming it (truncated, deleted-stream, emptied-log, dropped-tail, rewritten, forged-approval, …),
+ * so it can gate a pipeline; an unsealed tail (events after the last seal: a crash) is reported
+ * but is not a failure. A deleted log directory is reported from the witness.
  */
-export async function verifyCommand(options: { dir: string; json?: boolean }, context: CommandContext): Promise<number> {
-  const report = await withLog(options.dir, readOnly(context.io), (log) => log.verify());
+export async function verifyCommand(options: { dir: string; json?: boolean; publicKey?: readonly string[] }, context: CommandContext): Promise<number> {
+  const { env } = context.io;
+  const keyDirectory = sealKeyDirectory(env);
+  const keys = await trustedKeys(keyDirectory, options.publicKey ?? []);
+  const witness = SealWitness.forLogDirectory(options.dir, { directory: keyDirectory });
+  let report: SealedVerifyReport;
+  if (logExists(options.dir)) {
+    report = await withLog(options.dir, readOnly(context.io), (log) => verifySealedLog(log, { keys, witness }));
+  } else {
+    // A log that is gone is only a user's typo when nothing was ever sealed there.
+    report = await verifySealedLog(undefined, { keys, witness });
+    if (report.ok) throw new CliError(`no log at ${options.dir} — run "npx turnlog demo" first or pass --dir`);
+  }
   if (options.json) {
     printJson(context, report);
-  } else if (report.ok) {
-    context.print(`${context.paint("good", "ok")}: ${report.checked} events checked`);
   } else {
-    context.print(
-      `${context.paint("bad", "broken chain")}: stream ${report.stream ?? "?"} position ${report.firstBadPosition ?? "?"}: ${report.reason ?? "unknown fault"}`,
-    );
+    printReport(report, context);
   }
   return report.ok ? exitCodes.ok : exitCodes.failure;
+}
+
+async function trustedKeys(keyDirectory: string, publicKeyFiles: readonly string[]): Promise<SealKey[]> {
+  const keys: SealKey[] = [];
+  try {
+    const own = await loadSealKey(keyDirectory);
+    if (own !== undefined) keys.push(own);
+  } catch (error) {
+    throw new CliError(error instanceof Error ? error.message : String(error), { cause: error });
+  }
+  for (const file of publicKeyFiles) {
+    try {
+      keys.push(sealKeyFromPem(await readFile(file, "utf8")));
+    } catch (error) {
+      throw new CliError(`--public-key ${file}: ${error instanceof Error ? error.message : String(error)}`, { exitCode: exitCodes.usage, cause: error });
+    }
+  }
+  return keys;
+}
+
+function printReport(report: SealedVerifyReport, context: CommandContext): void {
+  const { print, paint } = context;
+  const { seals } = report;
+  const sealed = seals.verified === 0 ? "no seals" : `${seals.verified} seal${seals.verified === 1 ? "" : "s"} verified (key ${seals.keyIds.join(", ")})`;
+  const witness = report.witness === null ? "no witness" : `witness ${report.witness.file}`;
+  if (report.ok) {
+    print(`${paint("good", "ok")}: ${report.checked} events checked · ${sealed} · ${witness}`);
+  }
+  for (const fault of report.faults) {
+    const where = `stream ${fault.stream === "" ? "?" : fault.stream}${fault.position !== undefined ? ` position ${fault.position}` : ""}${fault.sealPosition !== undefined ? ` (seal #${fault.sealPosition})` : ""}`;
+    if (fault.kind === "chain") print(`${paint("bad", "broken chain")}: ${where}: ${fault.reason}`);
+    else print(`${paint("bad", fault.kind)}: ${where}: ${fault.reason}`);
+  }
+  if (!report.ok) print(paint("dim", `${report.checked} events checked · ${sealed} · ${witness}`));
+  for (const tail of report.unsealed) {
+    const range = tail.from === tail.to ? `event ${tail.from}` : `events ${tail.from}–${tail.to}`;
+    const why = tail.from === 1 ? "never sealed (recorded before seals, or by a host that does not seal)" : "after its last seal (normal after a crash)";
+    print(paint("dim", `unsealed: ${tail.stream} ${range} ${why}`));
+  }
 }

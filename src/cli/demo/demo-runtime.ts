@@ -5,6 +5,7 @@ import type { ToolSnapshot } from "../../contracts/tools.js";
 import type { Clock, EventLog, RecordedEvent } from "../../log/event-log.js";
 import { scriptedProvider, type ScriptedProvider } from "../../providers/scripted-provider.js";
 import { createRuntime, type Runtime } from "../../runtime/create-runtime.js";
+import type { SealOptions } from "../../log/seal/stream-sealer.js";
 import { defineTool, type ToolDefinition } from "../../tools/define-tool.js";
 import { ToolRegistry } from "../../tools/tool-registry.js";
 import { plural } from "../timeline.js";
@@ -122,6 +123,8 @@ export interface DemoRuntimeOptions {
   /** Default: a fresh one holding {@link demoFiles}. */
   workspace?: VirtualWorkspace;
   clock?: Clock;
+  /** The key and witness the demo's sessions are sealed with (the CLI passes the user's). */
+  seals?: SealOptions;
 }
 
 /**
@@ -141,6 +144,7 @@ export function createDemoRuntime(options: DemoRuntimeOptions): Promise<Runtime>
     policy: demoPolicy,
     budgets: demoBudgets,
     ...(options.clock !== undefined ? { clock: options.clock } : {}),
+    ...(options.seals !== undefined ? { seals: options.seals } : {}),
   });
 }
 

@@ -5,6 +5,7 @@ import type { SendOutcome } from "../../runtime/provider-turn-loop.js";
 import { CliError } from "../cli-error.js";
 import type { TextSink } from "../cli-io.js";
 import { dirFlag, withLog } from "../log-directory.js";
+import { userSeals } from "../../log/seal/user-seals.js";
 import { answerCommands, commandLines, heldCallLines, outcomeLines, TimelinePrinter } from "../session-narrative.js";
 import { painter } from "../terminal-style.js";
 import { createDemoRuntime, demoFiles, demoProviderId } from "./demo-runtime.js";
@@ -71,7 +72,8 @@ export async function runDemo(options: RunDemoOptions): Promise<DemoResult> {
   const provider = scriptedProvider(demoScript(), { id: demoProviderId });
 
   return withLog(dir, { create: true, durability: "sync", clock }, async (log) => {
-    const runtime = await createDemoRuntime({ log, provider, workspace, clock });
+    // The demo seals as `run` does, with the user's key, so `turnlog verify` shows what a seal proves.
+    const runtime = await createDemoRuntime({ log, provider, workspace, clock, seals: await userSeals(dir, env) });
     try {
       print(`${paint("accent", "turnlog demo")} ${paint("dim", "— a scripted agent session: no network, no API key, no real files touched")}`);
       print(paint("dim", `its tools work on an in-memory workspace holding ${workspace.files().join(", ")}`));

@@ -2,11 +2,13 @@ import type { Budgets } from "../../contracts/budgets.js";
 import type { ApprovalMode } from "../../contracts/policy.js";
 import type { ToolSnapshot } from "../../contracts/tools.js";
 import type { EventLog } from "../../log/event-log.js";
+import type { SealOptions } from "../../log/seal/stream-sealer.js";
 import { anthropicMessagesProvider } from "../../providers/anthropic-messages-provider.js";
 import { openAiChatProvider } from "../../providers/openai-chat-provider.js";
 import type { Provider } from "../../providers/provider.js";
 import { createRuntime, type Runtime } from "../../runtime/create-runtime.js";
 import { logDirectoryOf } from "../../runtime/tool-plan-runner.js";
+import { sealKeyDirectory, turnlogStateDirectory } from "../../log/seal/user-directories.js";
 import type { ToolDefinition } from "../../tools/define-tool.js";
 import { connectMcpServers, type McpServerConfig } from "../../tools/mcp-tools.js";
 import { ToolRegistry, type ToolProvider } from "../../tools/tool-registry.js";
@@ -107,6 +109,8 @@ export interface RunRuntimeOptions {
    * contained or not. Absent for a new session, which is contained when this machine can.
    */
   recordedTools?: readonly ToolSnapshot[];
+  /** The key and witness the session is sealed with (the CLI passes the user's). */
+  seals?: SealOptions;
 }
 
 /** A run runtime and the tool set it registered. */
@@ -128,7 +132,8 @@ export interface RunRuntime {
 export async function createRunRuntime(options: RunRuntimeOptions): Promise<RunRuntime> {
   const { record, root } = options;
   // Commands run in bubblewrap where it works (DESIGN.md §8.3); the log is out of its reach.
-  const sandbox = runSandbox(options.recordedTools, logDirectoryOf(options.log));
+  // Hidden from it: the log, the seal key and witnesses, and every run log (wherever XDG puts them).
+  const sandbox = runSandbox(options.recordedTools, [...logDirectoryOf(options.log), sealKeyDirectory(process.env), turnlogStateDirectory(process.env)]);
   let registered: readonly ToolDefinition[] = [];
   // Adds nothing: it only sees every tool registered before the last phase, MCP tools included.
   const witness: ToolProvider = {
@@ -158,6 +163,7 @@ export async function createRunRuntime(options: RunRuntimeOptions): Promise<RunR
     ...(options.budgets !== undefined ? { budgets: options.budgets } : {}),
     history: { system: runSystemText(root), ...(options.historyMaxTokens !== undefined ? { maxTokens: options.historyMaxTokens } : {}) },
     ...(options.onDelta !== undefined ? { onDelta: options.onDelta } : {}),
+    ...(options.seals !== undefined ? { seals: options.seals } : {}),
   });
   return { runtime, toolSet: new ToolRegistry(registered).snapshot(), ...(sandbox.uncontained !== undefined ? { uncontained: sandbox.uncontained } : {}) };
 }

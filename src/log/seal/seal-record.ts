@@ -1,0 +1,93 @@
+import { sign, verify } from "node:crypto";
+import canonicalize from "canonicalize";
+import type { SealKey } from "./seal-key.js";
+
+/** The event type of a seal (in its own stream, never in the stream it seals). */
+export const sealEventType = "log.stream.sealed";
+
+/** The prefix of every seal stream: `turnlog.seals/<sealed stream>`. */
+export const sealStreamPrefix = "turnlog.seals/";
+
+/**
+ * The stream that holds the seals of `stream`. Seals live beside the stream they seal, not in it,
+ * so no fold, projection, history, audit or replay of a session ever sees one, and a seal can
+ * never change a decision.
+ *
+ * @example
+ * sealStreamOf("session-s1"); // "turnlog.seals/session-s1"
+ */
+export function sealStreamOf(stream: string): string {
+  return `${sealStreamPrefix}${stream}`;
+}
+
+/** Whether `stream` is a seal stream (never sealed itself). */
+export function isSealStream(stream: string): boolean {
+  return stream.startsWith(sealStreamPrefix);
+}
+
+/**
+ * A signed statement, in the manner of Certificate Transparency's signed tree head: stream
+ * `stream` held `version` events, the last with hash `hash`; the events `from`..`version` had the
+ * hashes `hashes` (so a rewrite is found at its position); the previous seal of the stream was
+ * signed `previousSignature` ("" for the first), so no seal can be dropped from between two others.
+ */
+export interface SealStatement {
+  stream: string;
+  version: number;
+  hash: string;
+  /** The first stream position this seal lists a hash for (the previous seal's version + 1). */
+  from: number;
+  /** The hashes of events `from`..`version`, in order. */
+  hashes: string[];
+  previousSignature: string;
+  /** ISO-8601, from the runtime's clock. */
+  sealedAt: string;
+  keyId: string;
+}
+
+/** A seal as the log stores it: the statement and its Ed25519 signature (base64). */
+export interface Seal extends SealStatement {
+  signature: string;
+}
+
+/** Domain separation: a seal signature can never be mistaken for a signature of anything else. */
+const signingContext = "turnlog seal v1\n";
+
+function signedBytes(statement: SealStatement): Buffer {
+  const { stream, version, hash, from, hashes, previousSignature, sealedAt, keyId } = statement;
+  const canonical = canonicalize({ stream, version, hash, from, hashes, previousSignature, sealedAt, keyId });
+  if (canonical === undefined) throw new TypeError("a seal statement must be JSON");
+  return Buffer.from(signingContext + canonical, "utf8");
+}
+
+/**
+ * Signs a statement with `key` (which must hold a private key).
+ *
+ * @example
+ * const seal = signSeal({ stream: "session-s1", version: 12, hash, from: 1, hashes, previousSignature: "", sealedAt, keyId: key.keyId }, key);
+ */
+export function signSeal(statement: SealStatement, key: SealKey): Seal {
+  if (key.privateKey === undefined) throw new TypeError(`seal key ${key.keyId} has no private key: it can verify seals, not make them`);
+  if (statement.keyId !== key.keyId) throw new TypeError("a seal names the key that signs it");
+  return { ...statement, signature: sign(null, signedBytes(statement), key.privateKey).toString("base64") };
+}
+
+/** Whether `seal`'s signature is `key`'s over the seal's statement. */
+export function sealSignatureValid(seal: Seal, key: SealKey): boolean {
+  try {
+    return verify(null, signedBytes(seal), key.publicKey, Buffer.from(seal.signature, "base64"));
+  } catch {
+    return false;
+  }
+}
+
+/** `value` as a seal, when it has a seal's shape; `undefined` otherwise. */
+export function asSeal(value: unknown): Seal | undefined {
+  if (typeof value !== "object" || value === null) return undefined;
+  const seal = value as Record<string, unknown>;
+  const strings = ["stream", "hash", "previousSignature", "sealedAt", "keyId", "signature"];
+  if (!strings.every((field) => typeof seal[field] === "string")) return undefined;
+  if (!Number.isSafeInteger(seal.version) || !Number.isSafeInteger(seal.from)) return undefined;
+  if (!Array.isArray(seal.hashes) || !seal.hashes.every((hash) => typeof hash === "string")) return undefined;
+  return value as Seal;
+}

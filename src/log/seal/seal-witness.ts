@@ -1,0 +1,95 @@
+import { createHash } from "node:crypto";
+import { mkdir, readFile } from "node:fs/promises";
+import path from "node:path";
+import type { Seal } from "./seal-record.js";
+import { writePrivately } from "./seal-key.js";
+import { realPathOrResolved, sealKeyDirectory } from "./user-directories.js";
+
+/** What the witness keeps of a stream's latest seal. */
+export interface WitnessedSeal {
+  version: number;
+  hash: string;
+  signature: string;
+  sealedAt: string;
+  keyId: string;
+}
+
+interface WitnessFile {
+  format: "turnlog-witness/1";
+  /** The log directory it witnesses (for people reading the file; the file name is what counts). */
+  log: string;
+  streams: Record<string, WitnessedSeal>;
+}
+
+/**
+ * A record kept outside the log of the latest seal of each of its streams, so that what the
+ * hash chain and in-log seals cannot show — a whole tail removed with its seals, a whole stream,
+ * the whole log — is still found: `verify` compares the log with it. One JSON file per log (mode
+ * 0600), updated after each seal is durable in the log (so a crash between the two leaves the
+ * witness behind the log, never ahead of it).
+ *
+ * @example
+ * const witness = SealWitness.forLogDirectory(".turnlog"); // ~/.config/turnlog/witness/turnlog-….json
+ */
+export class SealWitness {
+  #streams: Map<string, WitnessedSeal> | undefined;
+  #writing: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    /** The witness file. */
+    readonly file: string,
+    /** What the file says it witnesses. */
+    readonly label: string,
+  ) {}
+
+  /**
+   * The witness of the log in `logDirectory`, kept in `<directory>/witness/` (default: beside the
+   * seal key, {@link sealKeyDirectory}), named after the directory's real path.
+   *
+   * @example
+   * SealWitness.forLogDirectory("/work/app/.turnlog", { directory: "/home/ada/.config/turnlog" });
+   */
+  static forLogDirectory(logDirectory: string, options: { directory?: string } = {}): SealWitness {
+    const real = realPathOrResolved(logDirectory);
+    const name = `${path.basename(real).replace(/[^A-Za-z0-9._-]+/g, "-").replace(/^[-.]+/, "").slice(0, 40) || "log"}-${createHash("sha256").update(real).digest("hex").slice(0, 16)}.json`;
+    return new SealWitness(path.join(options.directory ?? sealKeyDirectory(), "witness", name), real);
+  }
+
+  /**
+   * The latest seal per stream, as witnessed; empty when nothing was ever witnessed. An
+   * unreadable file is an error, never an empty witness (that would excuse any deletion).
+   */
+  async read(): Promise<Map<string, WitnessedSeal>> {
+    let text: string;
+    try {
+      text = await readFile(this.file, "utf8");
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") return new Map();
+      throw error;
+    }
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      throw new Error(`the seal witness ${this.file} is not valid JSON`);
+    }
+    const file = parsed as Partial<WitnessFile>;
+    if (file.format !== "turnlog-witness/1" || typeof file.streams !== "object" || file.streams === null) {
+      throw new Error(`the seal witness ${this.file} is not in the format turnlog-witness/1`);
+    }
+    return new Map(Object.entries(file.streams));
+  }
+
+  /** Records `seal` as its stream's latest. Calls run one after another. */
+  record(seal: Seal): Promise<void> {
+    const result = this.#writing.then(async () => {
+      this.#streams ??= await this.read();
+      this.#streams.set(seal.stream, { version: seal.version, hash: seal.hash, signature: seal.signature, sealedAt: seal.sealedAt, keyId: seal.keyId });
+      const file: WitnessFile = { format: "turnlog-witness/1", log: this.label, streams: Object.fromEntries([...this.#streams].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) };
+      await mkdir(path.dirname(this.file), { recursive: true, mode: 0o700 });
+      await writePrivately(this.file, `${JSON.stringify(file, null, 1)}\n`, 0o600);
+    });
+    this.#writing = result.catch(() => undefined);
+    return result;
+  }
+}
