@@ -71,6 +71,7 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo()): 
     .option("--session <id>", "continue this session with a new message, or create it under this ID")
     .option("--yes", "approve every call the gate holds (recorded as approved by --yes)")
     .option("--config <path>", "a config file instead of ./turnlog.config.json")
+    .option("--trust-config", "apply what the config file asks for that needs your confirmation (a higher mode, MCP servers, the endpoint and key variable), and remember it")
     .addOption(dirOption("run"))
     .addHelpText("after", "\nExit codes: 0 completed · 1 failed · 2 usage error · 3 a turn awaits approval · 4 stopped (budget, cancel, refusal).")
     .action(async (message: string[], options: RunOptions) => {

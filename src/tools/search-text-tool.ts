@@ -1,9 +1,10 @@
-import { lstat, readFile, readdir } from "node:fs/promises";
+import { constants } from "node:fs";
+import { lstat, open, readdir } from "node:fs/promises";
 import path from "node:path";
 import { z } from "zod";
 import type { ToolDefinition, ToolResult } from "./define-tool.js";
 import { defineTool } from "./define-tool.js";
-import { fsFailure } from "./workspace-file-tools.js";
+import { fileLinkProblem, fsFailure } from "./workspace-file-tools.js";
 import { resolveWorkspacePath } from "./workspace-path.js";
 import type { WorkspaceToolSettings } from "./workspace-tool-settings.js";
 import { resultHeadroomChars } from "./workspace-tool-settings.js";
@@ -19,10 +20,15 @@ export const maxSearchFiles = 20_000;
 /** A matching line longer than this is cut (minified code is one enormous line). */
 export const maxMatchLineChars = 300;
 
+// As read_file opens: a symlink swapped in since the walk saw the entry fails the open, a FIFO cannot hang it.
+const readFlags = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
+
 interface SearchStats {
   files: number;
   binary: number;
   large: number;
+  /** Files with more than one link (or replaced while opened): skipped, see `single-link-file.ts`. */
+  hardLinked: number;
   matchedFiles: number;
   stopped: "matches" | "output" | "files" | undefined;
 }
@@ -31,8 +37,9 @@ interface SearchStats {
  * `search_text({ pattern, path? })`: the lines that contain `pattern` — a literal, case-sensitive
  * string — in the files under `path` (default: the workspace root), as `file:line: text`, in path
  * order. `.git`, `node_modules` and `.turnlog` are skipped while walking, and so are binary files (a
- * NUL byte), files over `maxSearchFileBytes` and every symbolic link: the walk never leaves the
- * directory it started in.
+ * NUL byte), files over `maxSearchFileBytes`, every symbolic link — the walk never leaves the
+ * directory it started in — and every file with more than one link (unless `allowHardLinks`),
+ * which may be a file outside the workspace under a second name.
  *
  * Literal, not a regular expression: JavaScript's regex engine backtracks, a pattern such as
  * `(a+)+$` can spin for minutes, and a synchronous match cannot be interrupted by the call's timeout.
@@ -45,7 +52,7 @@ interface SearchStats {
 export function searchTextTool(settings: WorkspaceToolSettings): ToolDefinition {
   return defineTool({
     name: "search_text",
-    description: `Find the lines containing a literal, case-sensitive string (not a regular expression) in the files under a path of the workspace (default: all of it). Returns "file:line: text" lines, at most ${maxSearchMatches}. Skips .git, node_modules, .turnlog, binary files and symbolic links.`,
+    description: `Find the lines containing a literal, case-sensitive string (not a regular expression) in the files under a path of the workspace (default: all of it). Returns "file:line: text" lines, at most ${maxSearchMatches}. Skips .git, node_modules, .turnlog, binary files, symbolic links and hard-linked files.`,
     risk: "read-only-local",
     input: z.object({
       pattern: z.string().min(1).describe("The exact text to look for, on one line."),
@@ -67,7 +74,7 @@ export function searchTextTool(settings: WorkspaceToolSettings): ToolDefinition 
       if (!start.isFile() && !start.isDirectory()) return failed(`${target.display} is not a regular file or directory`);
 
       const lines: string[] = [];
-      const stats: SearchStats = { files: 0, binary: 0, large: 0, matchedFiles: 0, stopped: undefined };
+      const stats: SearchStats = { files: 0, binary: 0, large: 0, hardLinked: 0, matchedFiles: 0, stopped: undefined };
       let chars = 0;
       const budget = settings.maxOutputChars - 200;
 
@@ -85,7 +92,22 @@ export function searchTextTool(settings: WorkspaceToolSettings): ToolDefinition 
         }
         let bytes: Buffer;
         try {
-          bytes = await readFile(absolute);
+          const handle = await open(absolute, readFlags);
+          try {
+            // A hard link may be a file outside the workspace under a second name: skipped, not read,
+            // and counted in the summary, so one such file does not fail the whole search.
+            if ((await fileLinkProblem(settings, handle, absolute)) !== undefined) {
+              stats.hardLinked += 1;
+              return true;
+            }
+            bytes = await handle.readFile();
+            if ((await fileLinkProblem(settings, handle, absolute)) !== undefined) {
+              stats.hardLinked += 1;
+              return true;
+            }
+          } finally {
+            await handle.close();
+          }
         } catch {
           // A file that vanished or is unreadable is not a reason to stop the search.
           return true;
@@ -155,6 +177,7 @@ function summary(pattern: string, matches: number, stats: SearchStats): string {
   const parts = [matches === 0 ? `no matches for ${JSON.stringify(pattern)}` : `${plural(matches, "match")} in ${plural(stats.matchedFiles, "file")}`, `${plural(stats.files, "file")} searched`];
   if (stats.binary > 0) parts.push(`${stats.binary} binary skipped`);
   if (stats.large > 0) parts.push(`${stats.large} over ${maxSearchFileBytes} bytes skipped`);
+  if (stats.hardLinked > 0) parts.push(`${stats.hardLinked} hard-linked skipped (a file with more than one link may be a file outside the workspace)`);
   if (stats.stopped === "matches") parts.push(`stopped at ${maxSearchMatches} matches; narrow the path or the pattern`);
   if (stats.stopped === "output") parts.push("stopped at the output limit; narrow the path or the pattern");
   if (stats.stopped === "files") parts.push(`stopped after ${maxSearchFiles} files; narrow the path`);

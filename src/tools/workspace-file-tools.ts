@@ -11,6 +11,7 @@ import { z } from "zod";
 import { writeFileAtomic } from "./atomic-write.js";
 import type { ToolContext, ToolDefinition, ToolResult } from "./define-tool.js";
 import { defineTool } from "./define-tool.js";
+import { linkProblem, linkRefusal, type LinkProblem } from "./single-link-file.js";
 import { protectedPathOf, resolveWorkspacePath, type WorkspacePath } from "./workspace-path.js";
 import type { WorkspaceToolSettings } from "./workspace-tool-settings.js";
 import { resultHeadroomChars } from "./workspace-tool-settings.js";
@@ -56,22 +57,30 @@ export function readFileTool(settings: WorkspaceToolSettings): ToolDefinition {
         return failed(fsFailure("read", target.display, error));
       }
       try {
+        const before = await fileLinkProblem(settings, handle, target.absolute);
+        if (before !== undefined) return failed(linkRefusal("read_file", target.display, before));
         const size = (await handle.stat()).size;
         const budget = settings.maxOutputChars;
+        let result: ToolResult;
         if (size <= budget) {
           const bytes = await readAt(handle, 0, size);
           if (bytes.includes(0)) return failed(binaryMessage(target.display));
-          return { ok: true, content: new TextDecoder().decode(bytes), metadata: { path: target.display, bytes: size, truncated: false } };
+          result = { ok: true, content: new TextDecoder().decode(bytes), metadata: { path: target.display, bytes: size, truncated: false } };
+        } else {
+          const marker = (removed: number) => `\n…[${removed} bytes not shown: the file is ${size} bytes; use search_text to find lines in it]…\n`;
+          const keep = Math.max(0, budget - marker(size).length);
+          const headBytes = Math.ceil(keep / 2);
+          const tailBytes = keep - headBytes;
+          const head = await readAt(handle, 0, headBytes);
+          const tail = await readAt(handle, size - tailBytes, tailBytes);
+          if (head.includes(0) || tail.includes(0)) return failed(binaryMessage(target.display));
+          const content = decodeHead(head) + marker(size - headBytes - tailBytes) + decodeTail(tail);
+          result = { ok: true, content, metadata: { path: target.display, bytes: size, truncated: true } };
         }
-        const marker = (removed: number) => `\n…[${removed} bytes not shown: the file is ${size} bytes; use search_text to find lines in it]…\n`;
-        const keep = Math.max(0, budget - marker(size).length);
-        const headBytes = Math.ceil(keep / 2);
-        const tailBytes = keep - headBytes;
-        const head = await readAt(handle, 0, headBytes);
-        const tail = await readAt(handle, size - tailBytes, tailBytes);
-        if (head.includes(0) || tail.includes(0)) return failed(binaryMessage(target.display));
-        const content = decodeHead(head) + marker(size - headBytes - tailBytes) + decodeTail(tail);
-        return { ok: true, content, metadata: { path: target.display, bytes: size, truncated: true } };
+        // Checked again once read: a link made or removed while reading is caught at this edge too.
+        const after = await fileLinkProblem(settings, handle, target.absolute);
+        if (after !== undefined) return failed(linkRefusal("read_file", target.display, after));
+        return result;
       } catch (error) {
         return failed(fsFailure("read", target.display, error));
       } finally {
@@ -189,7 +198,7 @@ export function editFileTool(settings: WorkspaceToolSettings): ToolDefinition {
       if (input.oldText === "") return failed("oldText is empty; to write a whole file, use write_file");
       const target = resolveWriteTarget(settings, ctx, input.path);
       if (!target.ok) return failed(target.message);
-      const current = await readTextForEdit(target.absolute, target.display);
+      const current = await readTextForEdit(settings, target.absolute, target.display);
       if (!current.ok) return failed(current.message);
       const count = occurrences(current.text, input.oldText);
       if (count === 0) {
@@ -237,7 +246,7 @@ function kindProblem(kind: FileKind, display: string, wanted: "file" | "director
   return undefined;
 }
 
-async function readTextForEdit(absolute: string, display: string): Promise<{ ok: true; text: string } | { ok: false; message: string }> {
+async function readTextForEdit(settings: WorkspaceToolSettings, absolute: string, display: string): Promise<{ ok: true; text: string } | { ok: false; message: string }> {
   const kind = await fileKind(absolute);
   if (kind === "missing") return { ok: false, message: `${display} does not exist; use write_file to create it` };
   const problem = kindProblem(kind, display, "file");
@@ -246,9 +255,15 @@ async function readTextForEdit(absolute: string, display: string): Promise<{ ok:
   try {
     const handle = await open(absolute, readFlags);
     try {
+      // Refused before reading: the edit's result (a count of occurrences, a written copy) would
+      // tell the model about a file outside the workspace linked in.
+      const before = await fileLinkProblem(settings, handle, absolute);
+      if (before !== undefined) return { ok: false, message: linkRefusal("edit_file", display, before) };
       const size = (await handle.stat()).size;
       if (size > maxEditBytes) return { ok: false, message: `${display} is ${size} bytes; edit_file edits files up to ${maxEditBytes} bytes` };
       bytes = await readAt(handle, 0, size);
+      const after = await fileLinkProblem(settings, handle, absolute);
+      if (after !== undefined) return { ok: false, message: linkRefusal("edit_file", display, after) };
     } finally {
       await handle.close();
     }
@@ -263,6 +278,15 @@ async function readTextForEdit(absolute: string, display: string): Promise<{ ok:
   } catch {
     return { ok: false, message: `${display} is not valid UTF-8 text; edit_file changes text files only` };
   }
+}
+
+/**
+ * Whether an opened file may be read under these settings: the link check of `single-link-file.ts`,
+ * unless the host allowed hard links (then only that it is still a regular file).
+ */
+export async function fileLinkProblem(settings: WorkspaceToolSettings, handle: FileHandle, absolute: string): Promise<LinkProblem | undefined> {
+  if (!settings.allowHardLinks) return linkProblem(handle, absolute);
+  return (await handle.stat()).isFile() ? undefined : { kind: "changed" };
 }
 
 /**

@@ -8,7 +8,7 @@ import { defaultMaxResultChars } from "./define-tool.js";
  * @example
  * const settings: WorkspaceToolSettings = {
  *   root: "/work/app", commandTimeoutMs: 60_000, maxOutputChars: 12_000, shell: "/bin/sh", env: () => ({ PATH: "/usr/bin" }),
- *   protectedPaths: ["/work/app/.turnlog"],
+ *   protectedPaths: ["/work/app/.turnlog"], allowHardLinks: false,
  * };
  */
 export interface WorkspaceToolSettings {
@@ -21,6 +21,8 @@ export interface WorkspaceToolSettings {
   env: () => Record<string, string | undefined>;
   /** Absolute paths `write_file` and `edit_file` never write into (e.g. the log's own directory). */
   protectedPaths: readonly string[];
+  /** Whether the reading tools open a file with more than one link (see `single-link-file.ts`). */
+  allowHardLinks: boolean;
   /** Where `run_command` runs its shell; absent: directly, uncontained. */
   sandbox?: CommandSandbox;
 }

@@ -37,6 +37,15 @@ export interface WorkspaceToolsOptions {
    */
   protectedPaths?: readonly string[];
   /**
+   * Whether `read_file`, `edit_file` and `search_text` open a regular file that has more than one
+   * link. Default `false`: a hard link is a file inside the workspace that may be a file outside it
+   * under a second name (`ln ~/.ssh/id_ed25519 notes.txt`), so it is refused (`search_text` skips
+   * it and says so). Pass `true` for a workspace hard-linked on purpose — a pnpm `node_modules`
+   * linked to its store — accepting that a link made to a file outside can then be read.
+   * `write_file` is not affected: it replaces the link by a new file and never writes through it.
+   */
+  allowHardLinks?: boolean;
+  /**
    * Runs `run_command`'s shell contained (DESIGN.md §8.3), e.g. `bubblewrapSandbox()`: only the
    * workspace writable (its protected paths read-only), a private `/tmp`, no network, credential
    * directories hidden, an allowlisted environment, and nothing left running afterwards. When the
@@ -78,6 +87,7 @@ export function workspaceTools(options: WorkspaceToolsOptions): ToolDefinition[]
     // Read at each call, so a host that changes its environment later is followed.
     env: env === undefined ? () => withoutSecretVariables(process.env) : () => ({ ...env }),
     protectedPaths: (options.protectedPaths ?? []).map((entry) => path.resolve(options.root, entry)),
+    allowHardLinks: options.allowHardLinks === true,
     ...(options.sandbox !== undefined ? { sandbox: options.sandbox } : {}),
   };
   return [readFileTool(settings), listDirTool(settings), searchTextTool(settings), writeFileTool(settings), editFileTool(settings), runCommandTool(settings)];

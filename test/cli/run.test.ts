@@ -24,6 +24,8 @@ const notes = "# Notes\n\nstatus: draft\n";
 
 let server: SseTestServer;
 let workDir: string;
+/** The person's config directory ($XDG_CONFIG_HOME), where confirmed configs are remembered. */
+let configHome: string;
 
 beforeAll(async () => {
   await ensureBuiltCli();
@@ -32,15 +34,17 @@ beforeAll(async () => {
 beforeEach(async () => {
   server = await startSseTestServer();
   workDir = await mkdtemp(path.join(os.tmpdir(), "turnlog-run-"));
+  configHome = await mkdtemp(path.join(os.tmpdir(), "turnlog-run-config-home-"));
   await writeFile(path.join(workDir, "notes.md"), notes);
 });
 
 afterEach(async () => {
   await server.close();
   await rm(workDir, { recursive: true, force: true });
+  await rm(configHome, { recursive: true, force: true });
 });
 
-const turnlog = (args: readonly string[], env: Record<string, string | undefined> = {}) => runTurnlog(args, { cwd: workDir, env: { [keyEnv]: fakeKey, ...env } });
+const turnlog = (args: readonly string[], env: Record<string, string | undefined> = {}) => runTurnlog(args, { cwd: workDir, env: { [keyEnv]: fakeKey, XDG_CONFIG_HOME: configHome, ...env } });
 const modelFlags = () => ["--base-url", `${server.url}/v1`, "--model", "gpt-test", "--api-key-env", keyEnv];
 
 /** Turn 1 reads notes.md, turn 2 edits it (held in `ask` mode), turn 3 answers. */
@@ -203,10 +207,12 @@ describe("no self-escalation through workspace files", () => {
 describe("turnlog run without --yes, piped: the turn waits in the log", () => {
   it("exits 3 with the held call; approve and resume finish it against the same server", async () => {
     server.enqueue(...readEditAnswerScript());
-    // The file says auto-edit; the flag wins.
+    // The file says auto-edit; the flag wins, even over --trust-config, which confirms the file's endpoint and key variable.
     await writeFile(path.join(workDir, "turnlog.config.json"), JSON.stringify({ provider: "openai", baseURL: `${server.url}/v1`, model: "gpt-test", apiKeyEnv: keyEnv, mode: "auto-edit" }));
-    const run = await turnlog(["run", "--mode", "ask", "Mark the notes final."]);
+    const run = await turnlog(["run", "--mode", "ask", "--trust-config", "Mark the notes final."]);
     expect(run.stderr).toBe("");
+    expect(run.stdout).toContain(`the model's endpoint ${server.url}/v1`);
+    expect(run.stdout).not.toContain("mode auto-edit");
     expect(run.code).toBe(3);
     const sessionId = sessionIdIn(run.stdout);
     expect(run.stdout).toContain("⏸  awaiting approval");
@@ -298,7 +304,7 @@ describe.skipIf(process.platform !== "linux" || !existsSync("/usr/bin/script"))(
     server.enqueue(...readEditAnswerScript());
     const run = await runTurnlogInTerminal(["run", ...modelFlags(), "Mark the notes final."], {
       cwd: workDir,
-      env: { [keyEnv]: fakeKey },
+      env: { [keyEnv]: fakeKey, XDG_CONFIG_HOME: configHome },
       answers: [{ after: /approve edit_file call_edit .*›/, type: "a" }],
     });
     expect(run.stdout).toContain("[y]es · [n]o · [a]lways");

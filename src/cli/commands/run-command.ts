@@ -16,7 +16,8 @@ import { answeringFor, approverName, cancelOnInterrupt, driveSession, printRunEn
 import { RunPresenter } from "../run/run-presenter.js";
 import { findRunRecord, recordRun, type RunRecord } from "../run/run-record.js";
 import { createRunRuntime, mcpEnvironmentFor, toolSetDifferences } from "../run/run-runtime.js";
-import { continuedRunRecord, requireApiKey, resolveRunSettings, type RunFlags, type RunSettings } from "../run/run-settings.js";
+import { confirmRunConfig } from "../run/config-confirmation.js";
+import { continuedRunRecord, loadRunConfig, requireApiKey, resolveRunSettings, type RunFlags, type RunSettings } from "../run/run-settings.js";
 import { sessionStatus } from "../session-status.js";
 import { plural } from "../timeline.js";
 import { exitCodeOf } from "./resume-command.js";
@@ -28,6 +29,8 @@ export interface RunOptions extends RunFlags {
   session?: string;
   /** Approve every held call (recorded with the note that `--yes` did it). */
   yes?: boolean;
+  /** Apply what the config file asks for that needs the person's confirmation, and remember it. */
+  trustConfig?: boolean;
 }
 
 const sessionIdPattern = /^[A-Za-z0-9._-]{1,128}$/;
@@ -70,7 +73,11 @@ export async function runCommand(promptWords: readonly string[], options: RunOpt
     root = policy.workspace.root;
     settings = { record, mode: policy.approvalMode, budgets: {}, mcpEnvironment: await mcpEnvironmentFor(record, io.env) };
   } else {
-    settings = await resolveRunSettings(options, cwd);
+    const loaded = await loadRunConfig(options, cwd);
+    // A file in the workspace may have been written by the model: what it asks for that raises the
+    // model's permissions applies only once the person confirmed it (DESIGN.md §8.3).
+    const applied = loaded === undefined ? undefined : await confirmRunConfig(loaded, options, { context, workspace: cwd, trust: options.trustConfig === true });
+    settings = resolveRunSettings(options, applied);
     root = cwd;
   }
   requireApiKey(settings.record, io.env);

@@ -3,6 +3,7 @@ import type { Budgets } from "../../contracts/budgets.js";
 import type { ApprovalMode } from "../../contracts/policy.js";
 import { containsSecret } from "../../policy/secret-detector.js";
 import { CliError, exitCodes } from "../cli-error.js";
+import { defaultRunMode } from "./config-confirmation.js";
 import { mcpServerName, parseMcpFlag, uniqueName } from "./mcp-flag.js";
 import { defaultConfigFileName, environmentVariableName, readRunConfigFile, type LoadedConfigFile, type ProviderKind } from "./run-config-file.js";
 import type { RecordedMcpServer, RunRecord } from "./run-record.js";
@@ -45,14 +46,15 @@ export const providerDefaults: Record<ProviderKind, { baseURL: string; apiKeyEnv
 export const runWallClockMs = 24 * 60 * 60 * 1000;
 
 /**
- * Resolves a new run's settings: flags over `turnlog.config.json` (or `--config`) over defaults.
- * Every mistake is a one-line {@link CliError} with exit 2 that names the flag or field.
+ * Resolves a new run's settings: flags over the config file as applied (`turnlog.config.json` or
+ * `--config`, read with {@link loadRunConfig}, its escalations left out unless the person confirmed
+ * them: `confirmRunConfig`) over defaults. Every mistake is a one-line {@link CliError} with exit 2
+ * that names the flag or field.
  *
  * @example
- * const settings = await resolveRunSettings({ baseUrl: "http://localhost:11434/v1", model: "qwen2.5-coder" }, process.cwd());
+ * const settings = resolveRunSettings({ baseUrl: "http://localhost:11434/v1", model: "qwen2.5-coder" }, undefined);
  */
-export async function resolveRunSettings(flags: RunFlags, cwd: string): Promise<RunSettings> {
-  const loaded = await loadConfig(flags, cwd);
+export function resolveRunSettings(flags: RunFlags, loaded: LoadedConfigFile | undefined): RunSettings {
   const file = loaded?.config ?? {};
   const provider = flags.provider ?? file.provider ?? "openai";
   const defaults = providerDefaults[provider];
@@ -94,7 +96,7 @@ export async function resolveRunSettings(flags: RunFlags, cwd: string): Promise<
       mcpServers,
       ...(loaded !== undefined ? { configFile: loaded.file } : {}),
     },
-    mode: flags.mode ?? file.mode ?? "ask",
+    mode: flags.mode ?? file.mode ?? defaultRunMode,
     budgets: { wallClockMs: runWallClockMs, ...file.budgets },
     ...(file.history?.maxTokens !== undefined ? { historyMaxTokens: file.history.maxTokens } : {}),
     mcpEnvironment,
@@ -188,7 +190,13 @@ function checkEnvironmentName(name: string): void {
   }
 }
 
-async function loadConfig(flags: RunFlags, cwd: string): Promise<LoadedConfigFile | undefined> {
+/**
+ * Reads the config file of a new run: `--config`, else `turnlog.config.json` in `cwd` if there is one.
+ *
+ * @example
+ * const loaded = await loadRunConfig({}, process.cwd()); // undefined when there is none
+ */
+export async function loadRunConfig(flags: RunFlags, cwd: string): Promise<LoadedConfigFile | undefined> {
   if (flags.config !== undefined) return readRunConfigFile(flags.config, { explicit: true });
   // Named relative to the working directory in messages, as the user would type it.
   const file = path.relative(process.cwd(), path.join(cwd, defaultConfigFileName)) || defaultConfigFileName;
