@@ -155,8 +155,8 @@ export async function createRunRuntime(options: RunRuntimeOptions): Promise<RunR
  * The values a run registers as known secrets (`createRuntime({ secrets })`): the provider's key,
  * read from the recorded variable, and the values of the MCP servers' secret-named variables
  * (`GITHUB_TOKEN`). Values shorter than 8 characters are left out: they are no real keys (a local
- * server's `ollama`, the `turnlog-no-key` placeholder is longer but is never set by anyone), and
- * redacting them would shred ordinary text.
+ * server's `ollama` or `none`), and redacting them would shred ordinary text. An unset key
+ * variable registers nothing (the placeholder the adapters send then is no secret).
  *
  * @example
  * runSecrets(record, { LLM_AUTH: "sk-…" }, new Map()); // ["sk-…"]
