@@ -6,7 +6,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { containsSecret, findSecrets, redactJsonText, redactText, redactValue } from "../src/policy/secret-detector.js";
+import { containsSecret, createSecretRedactor, findSecrets, redactJsonText, redactText, redactValue } from "../src/policy/secret-detector.js";
 import type { SecretKind } from "../src/policy/secret-detector.js";
 import { exampleSecrets, nonSecretTexts, nonSecretValues } from "../test/support/secret-examples.js";
 
@@ -64,6 +64,15 @@ const plantedFormat: fc.Arbitrary<Planted> = fc.oneof(
   fc
     .tuple(chars(base64url, 8, 40), chars(base64url, 2, 80), chars(base64url, 0, 43))
     .map(([header, payload, signature]) => ({ kind: "jwt" as const, raw: `eyJ${header}.${payload}.${signature}` })),
+  // Issue 12's formats.
+  fc
+    .tuple(fc.constantFrom("sk_live_", "sk_test_", "rk_live_", "rk_test_"), chars(alphanumeric, 20, 40), fc.constantFrom(...digits))
+    .map(([prefix, body, digit]) => ({ kind: "stripe-key" as const, raw: `${prefix}${body}${digit}` })),
+  fc.tuple(chars(`${alphanumeric}_-`, 19, 19), fc.constantFrom(...digits)).map(([body, digit]) => ({ kind: "gitlab-token" as const, raw: `glpat-${body}${digit}` })),
+  fc.tuple(chars(lower, 16, 16), chars(upper, 18, 18)).map(([small, big]) => ({ kind: "huggingface-token" as const, raw: `hf_${small}${big}` })),
+  fc.tuple(chars(base64url, 22, 22), chars(base64url, 43, 43)).map(([id, secret]) => ({ kind: "sendgrid-key" as const, raw: `SG.${id}.${secret}` })),
+  chars("0123456789abcdef", 32, 32).map((body) => ({ kind: "twilio-key" as const, raw: `SK${body}` })),
+  chars(alphanumeric, 36, 36).map((body) => ({ kind: "npm-token" as const, raw: `npm_${body}` })),
 ).map((planted) => ({ ...planted, text: planted.raw }));
 
 const plantedInContext: fc.Arbitrary<Planted> = fc.oneof(
@@ -284,6 +293,45 @@ describe("secret redaction (property)", () => {
         expect(JSON.stringify(value)).toBe(snapshot);
         expect(containsSecret(value)).toBe(result.redacted);
         expect(result.redacted).toBe(JSON.stringify(result.value) !== snapshot);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  /** Values a host registers: some look like nothing, some contain what the rules look for, or the marker's pieces. */
+  const knownValue = fc.oneof(
+    chars(`${alphanumeric}.+*?()[]{}|^$\\-`, 8, 40),
+    fc.constantFrom("sk_live_4eC39HqLyjWDarjtT1zdp7dc", "EDACTED]abc", "password=hunter2", "[REDACTED][REDACTED]x"),
+  );
+  const withKnown = fc.tuple(fc.array(knownValue, { minLength: 1, maxLength: 3 }), fc.array(fc.oneof(fc.constantFrom(...fragments), knownValue), { maxLength: 30 }));
+
+  it("with host secrets too: redaction is idempotent, and its output holds no secret, known or found", () => {
+    fc.assert(
+      fc.property(withKnown, ([secrets, parts]) => {
+        fc.pre(secrets.every((secret) => secret.length >= 8));
+        const redactor = createSecretRedactor({ secrets });
+        const text = parts.join("");
+        const once = redactor.redactText(text);
+        // Never grows a secret back: nothing in the output is a secret, so a second pass is a no-op.
+        expect(redactor.findSecrets(once.text)).toEqual([]);
+        expect(redactor.redactText(once.text)).toEqual({ text: once.text, redacted: false, kinds: [] });
+        for (const secret of secrets) expect(once.text).not.toContain(secret);
+        const value = { note: text, [text.slice(0, 12)]: parts };
+        const valueOnce = redactor.redactValue(value).value;
+        expect(redactor.redactValue(valueOnce)).toEqual({ value: valueOnce, redacted: false, kinds: [] });
+        for (const secret of secrets) expect(JSON.stringify(valueOnce)).not.toContain(JSON.stringify(secret).slice(1, -1));
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it("redacting text that is already redacted changes nothing", () => {
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom(...fragments, "[REDACTED]", "=[REDACTED]", '"[REDACTED]"', "Bearer [REDACTED]"), { maxLength: 30 }), (parts) => {
+        const redacted = redactText(parts.join("")).text;
+        expect(redactText(redacted).text).toBe(redacted);
+        const json = redactJsonText(JSON.stringify({ text: parts.join("") })).text;
+        expect(redactJsonText(json).text).toBe(json);
       }),
       { numRuns: 500 },
     );

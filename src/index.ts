@@ -36,8 +36,8 @@ export { gateToolCall } from "./policy/gate.js";
 export type { GatedTool, GateEnvironment } from "./policy/gate.js";
 export { classifyCommand } from "./policy/command-safety.js";
 export type { CommandVerdict } from "./policy/command-safety.js";
-export { containsSecret, findSecrets, redactJsonText, redactText, redactValue } from "./policy/secret-detector.js";
-export type { SecretFinding, SecretKind } from "./policy/secret-detector.js";
+export { containsSecret, createSecretRedactor, findSecrets, redactJsonText, redactText, redactValue } from "./policy/secret-detector.js";
+export type { SecretFinding, SecretKind, SecretRedactor } from "./policy/secret-detector.js";
 export { callFingerprint } from "./policy/fingerprint.js";
 
 export { MemoryEventLog } from "./log/memory-event-log.js";

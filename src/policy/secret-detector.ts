@@ -45,7 +45,8 @@
  * `SORT_KEY=…` (DESIGN's `_KEY` rule), a `token` field holding text (logprobs), `Token: …` lines.
  */
 import { isSecretFieldName } from "../util/secret-names.js";
-import { isWorthRedacting, redactionMarker, scanForSecrets } from "./secret-patterns.js";
+import { isKeyLikeExemptName, isKeyLikeValue } from "./secret-entropy.js";
+import { isWorthRedacting, KnownSecrets, redactionMarker, scanForSecrets } from "./secret-patterns.js";
 
 export { redactionMarker } from "./secret-patterns.js";
 export { isSecretFieldName, isSecretQueryParameterName, isSecretVariableName } from "../util/secret-names.js";
@@ -63,11 +64,27 @@ export const secretKinds = [
   "slack-token",
   "aws-access-key-id",
   "google-api-key",
+  "stripe-key",
+  "gitlab-token",
+  "huggingface-token",
+  "sendgrid-key",
+  "twilio-key",
+  "npm-token",
+  "shopify-token",
+  "linear-key",
+  "onepassword-token",
+  "aws-secret-access-key",
   "url-credentials",
+  "webhook-url",
+  "azure-key",
+  "command-credential",
   "bearer-token",
   "secret-query-param",
   "secret-field",
   "secret-assignment",
+  "high-entropy",
+  /** A value the host registered (`createRuntime({ secrets })`), found literally. */
+  "known-secret",
 ] as const;
 
 /** What a secret is: a provider format, or the place that makes a value a secret. */
@@ -106,8 +123,8 @@ const orderOf = (kind: SecretKind): number => kindOrder.get(kind) ?? secretKinds
  * findSecrets("curl -H 'Authorization: Bearer abcdef0123456789'");
  * // [{ kind: "bearer-token", start: 31, end: 47 }]
  */
-export function findSecrets(text: string): SecretFinding[] {
-  const candidates = scanForSecrets(text).sort((left, right) => left.start - right.start || right.end - left.end);
+export function findSecrets(text: string, known?: KnownSecrets): SecretFinding[] {
+  const candidates = scanForSecrets(text, known).sort((left, right) => left.start - right.start || right.end - left.end);
   const merged: SecretFinding[] = [];
   let current: { finding: SecretFinding; kindLength: number } | undefined;
   for (const candidate of candidates) {
@@ -145,15 +162,15 @@ function replaceFindings(text: string, findings: readonly SecretFinding[]): stri
  */
 const maxRedactionPasses = 4;
 
-function redactTextInto(text: string, kinds: Set<SecretKind>): string {
+function redactTextInto(text: string, kinds: Set<SecretKind>, known: KnownSecrets | undefined): string {
   let current = text;
   for (let pass = 0; pass < maxRedactionPasses; pass += 1) {
-    const findings = findSecrets(current);
+    const findings = findSecrets(current, known);
     if (findings.length === 0) return current;
     for (const finding of findings) kinds.add(finding.kind);
     current = replaceFindings(current, findings);
   }
-  return findSecrets(current).length === 0 ? current : redactionMarker;
+  return findSecrets(current, known).length === 0 ? current : redactionMarker;
 }
 
 function sortedKinds(kinds: ReadonlySet<SecretKind>): SecretKind[] {
@@ -169,8 +186,12 @@ function sortedKinds(kinds: ReadonlySet<SecretKind>): SecretKind[] {
  * redactText("export OPENAI_API_KEY=sk-proj-…").text; // "export OPENAI_API_KEY=[REDACTED]"
  */
 export function redactText(text: string): RedactedText {
+  return redactTextWith(text, undefined);
+}
+
+function redactTextWith(text: string, known: KnownSecrets | undefined): RedactedText {
   const kinds = new Set<SecretKind>();
-  const result = redactTextInto(text, kinds);
+  const result = redactTextInto(text, kinds, known);
   return { text: result, redacted: kinds.size > 0, kinds: sortedKinds(kinds) };
 }
 
@@ -194,23 +215,32 @@ function freeKey(target: object, key: string): string {
 /** Replaces a circular reference, which JSON cannot hold, instead of recursing forever. */
 const circularMarker = "[Circular]";
 
-function redactNode(value: unknown, kinds: Set<SecretKind>, ancestors: Set<object>): unknown {
-  if (typeof value === "string") return redactTextInto(value, kinds);
+function redactNode(value: unknown, kinds: Set<SecretKind>, ancestors: Set<object>, known: KnownSecrets | undefined): unknown {
+  if (typeof value === "string") return redactTextInto(value, kinds, known);
   if (typeof value !== "object" || value === null) return value;
   if (ancestors.has(value)) return circularMarker;
   ancestors.add(value);
   try {
-    if (Array.isArray(value)) return Array.from(value, (item: unknown) => redactNode(item, kinds, ancestors));
+    if (Array.isArray(value)) return Array.from(value, (item: unknown) => redactNode(item, kinds, ancestors, known));
     // Seen as JSON would see it: a Date becomes its ISO string, as it would in the log.
     const toJson = (value as { toJSON?: unknown }).toJSON;
-    if (typeof toJson === "function") return redactNode(toJson.call(value), kinds, ancestors);
+    if (typeof toJson === "function") return redactNode(toJson.call(value), kinds, ancestors, known);
     // Defined, not assigned: `__proto__`, `constructor` and `prototype` stay ordinary own keys and
     // never reach a prototype.
     const result: Record<string, unknown> = {};
     for (const key of Object.keys(value)) {
       const child = (value as Record<string, unknown>)[key];
-      const resultKey = freeKey(result, redactTextInto(key, kinds));
-      const resultChild = isSecretFieldName(resultKey) ? redactSecretField(child, kinds) : redactNode(child, kinds, ancestors);
+      const resultKey = freeKey(result, redactTextInto(key, kinds, known));
+      let resultChild: unknown;
+      if (isSecretFieldName(resultKey)) {
+        resultChild = redactSecretField(child, kinds, known);
+      } else if (typeof child === "string" && !isKeyLikeExemptName(resultKey) && isKeyLikeValue(child)) {
+        // `"x": "<random token>"`: the entropy rule, as for a `"x": "…"` pair in text.
+        kinds.add("high-entropy");
+        resultChild = redactionMarker;
+      } else {
+        resultChild = redactNode(child, kinds, ancestors, known);
+      }
       Object.defineProperty(result, resultKey, { value: resultChild, enumerable: true, writable: true, configurable: true });
     }
     return result;
@@ -220,10 +250,10 @@ function redactNode(value: unknown, kinds: Set<SecretKind>, ancestors: Set<objec
 }
 
 /** The value of a secret-named field: the marker, unless there is nothing to hide. */
-function redactSecretField(value: unknown, kinds: Set<SecretKind>): unknown {
+function redactSecretField(value: unknown, kinds: Set<SecretKind>, known: KnownSecrets | undefined): unknown {
   if (isEmptyValue(value)) return Array.isArray(value) ? [] : typeof value === "object" && value !== null ? {} : value;
   // The formats inside are reported too, so `kinds` says what kind of credential it was.
-  if (typeof value === "string") for (const finding of findSecrets(value)) kinds.add(finding.kind);
+  if (typeof value === "string") for (const finding of findSecrets(value, known)) kinds.add(finding.kind);
   kinds.add("secret-field");
   return redactionMarker;
 }
@@ -239,8 +269,12 @@ function redactSecretField(value: unknown, kinds: Set<SecretKind>): unknown {
  * // { apiKey: "[REDACTED]", max_tokens: 1024, url: "https://x.dev/?token=[REDACTED]" }
  */
 export function redactValue(value: unknown): RedactedValue {
+  return redactValueWith(value, undefined);
+}
+
+function redactValueWith(value: unknown, known: KnownSecrets | undefined): RedactedValue {
   const kinds = new Set<SecretKind>();
-  const result = redactNode(value, kinds, new Set());
+  const result = redactNode(value, kinds, new Set(), known);
   return { value: result, redacted: kinds.size > 0, kinds: sortedKinds(kinds) };
 }
 
@@ -255,13 +289,17 @@ export function redactValue(value: unknown): RedactedValue {
  * // '{"path":"a.txt","password":"[REDACTED]"}'
  */
 export function redactJsonText(text: string): RedactedText {
+  return redactJsonTextWith(text, undefined);
+}
+
+function redactJsonTextWith(text: string, known: KnownSecrets | undefined): RedactedText {
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
   } catch {
-    return redactText(text);
+    return redactTextWith(text, known);
   }
-  const result = redactValue(parsed);
+  const result = redactValueWith(parsed, known);
   return result.redacted ? { text: JSON.stringify(result.value), redacted: true, kinds: result.kinds } : { text, redacted: false, kinds: [] };
 }
 
@@ -276,3 +314,41 @@ export function redactJsonText(text: string): RedactedText {
 export function containsSecret(value: unknown): boolean {
   return redactValue(value).redacted;
 }
+
+/**
+ * The detector with values the host knows to be secret (a provider key, a deploy token): they
+ * are redacted wherever they appear, matched literally, besides everything the detector finds
+ * by itself. Every function is the module function of the same name with those values added.
+ */
+export interface SecretRedactor {
+  redactText(text: string): RedactedText;
+  redactValue(value: unknown): RedactedValue;
+  redactJsonText(text: string): RedactedText;
+  containsSecret(value: unknown): boolean;
+  findSecrets(text: string): SecretFinding[];
+}
+
+/**
+ * Makes a redactor that also redacts `secrets`, literal values of at least 8 characters (their
+ * JSON-escaped and URL-encoded forms too). `createRuntime({ secrets })` makes one for everything
+ * the runtime logs; `turnlog run` registers the provider key it reads.
+ *
+ * @example
+ * const redactor = createSecretRedactor({ secrets: [process.env.LLM_AUTH ?? ""].filter(Boolean) });
+ * redactor.redactText(`the key is ${process.env.LLM_AUTH}`).text; // "the key is [REDACTED]"
+ */
+export function createSecretRedactor(options: { secrets?: readonly string[] } = {}): SecretRedactor {
+  const values = options.secrets ?? [];
+  if (!Array.isArray(values)) throw new TypeError("secrets is an array of strings");
+  const known = values.length === 0 ? undefined : new KnownSecrets(values);
+  return {
+    redactText: (text) => redactTextWith(text, known),
+    redactValue: (value) => redactValueWith(value, known),
+    redactJsonText: (text) => redactJsonTextWith(text, known),
+    containsSecret: (value) => redactValueWith(value, known).redacted,
+    findSecrets: (text) => findSecrets(text, known),
+  };
+}
+
+/** The redactor without host secrets: what the module functions use. */
+export const defaultSecretRedactor: SecretRedactor = createSecretRedactor();

@@ -5,7 +5,7 @@ import { buildRequestHistory } from "../history/session-history.js";
 import type { HistoryCompressor } from "../history/history-compressor.js";
 import type { NativeHistory } from "../history/native-history.js";
 import { gateToolCall, type GateEnvironment } from "../policy/gate.js";
-import { redactText, redactValue } from "../policy/secret-detector.js";
+import { defaultSecretRedactor, type SecretRedactor } from "../policy/secret-detector.js";
 import type { CallState, SessionState, TurnState } from "../projections/session-state.js";
 import { packetize } from "../tools/packetizer.js";
 import { normalizeToolCalls } from "../tools/tool-call-normalizer.js";
@@ -75,6 +75,12 @@ export interface DecisionInputs {
    * redacted ones.
    */
   rawArguments?: (turnId: string, index: number) => string | undefined;
+  /**
+   * How a plan made from real arguments is redacted before it is logged: the runtime's redactor,
+   * with the values its host registered (`createRuntime({ secrets })`). Replay never needs it:
+   * such a plan cannot be recomputed and is taken as logged.
+   */
+  redactor?: SecretRedactor;
   /**
    * What the gate reads of the machine under decisions version 1: how it resolves paths through
    * symlinks (and, when given, the temp and home directories). From version 2 the gate reads them
@@ -187,7 +193,7 @@ export function decide(action: DecisionAction, inputs: DecisionInputs): TurnlogE
       const plans = planToolCalls(
         calls.map((call) => ({ id: call.callId, name: call.name, argumentsText: argumentsToPlan(call, inputs.rawArguments) })),
         registry,
-      ).map((plan, position) => (calls[position]?.argumentsRedacted ? redactPlan(plan) : plan));
+      ).map((plan, position) => (calls[position]?.argumentsRedacted ? redactPlan(plan, inputs.redactor) : plan));
       // Calls beyond a budget are not dropped silently: they are rejected, and their packet says so.
       const before = state.current.toolCalls - calls.length;
       const allowed = Math.max(0, Math.min(budgets.maxToolCallsPerTurn ?? Infinity, budgets.maxToolCalls - before));
@@ -283,11 +289,11 @@ function argumentsToPlan(call: CallState, rawArguments: DecisionInputs["rawArgum
 }
 
 /** A plan made from real arguments, as it may be logged: input and issue texts redacted. */
-function redactPlan(plan: ToolPlan): ToolPlan {
+function redactPlan(plan: ToolPlan, redactor: SecretRedactor = defaultSecretRedactor): ToolPlan {
   const redacted: ToolPlan = { ...plan };
   if (plan.status === "rejected" && plan.reason === "missing-arguments") redacted.reason = "arguments-unavailable";
-  if (plan.input !== undefined) redacted.input = redactValue(plan.input).value;
-  if (plan.issues !== undefined) redacted.issues = plan.issues.map((issue) => ({ path: redactText(issue.path).text, message: redactText(issue.message).text }));
+  if (plan.input !== undefined) redacted.input = redactor.redactValue(plan.input).value;
+  if (plan.issues !== undefined) redacted.issues = plan.issues.map((issue) => ({ path: redactor.redactText(issue.path).text, message: redactor.redactText(issue.message).text }));
   return redacted;
 }
 
@@ -304,7 +310,7 @@ function decideNativeTool(inputs: DecisionInputs): TurnlogEvent {
   if (plan === undefined) {
     const argumentsText = call.inputRedacted ? inputs.rawNativeInput?.(call.callId) : JSON.stringify(call.input ?? {});
     const [planned] = planToolCalls([{ id: call.callId, name: call.tool, argumentsText }], registry);
-    plan = call.inputRedacted ? redactPlan(planned as ToolPlan) : (planned as ToolPlan);
+    plan = call.inputRedacted ? redactPlan(planned as ToolPlan, inputs.redactor) : (planned as ToolPlan);
   }
   if (plan.status !== "planned") return { type: "session.native_tool.decided", data: { callId: call.callId, plan, decision: null, runs: false } };
   const decision = gateToolCall(plan, registry.get(call.tool), policy, gateEnvironment(inputs));

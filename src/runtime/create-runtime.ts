@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { createSecretRedactor, type SecretRedactor } from "../policy/secret-detector.js";
 import type { Budgets } from "../contracts/budgets.js";
 import { resolveBudgets } from "../contracts/budgets.js";
 import type { PolicyInput } from "../contracts/policy.js";
@@ -90,6 +91,17 @@ export interface RuntimeOptions {
    * home unasked; `verify()` then still checks seals already in the log, against this key.
    */
   seals?: SealOptions;
+  /**
+   * Values the host knows to be secret — the provider's API key, a deploy token — redacted
+   * wherever they would reach the log, whatever holds them: a model echoing the key, a tool
+   * printing it, an error quoting it (docs/policy.md, "Secret detection"). Matched literally (and
+   * in their JSON-escaped and URL-encoded forms), on top of everything the detector finds by
+   * itself; each at least 8 characters. `turnlog run` registers the key it reads.
+   *
+   * @example
+   * createRuntime({ provider, secrets: [process.env.OPENAI_API_KEY ?? ""].filter((key) => key.length >= 8) });
+   */
+  secrets?: readonly string[];
 }
 
 export interface Runtime {
@@ -154,6 +166,8 @@ const sessionIdPattern = /^[A-Za-z0-9._-]{1,128}$/;
  */
 export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   if (options?.provider === undefined) throw new TypeError("createRuntime needs a provider");
+  // First: a bad secret is the host's mistake, reported before anything starts.
+  const redactor = createSecretRedactor({ secrets: options.secrets ?? [] });
   // MCP servers first, so that one that does not start fails before the log is opened (and locked).
   const mcp = await connectMcpServers(options.mcpServers ?? []);
   const unsubscribes: (() => void)[] = [];
@@ -227,7 +241,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
             provider: { id: provider.id, format: provider.format, maxAttempts },
             history: {
               maxTokens: options.history?.maxTokens ?? defaultHistoryMaxTokens,
-              ...(options.history?.system !== undefined ? { system: options.history.system } : {}),
+              ...(options.history?.system !== undefined ? { system: redactor.redactText(options.history.system).text } : {}),
             },
             ...(decisionsVersion > 1 ? { decisionsVersion, environment: observeEnvironment() } : {}),
           },
@@ -239,7 +253,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
           `session ${sessionId} was recorded under decisions version ${store.state.decisionsVersion}, newer than this turnlog knows (up to ${latestDecisionsVersion}): continue it with the turnlog that recorded it`,
         );
       }
-      await recover(store, { registry, gate });
+      await recover(store, { registry, gate, redactor });
     }
     return new Session(
       store,
@@ -249,6 +263,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       clock,
       gate,
       vault: new SecretVault(),
+      redactor,
       providerRetry,
       sync: new SessionSync(registry, upgradeSessions === "on-resume" ? decisionsVersion : undefined),
       ...(options.history?.compressor ? { compressor: options.history.compressor } : {}),
@@ -334,11 +349,11 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
  * request with no response becomes a failed, retryable attempt; a tool that started and never
  * ended is marked interrupted and is not run again.
  */
-async function recover(store: SessionStore, deps: { registry: ToolRegistry; gate: GateEnvironment }): Promise<void> {
+async function recover(store: SessionStore, deps: { registry: ToolRegistry; gate: GateEnvironment; redactor: SecretRedactor }): Promise<void> {
   const fold = store.fold;
   // A host-routed call: decide it if the process died before that, and never run it afterwards.
   if (fold.pending[0] === "decideNativeTool") {
-    await store.append(decideObserving("decideNativeTool", { state: store.state, registry: deps.registry, policy: store.policy, budgets: store.budgets, gate: deps.gate }));
+    await store.append(decideObserving("decideNativeTool", { state: store.state, registry: deps.registry, policy: store.policy, budgets: store.budgets, gate: deps.gate, redactor: deps.redactor }));
   }
   const inDoubt = nativeCallInDoubt(store.state.nativeCalls);
   if (inDoubt !== undefined) {

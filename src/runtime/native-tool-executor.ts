@@ -2,7 +2,6 @@ import type { EventOf } from "../contracts/events.js";
 import type { GateDecision } from "../contracts/policy.js";
 import { SessionStateError } from "../errors/session-state-error.js";
 import { callFingerprint } from "../policy/fingerprint.js";
-import { redactText, redactValue } from "../policy/secret-detector.js";
 import { activeTurn, type CallState, type NativeCallState } from "../projections/session-state.js";
 import { decideObserving } from "./session-sync.js";
 import type { LoopDependencies } from "./provider-turn-loop.js";
@@ -51,18 +50,19 @@ export class NativeToolExecutor {
     if (owed.length > 0) await this.store.append(owed);
     this.deps.sync.synced();
     const callId = `native-${this.store.state.nativeCalls.length + 1}`;
-    const redacted = redactValue(input ?? {});
+    const { redactor } = this.deps;
+    const redacted = redactor.redactValue(input ?? {});
     if (redacted.redacted) this.#rawInputs.set(callId, JSON.stringify(input ?? {}));
     await this.store.append([
       {
         type: "session.native_tool.requested",
         data: {
           callId,
-          tool,
+          tool: redactor.redactText(tool).text,
           input: redacted.value,
-          by: options.by,
+          by: redactor.redactText(options.by).text,
           ...(redacted.redacted ? { inputRedacted: true } : {}),
-          ...(options.approvedBy !== undefined ? { approvedBy: options.approvedBy } : {}),
+          ...(options.approvedBy !== undefined ? { approvedBy: redactor.redactText(options.approvedBy).text } : {}),
         },
       },
     ]);
@@ -74,6 +74,7 @@ export class NativeToolExecutor {
         budgets: this.store.budgets,
         gate: this.deps.gate,
         rawNativeInput: (id) => this.#rawInputs.get(id),
+        redactor,
       }),
     );
     const decidedEvent = appended.at(-1);
@@ -91,7 +92,7 @@ export class NativeToolExecutor {
     this.#rawInputs.delete(callId);
     const value = raw === undefined ? decided.plan.input : (JSON.parse(raw) as unknown);
     // The same binding as for a model's call: what runs is what was decided.
-    if (callFingerprint(tool, redactValue(value).value) !== decided.decision?.fingerprint) {
+    if (callFingerprint(tool, redactor.redactValue(value).value) !== decided.decision?.fingerprint) {
       return this.#complete({ ...base, status: "failed", errorCode: "fingerprint-mismatch", content: "the input is not the one that was decided" }, 0);
     }
     const call = { callId, name: tool } as CallState;
@@ -110,7 +111,7 @@ export class NativeToolExecutor {
 
   /** Logs the end, redacted; the host itself gets the tool's real output. */
   async #complete(result: NativeToolResult, durationMs: number): Promise<NativeToolResult> {
-    const content = redactText(result.content);
+    const content = this.deps.redactor.redactText(result.content);
     const ok = result.status === "succeeded";
     await this.store.append([
       {

@@ -10,7 +10,7 @@ import { decisionActions, type DecisionAction } from "../replay/decide.js";
 import type { ToolRegistry } from "../tools/tool-registry.js";
 import type { z } from "zod";
 import type { GateEnvironment } from "../policy/gate.js";
-import { containsSecret, redactJsonText, redactText } from "../policy/secret-detector.js";
+import type { SecretRedactor } from "../policy/secret-detector.js";
 import type { SecretVault } from "./secret-vault.js";
 import type { SessionStore } from "./session-store.js";
 import { ToolPlanRunner } from "./tool-plan-runner.js";
@@ -45,6 +45,8 @@ export interface LoopDependencies {
   clock: Clock;
   /** Real argument texts of redacted calls, in memory only. */
   vault: SecretVault;
+  /** Every text this runtime logs passes it: the secret detector plus the host's known secrets. */
+  redactor: SecretRedactor;
   /** How the gate resolves paths through symlinks (the same resolver replay uses). */
   gate: GateEnvironment;
   /** Summarizes history that no longer fits the token budget (default: deterministic). */
@@ -145,6 +147,7 @@ export class ProviderTurnLoop {
       policy: this.store.policy,
       budgets: this.store.budgets,
       rawArguments: (turnId, index) => vault.get(turnId, index),
+      redactor: this.deps.redactor,
       gate: this.deps.gate,
       ...(this.deps.compressor !== undefined ? { compressor: this.deps.compressor } : {}),
       onRequestHistory: remember,
@@ -175,13 +178,15 @@ export class ProviderTurnLoop {
         });
       }
       // Secrets never reach the log: arguments are logged redacted, the real text stays in memory.
+      const { redactor } = this.deps;
       const toolCalls = response.toolCalls.map((call, index) => {
-        const redacted = redactJsonText(call.arguments);
+        const redacted = redactor.redactJsonText(call.arguments);
         if (redacted.redacted) this.deps.vault.set(turn.turnId, index, call.arguments);
         return {
           index,
-          ...(call.id !== undefined ? { id: call.id } : {}),
-          ...(call.name !== undefined ? { name: call.name } : {}),
+          // A model can put anything in an ID or a tool name, a key it saw included.
+          ...(call.id !== undefined ? { id: redactor.redactText(call.id).text } : {}),
+          ...(call.name !== undefined ? { name: redactor.redactText(call.name).text } : {}),
           argumentsText: redacted.text,
           ...(redacted.redacted ? { argumentsRedacted: true } : {}),
         };
@@ -189,7 +194,7 @@ export class ProviderTurnLoop {
       const data: z.input<typeof ProviderRespondedSchema>["data"] = {
         turnId: turn.turnId,
         attempt: turn.attempt,
-        content: redactText(response.content).text,
+        content: redactor.redactText(response.content).text,
         toolCalls,
         finishReason: response.finishReason ?? (toolCalls.length > 0 ? "tool_calls" : "stop"),
       };
@@ -200,7 +205,7 @@ export class ProviderTurnLoop {
         const echoText = JSON.stringify(response.echo) ?? "";
         if (toolCalls.some((call) => call.argumentsRedacted)) data.echoDropped = "unsafe_arguments";
         else if (echoText.length > maxEchoChars) data.echoDropped = "echo_oversized";
-        else if (containsSecret(response.echo)) data.echoDropped = "echo_secret";
+        else if (redactor.containsSecret(response.echo)) data.echoDropped = "echo_secret";
         else data.echo = response.echo;
       }
       // A response that does not fit the catalogue is the provider's failure, not the loop's crash.
@@ -216,7 +221,7 @@ export class ProviderTurnLoop {
           kind: known ? error.kind : "transport",
           retryable: known ? error.retryable : true,
           // An error message can quote a request (and its key): it is redacted like everything else.
-          message: redactText(error instanceof Error ? error.message : String(error)).text,
+          message: this.deps.redactor.redactText(error instanceof Error ? error.message : String(error)).text,
           ...(known && error.status !== undefined ? { status: error.status } : {}),
           ...(known && error.retryAfterMs !== undefined ? { retryAfterMs: error.retryAfterMs } : {}),
         },

@@ -52,7 +52,8 @@ export class Session {
       if (activeTurn(this.store.state) !== undefined || this.store.fold.pending.length > 0) {
         throw new SessionStateError(`session ${this.id} has an unfinished turn: answer its approvals and resume() it first`);
       }
-      await this.store.append([{ type: "session.user_message.added", data: { content: text } }]);
+      // What the user typed is logged like everything else: a key pasted into a message is redacted.
+      await this.store.append([{ type: "session.user_message.added", data: { content: this.deps.redactor.redactText(text).text } }]);
       return this.#loop().run(options.signal ?? new AbortController().signal);
     });
   }
@@ -116,14 +117,18 @@ export class Session {
         throw new SessionStateError(`call ${callId} is not the call that was reviewed: its fingerprint differs`);
       }
       const scope = granted ? (answer.scope ?? "call") : ("call" as const);
+      const { redactor } = this.deps;
+      // A prefix with a secret in it becomes one that matches no command: later calls ask again.
+      const redactedPrefix = (prefix: { commandPrefix?: string }) =>
+        prefix.commandPrefix === undefined ? prefix : { commandPrefix: redactor.redactText(prefix.commandPrefix).text };
       const data = {
         turnId: call.turnId,
         callId,
         fingerprint: call.decision?.fingerprint ?? "",
-        by: answer.by,
+        by: redactor.redactText(answer.by).text,
         scope,
-        ...(answer.note !== undefined ? { note: answer.note } : {}),
-        ...(scope === "tool" ? approvedCommandPrefix(this.deps.registry.get(call.name), call.input) : {}),
+        ...(answer.note !== undefined ? { note: redactor.redactText(answer.note).text } : {}),
+        ...(scope === "tool" ? redactedPrefix(approvedCommandPrefix(this.deps.registry.get(call.name), call.input)) : {}),
       };
       await this.store.append([granted ? { type: "turn.approval.granted", data } : { type: "turn.approval.denied", data }]);
     });

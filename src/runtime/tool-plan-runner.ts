@@ -4,7 +4,7 @@ import type { TurnlogEvent } from "../contracts/events.js";
 import { isReadOnlyRisk } from "../contracts/risk.js";
 import type { Clock } from "../log/event-log.js";
 import { callFingerprint } from "../policy/fingerprint.js";
-import { redactText, redactValue } from "../policy/secret-detector.js";
+import type { SecretRedactor } from "../policy/secret-detector.js";
 import { activeTurn, type CallState } from "../projections/session-state.js";
 import { executionGroups, isConcurrencySafe, runnableCalls, type DecisionAction } from "../replay/decide.js";
 import type { ToolContext, ToolDefinition } from "../tools/define-tool.js";
@@ -17,6 +17,7 @@ export interface ToolRunDependencies {
   registry: ToolRegistry;
   clock: Clock;
   vault: SecretVault;
+  redactor: SecretRedactor;
 }
 
 /**
@@ -84,7 +85,7 @@ export class ToolPlanRunner {
     const ended = input.ok
       ? await runTool(call, input.value, turnId, { registry: this.deps.registry, clock: this.deps.clock, sessionId: this.store.state.sessionId, workspace: this.store.policy.workspace, protectedPaths: logDirectoryOf(this.store.log), signal })
       : toolFailed(call, turnId, input.code, input.message);
-    await this.store.append([redactOutcome(ended)], this.#durability(call));
+    await this.store.append([redactOutcome(ended, this.deps.redactor)], this.#durability(call));
   }
 
   /**
@@ -110,7 +111,10 @@ export class ToolPlanRunner {
       }
       value = raw.trim() === "" ? {} : (JSON.parse(raw) as unknown);
     }
-    const fingerprint = callFingerprint(call.name, redactValue(value).value);
+    // Over the logged form: the redacted one for a call whose arguments were redacted (this
+    // process redacted them, with the same rules and secrets), the logged input as it is
+    // otherwise — redacting it again under newer rules would fail a call decided before an upgrade.
+    const fingerprint = callFingerprint(call.name, call.argumentsRedacted ? this.deps.redactor.redactValue(value).value : value);
     const approved = call.approval?.fingerprint ?? fingerprint;
     if (fingerprint !== call.decision?.fingerprint || fingerprint !== approved) {
       return { ok: false, code: "fingerprint-mismatch", message: "the call's arguments are not the ones that were decided and approved" };
@@ -182,14 +186,19 @@ export function toolFailed(call: CallState, turnId: string, code: string, messag
   return { type: "turn.tool.failed", data: { turnId, callId: call.callId, code, message, durationMs } };
 }
 
-/** Tool outputs and error messages are redacted the same way as arguments before they are logged. */
-function redactOutcome(event: TurnlogEvent): TurnlogEvent {
+/**
+ * Tool outputs (MCP results included), their metadata, and error messages are redacted the same
+ * way as arguments before they are logged.
+ */
+function redactOutcome(event: TurnlogEvent, redactor: SecretRedactor): TurnlogEvent {
   if (event.type === "turn.tool.succeeded") {
-    const redacted = redactText(event.data.output);
-    return redacted.redacted ? { ...event, data: { ...event.data, output: redacted.text, redacted: true } } : event;
+    const redacted = redactor.redactText(event.data.output);
+    const metadata = event.data.metadata === undefined ? undefined : redactor.redactValue(event.data.metadata);
+    if (!redacted.redacted && metadata?.redacted !== true) return event;
+    return { ...event, data: { ...event.data, output: redacted.text, ...(metadata !== undefined ? { metadata: metadata.value as Record<string, unknown> } : {}), redacted: true } };
   }
   if (event.type === "turn.tool.failed") {
-    const redacted = redactText(event.data.message);
+    const redacted = redactor.redactText(event.data.message);
     return redacted.redacted ? { ...event, data: { ...event.data, message: redacted.text, redacted: true } } : event;
   }
   return event;

@@ -36,6 +36,9 @@ const secretHeads = new Set([
   "credentials",
   "creds",
   "authorization",
+  // A session cookie is a bearer credential (`Cookie:`, `Set-Cookie:`, `--cookie`, `"cookies": […]`).
+  "cookie",
+  "cookies",
   // Compound words written as one (`apikey`, `ACCESSTOKEN`), and as a last word (`x-apikey`).
   "apikey",
   "apisecret",
@@ -124,6 +127,27 @@ const secretKeyQualifiers = new Set([
  * isSecretFieldName("max_tokens"); // false
  */
 export function isSecretFieldName(name: string): boolean {
+  return remembered(fieldNames, name, readSecretFieldName);
+}
+
+/**
+ * Answers for names already read: tool outputs repeat the same few labels (`"id":`, `Date:`,
+ * `path=`) thousands of times, and splitting each into words again was most of a scan's cost.
+ * Bounded: cleared when full, since names come from untrusted text.
+ */
+function remembered(cache: Map<string, boolean>, name: string, read: (name: string) => boolean): boolean {
+  let answer = cache.get(name);
+  if (answer === undefined) {
+    if (cache.size >= 4096) cache.clear();
+    answer = read(name);
+    cache.set(name, answer);
+  }
+  return answer;
+}
+const fieldNames = new Map<string, boolean>();
+const variableNames = new Map<string, boolean>();
+
+function readSecretFieldName(name: string): boolean {
   // Read once with camelCase boundaries (`accessToken`) and once without, so that odd casing
   // (`ToKeN`, `tokeN`) cannot split a word apart.
   return isSecretWordList(nameWords(name)) || isSecretWordList(name.toLowerCase().split(/[^a-z0-9]+/).filter((word) => word.length > 0));
@@ -159,6 +183,10 @@ const secretVariableNames = new Set(["password", "passwd", "passphrase", "secret
  * isSecretVariableName("NODE_ENV"); // false
  */
 export function isSecretVariableName(name: string): boolean {
+  return remembered(variableNames, name, readSecretVariableName);
+}
+
+function readSecretVariableName(name: string): boolean {
   return secretVariableSuffix.test(name) || secretVariableNames.has(name.toLowerCase()) || isSecretFieldName(name);
 }
 

@@ -184,7 +184,8 @@ describe("a config that raises nothing", () => {
     expect(run.stdout).toContain("mode read-only");
     expect((server.requests[0]?.body as { model: string }).model).toBe("model-from-config");
     expect(existsSync(path.join(workDir, "a.txt"))).toBe(false);
-    expect(existsSync(path.join(configHome, "turnlog"))).toBe(false);
+    // The seal key and witness live there; no confirmation was remembered.
+    expect(existsSync(path.join(configHome, "turnlog", "confirmed-configs.json"))).toBe(false);
   }, 60_000);
 
   it("an endpoint and key variable from the file are escalations too: left out unconfirmed, so the key is not sent there", async () => {

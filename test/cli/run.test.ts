@@ -382,6 +382,40 @@ describe("key hygiene", () => {
     expect(environment).not.toMatch(/^LLM_AUTH=/m);
   });
 
+  it("the key's value never reaches the log, whatever its variable is called and wherever it turns up", async () => {
+    // A key of no known format, under a name that does not look secret: only `turnlog run`
+    // registering the value it reads can keep it out of the log.
+    const key = "opaque.provider.credential.7319";
+    await writeFile(path.join(workDir, "leak.txt"), `the key: ${key}\n`);
+    server.enqueue(
+      openAiSse([
+        textChunk(`Your key is ${key}.`),
+        ...openAiToolCallChunks(0, { id: "call_read", name: "read_file" }, [JSON.stringify({ path: "leak.txt" })]),
+        ...openAiToolCallChunks(1, { id: "call_write", name: "write_file" }, [JSON.stringify({ path: "copy.txt", content: key })]),
+        finishChunk("tool_calls"),
+      ]),
+      openAiSse([textChunk(`Copied ${key}.`), finishChunk("stop")]),
+    );
+    const logDir = path.join(workDir, "log-with-key");
+    const flags = ["--base-url", `${server.url}/v1`, "--model", "gpt-test", "--api-key-env", "LLM_AUTH", "--dir", logDir];
+    const run = await runTurnlog(["run", ...flags, "--yes", `Copy my key ${key} into copy.txt.`], { cwd: workDir, env: { LLM_AUTH: key, [keyEnv]: undefined } });
+    expect(run.code, run.stderr).toBe(0);
+    // The tools ran with the real value; the model's request carried the key as its credential.
+    expect(await readFile(path.join(workDir, "copy.txt"), "utf8")).toBe(key);
+    expect(server.requests[0]?.headers.authorization).toBe(`Bearer ${key}`);
+    const sessionId = sessionIdIn(run.stdout);
+    for (const command of [["events", sessionId, "--json"], ["show", sessionId, "--events"], ["audit", sessionId, "--json"], ["history", sessionId, "--format", "openai-chat"]]) {
+      const shown = await runTurnlog([...command, "--dir", logDir], { cwd: workDir });
+      expect(shown.code, shown.stderr).toBe(0);
+      expect(shown.stdout, command.join(" ")).not.toContain(key);
+    }
+    const events = JSON.stringify(JSON.parse((await runTurnlog(["events", sessionId, "--json", "--dir", logDir], { cwd: workDir })).stdout));
+    expect(events).toContain("Your key is [REDACTED].");
+    for (const entry of await readdir(logDir, { withFileTypes: true, recursive: true })) {
+      if (entry.isFile()) expect((await readFile(path.join(entry.parentPath, entry.name))).includes(Buffer.from(key)), entry.name).toBe(false);
+    }
+  });
+
   it("a key pasted where its variable's name belongs is refused without being repeated", async () => {
     const run = await turnlog(["run", "--model", "m", "--api-key-env", fakeKey, "hi"]);
     expect(run.code).toBe(2);

@@ -1,16 +1,24 @@
 import { describe, expect, it } from "vitest";
 import {
   containsSecret,
+  createSecretRedactor,
   findSecrets,
   isSecretFieldName,
   redactJsonText,
   redactText,
   redactValue,
   redactionMarker,
-  secretKinds,
 } from "../../src/policy/secret-detector.js";
 import type { SecretKind } from "../../src/policy/secret-detector.js";
-import { exampleSecretMarker, exampleSecretTexts, exampleSecrets, nonSecretTexts, nonSecretValues } from "../support/secret-examples.js";
+import {
+  detectedSecretKinds,
+  exampleSecretMarker,
+  exampleSecretTexts,
+  exampleSecrets,
+  hexadecimalKinds,
+  nonSecretTexts,
+  nonSecretValues,
+} from "../support/secret-examples.js";
 
 /** The text of each finding, for assertions that read like the input. */
 function foundValues(text: string): Array<[SecretKind, string]> {
@@ -84,7 +92,9 @@ describe("secret formats (DESIGN §8.2)", () => {
 
   it("finds JWTs: three base64url segments, the header starting eyJ", () => {
     expect(foundValues(`id_token ${exampleSecrets.jwt}`)).toEqual([["jwt", exampleSecrets.jwt]]);
-    expectRedaction(`Cookie: session=${exampleSecrets.jwt}; theme=dark`, "Cookie: session=[REDACTED]; theme=dark", "jwt");
+    expectRedaction(`session=${exampleSecrets.jwt}; theme=dark`, "session=[REDACTED]; theme=dark", "jwt");
+    // In a Cookie header the whole value goes: every cookie in it may be a session.
+    expectRedaction(`Cookie: session=${exampleSecrets.jwt}; theme=dark`, "Cookie: [REDACTED]", "secret-field");
     // base64 of JSON with no dots is not a JWT.
     expect(findSecrets("eyJhIjoxfQ== eyJhbGciOiJIUzI1NiJ9")).toEqual([]);
   });
@@ -180,15 +190,121 @@ describe("secret formats (DESIGN §8.2)", () => {
   });
 
   it("has one example per kind, each found as that kind", () => {
-    for (const kind of secretKinds) {
+    for (const kind of detectedSecretKinds) {
       const text = exampleSecretTexts[kind];
       expect(text).toContain(exampleSecrets[kind]);
-      expect(exampleSecrets[kind]).toContain(exampleSecretMarker);
+      if (!hexadecimalKinds.has(kind)) expect(exampleSecrets[kind]).toContain(exampleSecretMarker);
       const result = redactText(text);
       expect(result.kinds, kind).toContain(kind);
       expect(result.text, kind).not.toContain(exampleSecrets[kind]);
       expect(result.text, kind).not.toContain(exampleSecretMarker);
     }
+  });
+});
+
+/** Each rule of issue 12's list: `[name, dangerous text, its redaction, kind, benign twins]`. */
+const issue12Rules: [string, string, string, SecretKind, string[]][] = [
+  [
+    "Stripe secret and restricted keys, live and test",
+    "stripe.api_key = 'sk_live_4eC39HqLyjWDarjtT1zdp7dc'; rk = rk_test_51HxYzAbCdEf0123456789",
+    "stripe.api_key = '[REDACTED]'; rk = [REDACTED]",
+    "stripe-key",
+    ["pk_live_4eC39HqLyjWDarjtT1zdp7dc is the publishable key", "sk_live_mode is on", "mask_test_results_only"],
+  ],
+  ["GitLab personal access tokens", "git clone https://oauth2@gitlab.com -c http.extraHeader=glpat-Ab3dEfGh1jKlMnOpQrSt", "git clone https://oauth2@gitlab.com -c http.extraHeader=[REDACTED]", "gitlab-token", ["glpat-xxxxxxxxxxxxxxxxxxxx", "the glpat- prefix"]],
+  ["Hugging Face tokens", "HF=hf_AbCdEfGhIjKlMnOpQrStUvWxYzAbCdEfGh", "HF=[REDACTED]", "huggingface-token", ["from huggingface_hub import hf_hub_download", "hf_transfer_enabled_for_all_downloads"]],
+  [
+    "SendGrid keys",
+    "sg = SendGridAPIClient('SG.abcdefghijklmnopqrstuv.abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQ')",
+    "sg = SendGridAPIClient('[REDACTED]')",
+    "sendgrid-key",
+    ["SG.example.com", "see SG.section.two"],
+  ],
+  [
+    "a Twilio account SID with its auth token, and API keys",
+    "client = Client('AC0123456789abcdef0123456789abcdef', 'fedcba9876543210fedcba9876543210') # SK0123456789abcdef0123456789abcdef",
+    "client = Client('[REDACTED]', '[REDACTED]') # [REDACTED]",
+    "twilio-key",
+    ["account AC0123456789abcdef0123456789abcdef has 3 numbers", "md5 0123456789abcdef0123456789abcdef"],
+  ],
+  [
+    "Slack webhook URLs",
+    "curl -X POST https://hooks.slack.com/services/T01ABCDEF/B01ABCDEF/abcdefghijklmnopqrstuvwx",
+    "curl -X POST https://hooks.slack.com/services/[REDACTED]",
+    "webhook-url",
+    ["see https://api.slack.com/messaging/webhooks", "https://hooks.slack.com/"],
+  ],
+  [
+    "Azure connection strings",
+    "DefaultEndpointsProtocol=https;AccountName=a;AccountKey=Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==;EndpointSuffix=core.windows.net",
+    "DefaultEndpointsProtocol=https;AccountName=a;AccountKey=[REDACTED];EndpointSuffix=core.windows.net",
+    "azure-key",
+    ["UseDevelopmentStorage=true", "AccountName=devstoreaccount1;AccountKey=<key>"],
+  ],
+  ["mysql -p<password>", "mysql -u root -phunter2 app < dump.sql", "mysql -u root -p[REDACTED] app < dump.sql", "command-credential", ["mysql -u root -p app", "mysql -P 3306 -h db", "npm run build -p"]],
+  ["--password with its value as the next word", "mysql --password hunter2 app", "mysql --password [REDACTED] app", "command-credential", ["mysql --password-file ./pw.txt", "tool --token-limit 100", "mysql --password $DB_PASSWORD"]],
+  ["curl -u user:pass", "curl -u admin:s3cret https://x.example.com && curl --user 'bob:pw d' https://y", "curl -u [REDACTED] https://x.example.com && curl --user '[REDACTED]' https://y", "command-credential", ["curl -u admin https://x.example.com", "ps -u root"]],
+  ["Cookie and Set-Cookie headers", "curl -H 'Cookie: sid=abc123; theme=dark' https://x\n< Set-Cookie: sid=xyz789; Path=/; HttpOnly", "curl -H 'Cookie: [REDACTED]' https://x\n< Set-Cookie: [REDACTED]", "secret-field", ["cookie_consent: true", "the cookie jar is empty"]],
+  [
+    "an AWS secret access key without its name",
+    "aws configure set aws_access_key_id AKIAIOSFODNN7EXAMPLE; echo wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+    "aws configure set aws_access_key_id [REDACTED]; echo [REDACTED]",
+    "aws-secret-access-key",
+    ["commit 3f786850e387550fdab836ed7e6dc881de23001b", "aGVsbG8gd29ybGQgdGhpcyBpcyBzb21lIHRleHQh", "src/history/token-estimator.test.ts"],
+  ],
+  [
+    "high-entropy values in assignment and header context",
+    'X_SESSION=Q6psUXPD+wWrYWpE6xmKVdBW4G70hGyEoJrM6CBF\nX-Upstream-Auth: Q6psUXPDwWrYWpE6xmKVdBW4G70h\n{"value": "q8Zr3Xv5Lp1Wn7Ks2Dj9Tb4"}\ndeploy --signing q8Zr3Xv5Lp1Wn7Ks2Dj9Tb4',
+    'X_SESSION=[REDACTED]\nX-Upstream-Auth: [REDACTED]\n{"value": "[REDACTED]"}\ndeploy --signing [REDACTED]',
+    "high-entropy",
+    [
+      '{"id": "call_9a8b7c6d5e4f3a2b1c0d9e8f", "callId": "toolu_01A09q90qw90lq917835lq9", "fingerprint": "8cf5f101e6554264239d9d4b4b4bf0a4f391c79a7a1934f5c7000a7b0ea1f644"}',
+      "hash=3f786850e387550fdab836ed7e6dc881de23001b\nuuid=9f89416f-5441-4430-9d9f-a419b1a132d8",
+      "TEST=token-estimator.test.ts\nFILE=src/history/token-estimator.test.ts",
+      "the value: Q6psUXPDwWrYWpE6xmKVdBW4G70h in prose",
+      "ENCODED=aGVsbG8gd29ybGQgdGhpcyBpcyBzb21lIHRleHQh",
+      '{"nextPageToken": "CgwIARoIMTIzNDU2Nzg5MGFiY2RlZg", "integrity": "sha512-Q6psUXPDwWrYWpE6xmKVdBW4G70h"}',
+      "git log --oneline\n3f78685 fix: keep results paired\n8cf5f10 docs: policy",
+      "NAME=my_very_long_identifier_name",
+    ],
+  ],
+];
+
+describe("issue 12's formats, each with its benign twins", () => {
+  it.each(issue12Rules)("%s", (_name, dangerous, redacted, kind, twins) => {
+    expectRedaction(dangerous, redacted, kind);
+    for (const twin of twins) expect(redactText(twin).text, twin).toBe(twin);
+  });
+
+  it("redacts a key-like value under any plain JSON key, but not under an identifier's or a digest's", () => {
+    const value = { session: "Q6psUXPDwWrYWpE6xmKVdBW4G70h", id: "Q6psUXPDwWrYWpE6xmKVdBW4G70h", tool_call_id: "Q6psUXPDwWrYWpE6xmKVdBW4G70h", hash: "Q6psUXPDwWrYWpE6xmKVdBW4G70h", path: "src/token-estimator.test.ts" };
+    expect(redactValue(value)).toEqual({ value: { ...value, session: "[REDACTED]" }, redacted: true, kinds: ["high-entropy"] });
+  });
+});
+
+describe("createSecretRedactor: values the host knows", () => {
+  const key = "opaque.value+with(regex)*chars?";
+  const redactor = createSecretRedactor({ secrets: [key] });
+
+  it("redacts them literally wherever they appear, also JSON-escaped and URL-encoded", () => {
+    expect(redactor.redactText(`the model says ${key}!`).text).toBe("the model says [REDACTED]!");
+    expect(redactor.redactJsonText(JSON.stringify({ note: `key=${key}` })).text).toBe('{"note":"key=[REDACTED]"}');
+    expect(redactor.redactText(`GET /x?q=${encodeURIComponent(key)}`).text).toBe("GET /x?q=[REDACTED]");
+    expect(redactor.containsSecret({ deep: [key] })).toBe(true);
+    expect(redactor.findSecrets(key)).toEqual([{ kind: "known-secret", start: 0, end: key.length }]);
+  });
+
+  it("matches literally, never as a pattern, and leaves other text alone", () => {
+    // As a regular expression the value would match "opaque.valueeee…"; literally it does not.
+    expect(redactor.redactText("opaqueXvalue+with(regex)*chars?").text).toBe("opaqueXvalue+with(regex)*chars?");
+    expect(redactor.redactText("an ordinary line").redacted).toBe(false);
+    // The module functions know no host values.
+    expect(redactText(`the model says ${key}`).redacted).toBe(false);
+  });
+
+  it("refuses values too short to redact safely, and non-strings", () => {
+    expect(() => createSecretRedactor({ secrets: ["ollama"] })).toThrow(TypeError);
+    expect(() => createSecretRedactor({ secrets: [42 as unknown as string] })).toThrow(TypeError);
   });
 });
 
@@ -344,8 +460,8 @@ describe("consistency", () => {
   const secretCases: unknown[] = [
     ...Object.values(exampleSecretTexts),
     // Formats are secrets alone; the other kinds are secrets because of their context.
-    ...secretKinds.slice(0, secretKinds.indexOf("url-credentials")).map((kind) => exampleSecrets[kind]),
-    ...secretKinds.map((kind) => ({ args: { list: [exampleSecretTexts[kind]] } })),
+    ...detectedSecretKinds.slice(0, detectedSecretKinds.indexOf("url-credentials")).map((kind) => exampleSecrets[kind]),
+    ...detectedSecretKinds.map((kind) => ({ args: { list: [exampleSecretTexts[kind]] } })),
     { password: "x" },
     { headers: { Authorization: "Bearer abc" } },
   ];

@@ -3,6 +3,7 @@
  * contains `TESTONLY`. A test that puts them into a tool call can grep the log (LevelDB files
  * included) for `exampleSecrets[kind]`, or for `exampleSecretMarker`, and expect no hit.
  */
+import { secretKinds } from "../../src/policy/secret-detector.js";
 import type { SecretKind } from "../../src/policy/secret-detector.js";
 
 /** The string every example secret contains, for a single grep. */
@@ -16,8 +17,17 @@ const privateKeyBlock = [
   "-----END RSA PRIVATE KEY-----",
 ].join("\n");
 
+/** The kinds the detector finds by itself (a `known-secret` is one the host registered). */
+export type DetectedSecretKind = Exclude<SecretKind, "known-secret">;
+export const detectedSecretKinds = secretKinds.filter((kind): kind is DetectedSecretKind => kind !== "known-secret");
+/** Formats that are hexadecimal, so their examples cannot contain the marker. */
+export const hexadecimalKinds: ReadonlySet<SecretKind> = new Set(["twilio-key"]);
+
+/** A value a host registers as secret (a provider key with no known format), and a text with it. */
+export const exampleKnownSecret = "TESTONLY.known.provider.value-0a1b2c";
+
 /** The raw secret values: what must never appear in a log. */
-export const exampleSecrets: Record<SecretKind, string> = {
+export const exampleSecrets: Record<DetectedSecretKind, string> = {
   "private-key": privateKeyBlock,
   jwt: "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJURVNUT05MWSIsIm5hbWUiOiJub3QgYSByZWFsIHRva2VuIn0.TESTONLY-signature-0a1b2c3d4e5f6a7b8c9d",
   "anthropic-key": "sk-ant-api03-TESTONLY0a1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8S9t0U1v2W3x4Y5z6-notarealkey_0a1b2c3d4e5f6AA",
@@ -31,10 +41,24 @@ export const exampleSecrets: Record<SecretKind, string> = {
   "secret-query-param": "TESTONLY-query-token-0a1b2c3d",
   "secret-field": "TESTONLY-field-password-0a1b2c",
   "secret-assignment": "TESTONLY-env-secret-0a1b2c3d",
+  "stripe-key": "sk_live_TESTONLY0a1b2C3d4E5f6G7h8I9j",
+  "gitlab-token": "glpat-TESTONLY0a1b2C3d4E5f",
+  "huggingface-token": "hf_TESTONLYaBcDeFgHiJkLmNoPqRsTuVwXyZab",
+  "sendgrid-key": "SG.TESTONLY0a1b2c3d4e5f6g.TESTONLY0a1b2c3d4e5f6g7h8i9j0k1l2m3n4o5p6q7",
+  "twilio-key": "SK0a1b2c3d4e5f60718293a4b5c6d7e8f9",
+  "npm-token": "npm_TESTONLY0a1b2C3d4E5f6G7h8I9j0K1l2M3n",
+  "shopify-token": "shpat_TESTONLY0a1b2c3d4e5f6a7b8c9d0e1f",
+  "linear-key": "lin_api_TESTONLY0a1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p",
+  "onepassword-token": `ops_eyJ${"TESTONLY0a1b2C3d4E5f6G7h8I9j".repeat(4)}fQ==`,
+  "webhook-url": "T00000000/B00000000/TESTONLY0a1b2c3d4e5f6g7h",
+  "azure-key": "TESTONLY0a1b2c3d4e5f6g7h8i9j0k1l2m3n4o5p6q7r8s9t0u1v2w3x4y5z6A7B8C9D+==",
+  "aws-secret-access-key": "TESTONLYwJalrXUtnFEMI/K7MDENG/bPxRfiCYzq",
+  "command-credential": "TESTONLY-mysql-pw-0a1b",
+  "high-entropy": "TESTONLYq8Zr3Xv5Lp1Wn7Ks2Dj9",
 };
 
 /** Each secret where the detector finds it, as that kind: alone for formats, in context otherwise. */
-export const exampleSecretTexts: Record<SecretKind, string> = {
+export const exampleSecretTexts: Record<DetectedSecretKind, string> = {
   "private-key": `key file:\n${exampleSecrets["private-key"]}\n`,
   jwt: `session=${exampleSecrets.jwt}`,
   "anthropic-key": exampleSecrets["anthropic-key"],
@@ -48,6 +72,20 @@ export const exampleSecretTexts: Record<SecretKind, string> = {
   "secret-query-param": `https://api.example.com/v1/items?token=${exampleSecrets["secret-query-param"]}&page=2`,
   "secret-field": `{"user": "deploy", "password": "${exampleSecrets["secret-field"]}"}`,
   "secret-assignment": `DATABASE_PASSWORD=${exampleSecrets["secret-assignment"]}`,
+  "stripe-key": exampleSecrets["stripe-key"],
+  "gitlab-token": exampleSecrets["gitlab-token"],
+  "huggingface-token": exampleSecrets["huggingface-token"],
+  "sendgrid-key": exampleSecrets["sendgrid-key"],
+  "twilio-key": exampleSecrets["twilio-key"],
+  "npm-token": exampleSecrets["npm-token"],
+  "shopify-token": exampleSecrets["shopify-token"],
+  "linear-key": exampleSecrets["linear-key"],
+  "onepassword-token": exampleSecrets["onepassword-token"],
+  "webhook-url": `curl -X POST https://hooks.slack.com/services/${exampleSecrets["webhook-url"]} -d '{"text":"deployed"}'`,
+  "azure-key": `DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=${exampleSecrets["azure-key"]};EndpointSuffix=core.windows.net`,
+  "aws-secret-access-key": exampleSecrets["aws-secret-access-key"],
+  "command-credential": `mysql -u root -p${exampleSecrets["command-credential"]} app < dump.sql`,
+  "high-entropy": `X_SESSION=${exampleSecrets["high-entropy"]}`,
 };
 
 /** Strings that look a little like secrets and are not: redaction must leave them as they are. */

@@ -1,4 +1,6 @@
 import type { Budgets } from "../../contracts/budgets.js";
+import { KnownSecrets } from "../../policy/secret-patterns.js";
+import { isSecretVariableName } from "../../util/secret-names.js";
 import type { ApprovalMode } from "../../contracts/policy.js";
 import type { ToolSnapshot } from "../../contracts/tools.js";
 import type { EventLog } from "../../log/event-log.js";
@@ -164,6 +166,9 @@ export async function createRunRuntime(options: RunRuntimeOptions): Promise<RunR
     history: { system: runSystemText(root), ...(options.historyMaxTokens !== undefined ? { maxTokens: options.historyMaxTokens } : {}) },
     ...(options.onDelta !== undefined ? { onDelta: options.onDelta } : {}),
     ...(options.seals !== undefined ? { seals: options.seals } : {}),
+    // The key's value is redacted wherever it appears — a model echoing it, a tool printing it —
+    // whatever variable holds it; so are the MCP servers' secret-named variables.
+    secrets: runSecrets(record, process.env, options.mcpEnvironment),
   });
   return { runtime, toolSet: new ToolRegistry(registered).snapshot(), ...(sandbox.uncontained !== undefined ? { uncontained: sandbox.uncontained } : {}) };
 }
@@ -181,6 +186,26 @@ function runSandbox(recordedTools: readonly ToolSnapshot[] | undefined, hide: re
   }
   const usable = sandbox.available();
   return usable.ok ? { sandbox } : { uncontained: usable.reason };
+}
+
+/**
+ * The values a run registers as known secrets (`createRuntime({ secrets })`): the provider's key,
+ * read from the recorded variable, and the values of the MCP servers' secret-named variables
+ * (`GITHUB_TOKEN`). Values shorter than 8 characters are left out: they are no real keys (a local
+ * server's `ollama` or `none`), and redacting them would shred ordinary text. An unset key
+ * variable registers nothing (the placeholder the adapters send then is no secret).
+ *
+ * @example
+ * runSecrets(record, { LLM_AUTH: "sk-…" }, new Map()); // ["sk-…"]
+ */
+export function runSecrets(record: RunRecord, env: Readonly<Record<string, string | undefined>>, mcpEnvironment: ReadonlyMap<string, Record<string, string>>): string[] {
+  const values = new Set<string>();
+  const key = env[record.apiKeyEnv];
+  if (key !== undefined) values.add(key.trim());
+  for (const variables of mcpEnvironment.values()) {
+    for (const [name, value] of Object.entries(variables)) if (isSecretVariableName(name)) values.add(value.trim());
+  }
+  return [...values].filter((value) => value.length >= KnownSecrets.minimumLength);
 }
 
 /**
