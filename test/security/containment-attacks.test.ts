@@ -4,7 +4,7 @@ import { mkdir, mkdtemp, readFile, readdir, realpath, rm, writeFile } from "node
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { bubblewrapSandbox, createRuntime, LevelEventLog, workspaceTools } from "../../src/index.js";
+import { bubblewrapSandbox, createRuntime, generateSealKey, LevelEventLog, SealWitness, workspaceTools } from "../../src/index.js";
 import type { RecordedEvent, Runtime } from "../../src/index.js";
 import { scriptedProvider } from "../../src/testing/index.js";
 
@@ -137,14 +137,17 @@ async function attack(at: Stage, contained: boolean): Promise<Attacked> {
   ]);
   process.env.TURNLOG_ATTACK_SECRET = SECRET;
   const log = await LevelEventLog.open(join(at.root, ".turnlog"), { durability: "sync" });
+  // The host's seal key and witness, outside the workspace and hidden from the sandbox.
+  const keys = join(at.base, "keys");
   const runtime = await createRuntime({
     log,
     provider,
+    seals: { key: generateSealKey(), witness: SealWitness.forLogDirectory(log.directory, { directory: keys }) },
     tools: workspaceTools({
       root: at.root,
       env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: at.home, TURNLOG_ATTACK_SECRET: SECRET },
       commandTimeoutMs: 20_000,
-      ...(contained ? { sandbox: bubblewrapSandbox({ hide: [join(at.root, ".turnlog")] }) } : {}),
+      ...(contained ? { sandbox: bubblewrapSandbox({ hide: [keys] }) } : {}),
     }),
     policy: { approvalMode: "full-auto", workspace: { root: at.root, trusted: true } },
     budgets: { maxToolCalls: 200, maxRepeatedFailures: 1_000 },
@@ -179,9 +182,11 @@ async function expectNothingOutsideChanged(at: Stage): Promise<void> {
 async function expectLogIntact(attacked: Attacked, at: Stage): Promise<void> {
   expect(existsSync(join(at.root, ".turnlog", "CURRENT"))).toBe(true);
   expect(await readFile(join(at.root, ".turnlog", "CURRENT"), "utf8")).not.toContain("MANIFEST-999999");
-  const report = await attacked.log.verify();
-  expect(report).toMatchObject({ ok: true });
-  expect(report.checked).toBe(attacked.events.length);
+  const report = await attacked.runtime.verify();
+  expect(report.faults).toEqual([]);
+  expect(report).toMatchObject({ ok: true, unsealed: [] });
+  expect(report.seals.verified).toBeGreaterThan(0);
+  expect(report.checked).toBeGreaterThanOrEqual(attacked.events.length);
   expect(attacked.events.length).toBeGreaterThan(50);
   expect((await attacked.runtime.replay("attack")).identical).toBe(true);
 }
