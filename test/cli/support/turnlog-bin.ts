@@ -72,11 +72,11 @@ async function newestMtime(directory: string): Promise<number> {
  * Runs `turnlog <args>` in `cwd` and resolves with its exit code and output (never rejects on a
  * non-zero exit). Colors and `$TURNLOG_DIR` are cleared unless `env` sets them.
  */
-export function runTurnlog(args: readonly string[], options: { cwd: string; env?: Record<string, string | undefined> }): Promise<TurnlogRun> {
+export function runTurnlog(args: readonly string[], options: { cwd: string; env?: Record<string, string | undefined>; timeoutMs?: number }): Promise<TurnlogRun> {
   const env: Record<string, string | undefined> = { ...process.env, FORCE_COLOR: undefined, NO_COLOR: undefined, TURNLOG_DIR: undefined, TURNLOG_DEBUG: undefined, ...options.env };
   for (const key of Object.keys(env)) if (env[key] === undefined) delete env[key];
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, [bin, ...args], { cwd: options.cwd, env: env as NodeJS.ProcessEnv, timeout: 30_000 }, (error, stdout, stderr) => {
+    execFile(process.execPath, [bin, ...args], { cwd: options.cwd, env: env as NodeJS.ProcessEnv, timeout: options.timeoutMs ?? 30_000 }, (error, stdout, stderr) => {
       if (error !== null && typeof error.code !== "number") {
         reject(error);
         return;
