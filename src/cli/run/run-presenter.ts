@@ -2,6 +2,7 @@ import type { RecordedEvent } from "../../log/event-log.js";
 import type { TextSink } from "../cli-io.js";
 import type { Paint, Tone } from "../terminal-style.js";
 import { formatDuration, preview, truncate } from "../timeline.js";
+import { redactText } from "../../policy/secret-detector.js";
 
 /** How a {@link RunPresenter} writes. */
 export interface RunPresenterOptions {
@@ -14,7 +15,17 @@ export interface RunPresenterOptions {
   live: boolean;
   /** What the spinner says it waits for, e.g. the provider's ID. */
   modelLabel: string;
+  /**
+   * Redacts the model's streamed text before it is shown (`turnlog run` passes its redactor, which
+   * knows the provider's key); default: the secret detector alone.
+   */
+  redact?: (text: string) => string;
 }
+
+/** Streamed text is shown a line at a time, so a secret is whole when it is redacted; a longer line is cut here. */
+const heldLineChars = 4_096;
+/** An unfinished PEM block is held whole (its lines alone look like nothing), up to this size. */
+const heldBlockChars = 16_384;
 
 const spinnerFrames = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 const spinnerIntervalMs = 80;
@@ -55,25 +66,63 @@ export class RunPresenter {
   #timer: ReturnType<typeof setInterval> | undefined;
   #frame = 0;
   #spinnerShown = false;
+  #redact: (text: string) => string;
+  /** Streamed text not shown yet: the rest of a line, or an unfinished PEM block. */
+  #held = "";
 
   constructor(options: RunPresenterOptions) {
     this.#out = options.out;
     this.#paint = options.paint;
     this.#live = options.live;
     this.modelLabel = options.modelLabel;
+    this.#redact = options.redact ?? ((text) => redactText(text).text);
   }
 
-  /** Visible text as the provider streams it. */
+  /**
+   * Visible text as the provider streams it, redacted like everything the log holds: a model that
+   * echoes the key shows `[REDACTED]` here too. Shown a line at a time (a secret split across
+   * deltas is whole when it is checked); the rest comes with the response's end.
+   */
   readonly onDelta = (text: string): void => {
     if (text === "") return;
     this.#waitingForModel = false;
-    this.#hideSpinner();
-    if (this.#streamed === 0 && this.#atLineStart) this.#out.write(this.#paint("bold", "assistant › "));
-    this.#out.write(text);
     this.#streamed += text.length;
+    this.#held += text;
+    const openBlock = this.#held.lastIndexOf("-----BEGIN") > this.#held.lastIndexOf("-----END");
+    if (openBlock && this.#held.length < heldBlockChars) return;
+    const lineEnd = this.#held.lastIndexOf("\n");
+    if (lineEnd < 0 && this.#held.length < heldLineChars) return;
+    const shown = lineEnd < 0 || openBlock ? this.#held : this.#held.slice(0, lineEnd + 1);
+    this.#held = this.#held.slice(shown.length);
+    this.#show(shown);
+  };
+
+  /** Shows what streamed text is still held (at the response's end, or before any other line). */
+  #flushHeld(): void {
+    const shown = this.#held;
+    this.#held = "";
+    if (shown !== "") this.#show(shown);
+  }
+
+  #show(raw: string): void {
+    const text = this.#redact(raw);
+    this.#hideSpinner();
+    if (this.#atLineStart && !this.#assistantLabelShown) {
+      this.#out.write(this.#paint("bold", "assistant › "));
+      this.#assistantLabelShown = true;
+    }
+    this.#out.write(text);
     this.#atLineStart = text.endsWith("\n");
     this.#updateSpinner();
-  };
+  }
+
+  /** Redacts streamed text with `redact` from now on (a resumed run session's redactor, once its record is read). */
+  redactWith(redact: (text: string) => string): void {
+    this.#redact = redact;
+  }
+
+  /** The label is written once per provider attempt, before its first text. */
+  #assistantLabelShown = false;
 
   /** One committed event of the session. */
   readonly onEvent = (event: RecordedEvent): void => {
@@ -81,7 +130,9 @@ export class RunPresenter {
     switch (event.type) {
       case "turn.provider.requested": {
         const { attempt } = event.data as { attempt: number };
+        this.#flushHeld();
         this.#streamed = 0;
+        this.#assistantLabelShown = false;
         if (attempt > 1) this.line(paint("dim", `  ↻ asking the model again (attempt ${attempt})`));
         this.#waitingForModel = true;
         break;
@@ -91,6 +142,7 @@ export class RunPresenter {
         this.#waitingForModel = false;
         // A provider that did not stream its text still gets it shown.
         if (this.#streamed === 0 && content.trim() !== "") this.onDelta(content);
+        this.#flushHeld();
         this.#endLine();
         break;
       }
@@ -181,6 +233,7 @@ export class RunPresenter {
 
   /** Writes a whole line, after any streamed text, keeping the spinner below it. */
   line(text = ""): void {
+    this.#flushHeld();
     this.#hideSpinner();
     this.#endLine();
     this.#out.write(`${text}\n`);
@@ -189,6 +242,7 @@ export class RunPresenter {
 
   /** Stops the spinner and ends a line of streamed text, before a prompt or the closing lines. */
   stop(): void {
+    this.#flushHeld();
     this.#waitingForModel = false;
     this.#running.clear();
     this.#updateSpinner();
