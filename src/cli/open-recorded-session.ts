@@ -20,6 +20,8 @@ export interface OpenedSession {
   recorded: RecordedEvent[];
   /** Set for a session `turnlog run` started: what it runs with. Absent for a demo session. */
   run?: RunRecord;
+  /** A run session's redaction, its key included, for what is shown live (`RunRuntime.redact`). */
+  redact?: (text: string) => string;
 }
 
 /** What a host calls instead of each CLI command, for the refusal of a session the CLI did not record. */
@@ -62,6 +64,7 @@ export async function withRecordedSession<T>(dir: string, sessionId: string, opt
     const recorded = await readSessionEvents(log, sessionId, dir, env);
     const run = await findRunRecord(log, sessionId, recorded);
     let runtime: Runtime;
+    let redact: ((text: string) => string) | undefined;
     if (run !== undefined) {
       const state = foldEvents(sessionStateProjection, recorded);
       if (state.policy === null) throw new CliError(`session "${sessionId}" has no session.started event — "npx turnlog verify" checks the log`);
@@ -77,6 +80,7 @@ export async function withRecordedSession<T>(dir: string, sessionId: string, opt
         seals,
       });
       runtime = created.runtime;
+      redact = created.redact;
       const differences = toolSetDifferences(state.tools, created.toolSet);
       if (differences.length > 0) {
         await runtime.close();
@@ -91,7 +95,7 @@ export async function withRecordedSession<T>(dir: string, sessionId: string, opt
     }
     try {
       const session = await runtime.openSession(sessionId);
-      return await work({ runtime, session, recorded, ...(run !== undefined ? { run } : {}) });
+      return await work({ runtime, session, recorded, ...(run !== undefined ? { run } : {}), ...(redact !== undefined ? { redact } : {}) });
     } finally {
       await runtime.close();
     }

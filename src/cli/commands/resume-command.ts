@@ -2,8 +2,6 @@ import type { CommandContext } from "../cli-io.js";
 import { exitCodes } from "../cli-error.js";
 import { withRecordedSession, type OpenedSession } from "../open-recorded-session.js";
 import { answeringFor, approverName, cancelOnInterrupt, driveSession, printRunEnding } from "../run/run-driver.js";
-import { createSecretRedactor } from "../../policy/secret-detector.js";
-import { mcpEnvironmentFor, runSecrets } from "../run/run-runtime.js";
 import { RunPresenter } from "../run/run-presenter.js";
 import { answerCommands, commandLines, heldCallLines, outcomeLines, TimelinePrinter } from "../session-narrative.js";
 import type { SendOutcome } from "../../runtime/provider-turn-loop.js";
@@ -40,8 +38,7 @@ export async function resumeCommand(sessionId: string, options: { dir: string },
   const presenter = new RunPresenter({ out: context.io.stdout, paint: context.paint, live: context.io.stdout.isTTY === true, modelLabel: "the model" });
   return withRecordedSession(options.dir, sessionId, { env: context.io.env, command: "resume", onDelta: presenter.onDelta }, async (opened) => {
     if (opened.run !== undefined) {
-      const redactor = createSecretRedactor({ secrets: runSecrets(opened.run, context.io.env, await mcpEnvironmentFor(opened.run, context.io.env)) });
-      presenter.redactWith((text) => redactor.redactText(text).text);
+      if (opened.redact !== undefined) presenter.redactWith(opened.redact);
       return resumeRunSession(opened, presenter, options.dir, context);
     }
     const { runtime, session, recorded } = opened;

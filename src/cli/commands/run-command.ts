@@ -15,8 +15,7 @@ import { changedToolsMessage } from "../open-recorded-session.js";
 import { answeringFor, approverName, cancelOnInterrupt, driveSession, printRunEnding } from "../run/run-driver.js";
 import { RunPresenter } from "../run/run-presenter.js";
 import { findRunRecord, recordRun, type RunRecord } from "../run/run-record.js";
-import { createRunRuntime, mcpEnvironmentFor, runSecrets, toolSetDifferences } from "../run/run-runtime.js";
-import { createSecretRedactor } from "../../policy/secret-detector.js";
+import { createRunRuntime, mcpEnvironmentFor, toolSetDifferences } from "../run/run-runtime.js";
 import { confirmRunConfig } from "../run/config-confirmation.js";
 import { continuedRunRecord, loadRunConfig, requireApiKey, resolveRunSettings, type RunFlags, type RunSettings } from "../run/run-settings.js";
 import { sessionStatus } from "../session-status.js";
@@ -86,10 +85,8 @@ export async function runCommand(promptWords: readonly string[], options: RunOpt
 
   return withLog(options.dir, { create: true, durability: "sync" }, async (log) => {
     const { print, paint } = context;
-    // The model's streamed text is shown redacted, the provider's key included, as the log holds it.
-    const redactor = createSecretRedactor({ secrets: runSecrets(settings.record, io.env, settings.mcpEnvironment) });
-    const presenter = new RunPresenter({ out: io.stdout, paint, live: io.stdout.isTTY === true, modelLabel: settings.record.model, redact: (text) => redactor.redactText(text).text });
-    const { runtime, toolSet, uncontained } = await createRunRuntime({
+    const presenter = new RunPresenter({ out: io.stdout, paint, live: io.stdout.isTTY === true, modelLabel: settings.record.model });
+    const { runtime, toolSet, uncontained, redact } = await createRunRuntime({
       log,
       record: settings.record,
       root,
@@ -101,6 +98,8 @@ export async function runCommand(promptWords: readonly string[], options: RunOpt
       ...(continued !== undefined ? { recordedTools: continued.state.tools } : {}),
       seals: await userSeals(options.dir, io.env),
     });
+    // The model's streamed text is shown redacted, the provider's key included, as the log holds it.
+    presenter.redactWith(redact);
     try {
       if (continued !== undefined) {
         const differences = toolSetDifferences(continued.state.tools, toolSet);

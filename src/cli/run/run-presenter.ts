@@ -69,6 +69,8 @@ export class RunPresenter {
   #redact: (text: string) => string;
   /** Streamed text not shown yet: the rest of a line, or an unfinished PEM block. */
   #held = "";
+  /** The label is written once per provider attempt, before its first text. */
+  #assistantLabelShown = false;
 
   constructor(options: RunPresenterOptions) {
     this.#out = options.out;
@@ -120,9 +122,6 @@ export class RunPresenter {
   redactWith(redact: (text: string) => string): void {
     this.#redact = redact;
   }
-
-  /** The label is written once per provider attempt, before its first text. */
-  #assistantLabelShown = false;
 
   /** One committed event of the session. */
   readonly onEvent = (event: RecordedEvent): void => {

@@ -1,5 +1,6 @@
 import type { Budgets } from "../../contracts/budgets.js";
 import { KnownSecrets } from "../../policy/secret-patterns.js";
+import { createSecretRedactor } from "../../policy/secret-detector.js";
 import { isSecretVariableName } from "../../util/secret-names.js";
 import type { ApprovalMode } from "../../contracts/policy.js";
 import type { ToolSnapshot } from "../../contracts/tools.js";
@@ -122,6 +123,8 @@ export interface RunRuntime {
   toolSet: ToolSnapshot[];
   /** Why `run_command` runs uncontained, when it does (no bubblewrap here, or a session that started so). */
   uncontained?: string;
+  /** Redacts text as the runtime redacts what it logs, the run's key included: for what the CLI shows live. */
+  redact: (text: string) => string;
 }
 
 /**
@@ -136,6 +139,10 @@ export async function createRunRuntime(options: RunRuntimeOptions): Promise<RunR
   // Commands run in bubblewrap where it works (DESIGN.md §8.3); the log is out of its reach.
   // Hidden from it: the log, the seal key and witnesses, and every run log (wherever XDG puts them).
   const sandbox = runSandbox(options.recordedTools, [...logDirectoryOf(options.log), sealKeyDirectory(process.env), turnlogStateDirectory(process.env)]);
+  // The key's value is redacted wherever it appears — a model echoing it, a tool printing it —
+  // whatever variable holds it; so are the MCP servers' secret-named variables.
+  const secrets = runSecrets(record, process.env, options.mcpEnvironment);
+  const redactor = createSecretRedactor({ secrets });
   let registered: readonly ToolDefinition[] = [];
   // Adds nothing: it only sees every tool registered before the last phase, MCP tools included.
   const witness: ToolProvider = {
@@ -166,11 +173,14 @@ export async function createRunRuntime(options: RunRuntimeOptions): Promise<RunR
     history: { system: runSystemText(root), ...(options.historyMaxTokens !== undefined ? { maxTokens: options.historyMaxTokens } : {}) },
     ...(options.onDelta !== undefined ? { onDelta: options.onDelta } : {}),
     ...(options.seals !== undefined ? { seals: options.seals } : {}),
-    // The key's value is redacted wherever it appears — a model echoing it, a tool printing it —
-    // whatever variable holds it; so are the MCP servers' secret-named variables.
-    secrets: runSecrets(record, process.env, options.mcpEnvironment),
+    secrets,
   });
-  return { runtime, toolSet: new ToolRegistry(registered).snapshot(), ...(sandbox.uncontained !== undefined ? { uncontained: sandbox.uncontained } : {}) };
+  return {
+    runtime,
+    toolSet: new ToolRegistry(registered).snapshot(),
+    ...(sandbox.uncontained !== undefined ? { uncontained: sandbox.uncontained } : {}),
+    redact: (text) => redactor.redactText(text).text,
+  };
 }
 
 /**
