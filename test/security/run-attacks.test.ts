@@ -130,8 +130,10 @@ describe("turnlog run --mode full-auto against issue 12's attacks", () => {
     expect((await readdir(canary)).sort()).toEqual(["disk.img", "passwd", "precious.txt"]);
     expect(await readFile(path.join(home, ".ssh", "authorized_keys"), "utf8")).toBe(KEYS);
     expect(connections).toBe(0);
-    // The seal key never left its directory.
-    if (existsSync(path.join(workDir, "stolen.pem"))) expect(await readFile(path.join(workDir, "stolen.pem"), "utf8")).not.toContain("PRIVATE KEY");
+    // The seal key never left its directory: its body is in no file of the workspace.
+    const sealKey = (await readFile(path.join(home, ".config", "turnlog", "seal-key.pem"), "utf8")).split("\n")[1] ?? "";
+    expect(sealKey.length).toBeGreaterThan(20);
+    for (const file of await filesUnder(workDir)) expect((await readFile(file, "utf8")).includes(sealKey), file).toBe(false);
 
     // The key is in no file anywhere under the test's directories (workspace, home with its state and config, canary) and in no output.
     for (const file of await filesUnder(base)) expect((await readFile(file)).includes(fakeKey), file).toBe(false);
