@@ -22,7 +22,7 @@ import { z } from "zod";
 import { createRuntime, defineTool, LevelEventLog, MemoryEventLog } from "../src/index.js";
 import type { EventToAppend, RecordedEvent } from "../src/index.js";
 import { verifyReplay } from "../src/replay/replay-verifier.js";
-import { SessionFold } from "../src/replay/session-fold.js";
+import { SessionFold } from "../src/core/session-fold.js";
 import { ToolRegistry } from "../src/tools/tool-registry.js";
 import { scriptedProvider } from "../src/testing/index.js";
 import type { ScriptStep } from "../src/testing/index.js";

@@ -7,7 +7,7 @@
  *   npm run bench        (or: node --import tsx bench/redaction.ts)
  */
 import { createHash } from "node:crypto";
-import * as detector from "../src/policy/secret-detector.js";
+import * as detector from "../src/policy/secrets/secret-detector.js";
 
 const { redactJsonText, redactText } = detector;
 

@@ -15,7 +15,7 @@ export interface ProviderTurnInput {
   /** Provider attempts allowed for this turn (1 + retries). */
   maxAttempts: number;
   /**
-   * The decisions version this turn's decisions are computed under (src/replay/decision-versions.ts;
+   * The decisions version this turn's decisions are computed under (src/core/decision-versions.ts;
    * a machine imports no values from src/, so versions are compared as numbers here). Absent: 1.
    */
   decisionsVersion?: number;

@@ -6,8 +6,8 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { classifyCommand } from "../src/policy/command-safety.js";
-import { severityOf } from "../src/policy/command-safety-catalogue.js";
+import { classifyCommand } from "../src/policy/command-safety/command-safety.js";
+import { severityOf } from "../src/policy/command-safety/catalogue.js";
 
 const FORBIDDEN = [
   "rm -rf /",

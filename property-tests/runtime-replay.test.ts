@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { createRuntime, decisionsVersions, type Session } from "../src/index.js";
 import { foldEvents } from "../src/projections/projection.js";
 import { sessionStateProjection } from "../src/projections/session-state.js";
-import { SessionFold } from "../src/replay/session-fold.js";
+import { SessionFold } from "../src/core/session-fold.js";
 import { MemoryEventLog, scriptedProvider } from "../src/testing/index.js";
 import type { ScriptStep } from "../src/testing/index.js";
 import { sequentialIds, steppingClock, workspace } from "../test/support/tools.js";

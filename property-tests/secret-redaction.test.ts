@@ -6,8 +6,8 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { containsSecret, createSecretRedactor, findSecrets, redactJsonText, redactText, redactValue } from "../src/policy/secret-detector.js";
-import type { SecretKind } from "../src/policy/secret-detector.js";
+import { containsSecret, createSecretRedactor, findSecrets, redactJsonText, redactText, redactValue } from "../src/policy/secrets/secret-detector.js";
+import type { SecretKind } from "../src/policy/secrets/secret-detector.js";
 import { exampleSecrets, nonSecretTexts, nonSecretValues } from "../test/support/secret-examples.js";
 
 /** A secret and the text it sits in (`text` contains `raw`), or the object key that holds it. */

@@ -42,7 +42,7 @@ export const SessionStartedSchema = event(
     /** Set on a fork: the session and stream position its copied prefix comes from. */
     forkedFrom: z.object({ sessionId: z.string().min(1), position: z.number().int().positive() }).optional(),
     /**
-     * The decisions version this session's decisions are computed under (src/replay/decision-versions.ts).
+     * The decisions version this session's decisions are computed under (src/core/decision-versions.ts).
      * Absent: version 1, every log recorded before decision versions existed.
      */
     decisionsVersion: z.number().int().positive().optional(),

@@ -3,7 +3,7 @@ import type { GateDecisionRecord, ToolPlan } from "../contracts/events.js";
 import type { ApprovalMode, GateDecision, PolicyRule, PolicySnapshot } from "../contracts/policy.js";
 import type { RiskClass } from "../contracts/risk.js";
 import { isReadOnlyRisk } from "../contracts/risk.js";
-import { classifyCommand, type CommandVerdict } from "./command-safety.js";
+import { classifyCommand, type CommandVerdict } from "./command-safety/command-safety.js";
 import { commandPrefix } from "./command-prefix.js";
 import { callFingerprint } from "./fingerprint.js";
 import { isInsideWorkspace, lexicalRealPath, type RealPathResolver } from "./workspace-confinement.js";

@@ -153,7 +153,7 @@ export interface SessionState {
    */
   retiredCallIds?: Set<string>;
   /**
-   * The decisions version the next decision is computed under (src/replay/decision-versions.ts):
+   * The decisions version the next decision is computed under (src/core/decision-versions.ts):
    * `session.started`'s (1 when it says none), moved forward by `session.decisions.upgraded`.
    */
   decisionsVersion: number;

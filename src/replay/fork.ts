@@ -2,7 +2,8 @@ import { parseEvent } from "../contracts/events.js";
 import { STREAM_DOES_NOT_EXIST } from "../errors/expected-version-conflict-error.js";
 import { UnknownSessionError } from "../errors/session-state-error.js";
 import type { EventLog, EventToAppend } from "../log/event-log.js";
-import { PositionOutOfRangeError, sessionStream } from "./snapshot-cache.js";
+import { PositionOutOfRangeError } from "./snapshot-cache.js";
+import { sessionStream } from "../core/session-stream.js";
 
 /** What {@link forkSession} made. */
 export interface ForkResult {

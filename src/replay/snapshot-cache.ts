@@ -3,6 +3,7 @@ import type { EventLog, RecordedEvent } from "../log/event-log.js";
 import { freeze } from "immer";
 import { applyEventInPlace, applyEvents } from "../projections/projection.js";
 import { sessionStateProjection, type SessionState } from "../projections/session-state.js";
+import { sessionStream } from "../core/session-stream.js";
 
 /** Options of {@link SnapshotCache}. */
 export interface SnapshotCacheOptions {
@@ -141,11 +142,6 @@ export class SnapshotCache {
       this.#snapshots.delete(oldest);
     }
   }
-}
-
-/** A session's stream, as `sessionStream` in the runtime names it (replay sits below the runtime). */
-export function sessionStream(sessionId: string): string {
-  return `session-${sessionId}`;
 }
 
 function keyOf(sessionId: string, position: number): string {

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { createSecretRedactor, type SecretRedactor } from "../policy/secret-detector.js";
+import { createSecretRedactor, type SecretRedactor } from "../policy/secrets/secret-detector.js";
 import type { Budgets } from "../contracts/budgets.js";
 import { resolveBudgets } from "../contracts/budgets.js";
 import type { PolicyInput } from "../contracts/policy.js";
@@ -19,10 +19,10 @@ import { forkSession, type ForkResult } from "../replay/fork.js";
 import type { ToolDefinition } from "../tools/define-tool.js";
 import type { ToolSnapshot } from "../contracts/tools.js";
 import { ToolRegistry, type ToolProvider } from "../tools/tool-registry.js";
-import { connectMcpServers, type McpServerConfig } from "../tools/mcp-tools.js";
+import { connectMcpServers, type McpServerConfig } from "../tools/mcp/mcp-tools.js";
 import { resolveRealPath } from "../util/real-path.js";
 import { SecretVault } from "./secret-vault.js";
-import { isKnownDecisionsVersion, latestDecisionsVersion, resolveDecisionsVersion } from "../replay/decision-versions.js";
+import { isKnownDecisionsVersion, latestDecisionsVersion, resolveDecisionsVersion } from "../core/decision-versions.js";
 import { decideObserving, observeEnvironment, SessionSync } from "./session-sync.js";
 import { defaultHistoryMaxTokens } from "../history/session-history.js";
 import type { HistoryCompressor } from "../history/history-compressor.js";
@@ -31,7 +31,8 @@ import { nativeCallInDoubt } from "./native-tool-executor.js";
 import { isRerunnable } from "./tool-plan-runner.js";
 import { Session } from "./session.js";
 import { resolveProviderRetry, type ProviderRetryOptions } from "./provider-retry.js";
-import { sessionStream, SessionStore } from "./session-store.js";
+import { SessionStore } from "./session-store.js";
+import { sessionIdOfStream, sessionIdPattern, sessionStream } from "../core/session-stream.js";
 
 export interface RuntimeOptions {
   /** Default: a LevelEventLog at $TURNLOG_DIR or ./.turnlog (closed by `runtime.close()`). */
@@ -70,7 +71,7 @@ export interface RuntimeOptions {
   /** Receives visible text as the provider streams it. */
   onDelta?: (text: string) => void;
   /**
-   * The decisions version new sessions are recorded under (src/replay/decision-versions.ts).
+   * The decisions version new sessions are recorded under (src/core/decision-versions.ts).
    * Default: the newest. A host pins an older one to roll a new turnlog out before its decisions
    * change (preview the change first with `replay(id, { decisionsVersion: "latest" })`).
    */
@@ -154,7 +155,6 @@ export interface ReplayOptions {
   decisionsVersion?: number | "latest";
 }
 
-const sessionIdPattern = /^[A-Za-z0-9._-]{1,128}$/;
 
 /**
  * Creates a turnlog runtime.
@@ -295,7 +295,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       return registry.snapshot();
     },
     async listSessions() {
-      return (await log.listStreams()).filter((stream) => stream.startsWith("session-")).map((stream) => stream.slice("session-".length));
+      return (await log.listStreams()).flatMap((stream) => sessionIdOfStream(stream) ?? []);
     },
     events: readSession,
     async replay(sessionId, replayOptions = {}) {

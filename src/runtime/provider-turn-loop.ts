@@ -6,11 +6,11 @@ import { activeTurn, pendingApprovals, type SessionState } from "../projections/
 import type { Provider } from "../providers/provider.js";
 import { ProviderError } from "../providers/provider.js";
 import { buildRequestHistory } from "../history/session-history.js";
-import { decisionActions, type DecisionAction } from "../replay/decide.js";
+import { decisionActions, type DecisionAction } from "../core/decide.js";
 import type { ToolRegistry } from "../tools/tool-registry.js";
 import type { z } from "zod";
 import type { GateEnvironment } from "../policy/gate.js";
-import type { SecretRedactor } from "../policy/secret-detector.js";
+import type { SecretRedactor } from "../policy/secrets/secret-detector.js";
 import type { SecretVault } from "./secret-vault.js";
 import type { SessionStore } from "./session-store.js";
 import { ToolPlanRunner } from "./tool-plan-runner.js";

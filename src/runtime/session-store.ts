@@ -3,12 +3,10 @@ import type { TurnlogEvent } from "../contracts/events.js";
 import { parseEvent } from "../contracts/events.js";
 import type { PolicySnapshot } from "../contracts/policy.js";
 import type { EventLog, RecordedEvent } from "../log/event-log.js";
-import { SessionFold } from "../replay/session-fold.js";
+import { SessionFold } from "../core/session-fold.js";
+import { sessionStream } from "../core/session-stream.js";
 
-/** The stream that holds one session's events. */
-export function sessionStream(sessionId: string): string {
-  return `session-${sessionId}`;
-}
+export { sessionStream } from "../core/session-stream.js";
 
 /**
  * One session's events and their fold: appends validated events with an exact expected version

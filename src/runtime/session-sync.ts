@@ -2,7 +2,7 @@ import { homedir, tmpdir } from "node:os";
 import type { TurnlogEvent } from "../contracts/events.js";
 import type { ToolSnapshot } from "../contracts/tools.js";
 import type { SessionState } from "../projections/session-state.js";
-import { decideAll, decisionsVersionOf, type DecisionAction, type DecisionInputs } from "../replay/decide.js";
+import { decideAll, decisionsVersionOf, type DecisionAction, type DecisionInputs } from "../core/decide.js";
 import type { ToolRegistry } from "../tools/tool-registry.js";
 import { canonicalJson } from "../util/digest.js";
 import { resolveRealPath } from "../util/real-path.js";

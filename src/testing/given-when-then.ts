@@ -4,8 +4,8 @@ import { parseEvent } from "../contracts/events.js";
 import type { RecordedEvent } from "../log/event-log.js";
 import { resolveBudgets } from "../contracts/budgets.js";
 import { resolvePolicy } from "../policy/default-policy.js";
-import { decide, type DecisionAction } from "../replay/decide.js";
-import { SessionFold } from "../replay/session-fold.js";
+import { decide, type DecisionAction } from "../core/decide.js";
+import { SessionFold } from "../core/session-fold.js";
 import type { ToolRegistry } from "../tools/tool-registry.js";
 
 /** Gives plain events the meta a log would add: positions from 1, one second apart from a fixed epoch. */

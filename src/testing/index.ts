@@ -4,4 +4,4 @@ export { scriptedProvider } from "../providers/scripted-provider.js";
 export type { ScriptedProvider, ScriptStep } from "../providers/scripted-provider.js";
 export { given, recordForTest } from "./given-when-then.js";
 export type { ThenExpectation } from "./given-when-then.js";
-export { SessionFold, UnexpectedEventError } from "../replay/session-fold.js";
+export { SessionFold, UnexpectedEventError } from "../core/session-fold.js";

@@ -2,9 +2,10 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 
-// DESIGN.md §13: contracts ← log, tools, policy, providers ← projections ← history ← replay ←
-// runtime ← cli. Replay sits below runtime because the live loop is the replay engine plus
-// effects (docs/architecture.md). A folder may import from its own layer's folder and lower layers.
+// DESIGN.md §13: contracts ← log, tools, policy, providers ← projections ← history ← core ←
+// replay ← reader ← runtime ← cli. The core (fold, decider, nextStep) is shared by the live loop
+// and replay; replay and the read API need no provider; the runtime is the read API plus a writer
+// (docs/architecture.md). A folder may import from its own folder and lower layers only.
 const layers: Record<string, number> = {
   contracts: 0,
   errors: 0,
@@ -16,11 +17,14 @@ const layers: Record<string, number> = {
   projections: 2,
   history: 3,
   machines: 3,
-  replay: 4,
-  runtime: 5,
-  testing: 6,
-  cli: 7,
-  "index.ts": 7,
+  core: 4,
+  replay: 5,
+  reader: 6,
+  runtime: 7,
+  testing: 8,
+  cli: 9,
+  "index.ts": 9,
+  "core.ts": 9,
 };
 
 const root = resolve(import.meta.dirname, "../..");

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { runSecrets } from "../../src/cli/run/run-runtime.js";
 import type { RunRecord } from "../../src/cli/run/run-record.js";
 import { RunPresenter } from "../../src/cli/run/run-presenter.js";
-import { createSecretRedactor } from "../../src/policy/secret-detector.js";
+import { createSecretRedactor } from "../../src/policy/secrets/secret-detector.js";
 
 const record: RunRecord = { provider: "openai", baseURL: "http://localhost:11434/v1", model: "m", apiKeyEnv: "LLM_AUTH", mcpServers: [] };
 

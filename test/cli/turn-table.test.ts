@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { formatTurnTable } from "../../src/cli/turn-table.js";
 import { createRuntime } from "../../src/index.js";
-import { SessionFold } from "../../src/replay/session-fold.js";
+import { SessionFold } from "../../src/core/session-fold.js";
 import { MemoryEventLog, scriptedProvider } from "../../src/testing/index.js";
 import { steppingClock, workspace } from "../support/tools.js";
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { createRuntime } from "../../src/index.js";
-import { SessionFold } from "../../src/replay/session-fold.js";
+import { SessionFold } from "../../src/core/session-fold.js";
 import { MemoryEventLog, scriptedProvider } from "../../src/testing/index.js";
 import type { ScriptStep } from "../../src/testing/index.js";
 import { workspace } from "../support/tools.js";

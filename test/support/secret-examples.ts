@@ -3,8 +3,8 @@
  * contains `TESTONLY`. A test that puts them into a tool call can grep the log (LevelDB files
  * included) for `exampleSecrets[kind]`, or for `exampleSecretMarker`, and expect no hit.
  */
-import { secretKinds } from "../../src/policy/secret-detector.js";
-import type { SecretKind } from "../../src/policy/secret-detector.js";
+import { secretKinds } from "../../src/policy/secrets/secret-detector.js";
+import type { SecretKind } from "../../src/policy/secrets/secret-detector.js";
 
 /** The string every example secret contains, for a single grep. */
 export const exampleSecretMarker = "TESTONLY";

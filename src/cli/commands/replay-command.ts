@@ -2,7 +2,7 @@ import { readFile } from "node:fs/promises";
 import { PolicySnapshotSchema, type PolicyInput, type PolicySnapshot } from "../../contracts/policy.js";
 import { resolvePolicy } from "../../policy/default-policy.js";
 import { formatDecisionChange } from "../../replay/what-if.js";
-import { isKnownDecisionsVersion, latestDecisionsVersion, resolveDecisionsVersion } from "../../replay/decision-versions.js";
+import { isKnownDecisionsVersion, latestDecisionsVersion, resolveDecisionsVersion } from "../../core/decision-versions.js";
 import { demoTools, toolsForeignToDemo } from "../demo/demo-runtime.js";
 import { verifyReplay, type Divergence, type ReplayReport } from "../../replay/replay-verifier.js";
 import type { RecordedEvent } from "../../log/event-log.js";

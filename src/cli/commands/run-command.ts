@@ -1,5 +1,5 @@
 import path from "node:path";
-import { isWithin } from "../../tools/workspace-path.js";
+import { isWithin } from "../../tools/workspace/workspace-path.js";
 import { randomBytes } from "node:crypto";
 import type { ApprovalMode } from "../../contracts/policy.js";
 import type { RecordedEvent } from "../../log/event-log.js";

@@ -1,4 +1,4 @@
-import { SessionFold } from "../../replay/session-fold.js";
+import { SessionFold } from "../../core/session-fold.js";
 import { CliError } from "../cli-error.js";
 import { pendingApprovals, type SessionState } from "../../projections/session-state.js";
 import { type CommandContext } from "../cli-io.js";

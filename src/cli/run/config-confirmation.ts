@@ -2,7 +2,7 @@ import { realpath } from "node:fs/promises";
 import path from "node:path";
 import { quote } from "shell-quote";
 import type { ApprovalMode } from "../../contracts/policy.js";
-import { containsSecret } from "../../policy/secret-detector.js";
+import { containsSecret } from "../../policy/secrets/secret-detector.js";
 import { canonicalJson, sha256 } from "../../util/digest.js";
 import { isSecretVariableName } from "../../util/secret-names.js";
 import type { CommandContext } from "../cli-io.js";

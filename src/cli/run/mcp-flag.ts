@@ -1,6 +1,6 @@
 import path from "node:path";
 import { parse, type ParseEntry } from "shell-quote";
-import { containsSecret } from "../../policy/secret-detector.js";
+import { containsSecret } from "../../policy/secrets/secret-detector.js";
 import { CliError, exitCodes } from "../cli-error.js";
 
 /** An MCP server started from a `--mcp "command args"` flag, before it is named. */

@@ -2,7 +2,7 @@ import type { RecordedEvent } from "../../log/event-log.js";
 import type { TextSink } from "../cli-io.js";
 import type { Paint, Tone } from "../terminal-style.js";
 import { formatDuration, preview, truncate } from "../timeline.js";
-import { redactText } from "../../policy/secret-detector.js";
+import { redactText } from "../../policy/secrets/secret-detector.js";
 
 /** How a {@link RunPresenter} writes. */
 export interface RunPresenterOptions {

@@ -1,7 +1,7 @@
 import path from "node:path";
 import type { Budgets } from "../../contracts/budgets.js";
 import type { ApprovalMode } from "../../contracts/policy.js";
-import { containsSecret } from "../../policy/secret-detector.js";
+import { containsSecret } from "../../policy/secrets/secret-detector.js";
 import { CliError, exitCodes } from "../cli-error.js";
 import { defaultRunMode } from "./config-confirmation.js";
 import { mcpServerName, parseMcpFlag, uniqueName } from "./mcp-flag.js";
