@@ -11,8 +11,8 @@ export type { ApprovalAnswer } from "./runtime/session.js";
 export { ProviderTurnLoop } from "./runtime/provider-turn-loop.js";
 export { ToolPlanRunner } from "./runtime/tool-plan-runner.js";
 export { AgentLoopBuilder } from "./runtime/agent-loop-builder.js";
-export { NativeToolExecutor } from "./runtime/native-tool-executor.js";
-export type { NativeToolOptions, NativeToolResult } from "./runtime/native-tool-executor.js";
+export { HostToolExecutor } from "./runtime/host-tool-executor.js";
+export type { HostToolOptions, HostToolResult } from "./runtime/host-tool-executor.js";
 export type { PendingApproval, SendOutcome } from "./runtime/provider-turn-loop.js";
 
 export { defineTool } from "./tools/define-tool.js";

@@ -30,7 +30,7 @@ export type DecisionAction =
   /** Which cleared call starts next, in which execution group (while `running`). */
   | "startTool"
   /** The plan and gate decision of a host-routed call. */
-  | "decideNativeTool";
+  | "decideHostTool";
 
 /** An effect the runtime performs (never during replay). */
 export type EffectAction = "callProvider" | "runToolCalls" | "awaitApprovals";
@@ -47,7 +47,7 @@ export const decisionActions: ReadonlySet<string> = new Set<DecisionAction>([
   "packetizeResults",
   "decideContinuation",
   "startTool",
-  "decideNativeTool",
+  "decideHostTool",
 ]);
 
 /**
@@ -100,9 +100,9 @@ export interface DecisionInputs {
    */
   observeRealPath?: (absolute: string) => string;
   /** The real input text of a host-routed call whose logged input is redacted (live only). */
-  rawNativeInput?: (callId: string) => string | undefined;
+  rawHostInput?: (callId: string) => string | undefined;
   /** Replay: the logged plan of a host-routed call whose input was redacted (not recomputable). */
-  nativePlanOverride?: ToolPlan;
+  hostPlanOverride?: ToolPlan;
   /** Summarizes history units that no longer fit (default: the deterministic compressor). */
   compressor?: HistoryCompressor;
   /**
@@ -148,7 +148,7 @@ export function decideAll(action: DecisionAction, inputs: DecisionInputs): Turnl
  */
 export function decide(action: DecisionAction, inputs: DecisionInputs): TurnlogEvent {
   const { state, registry, policy, budgets } = inputs;
-  if (action === "decideNativeTool") return decideNativeTool(inputs);
+  if (action === "decideHostTool") return decideHostTool(inputs);
   if (action === "startTurn") {
     // Counted, not measured from `turns`, which a replay fold trims (SessionFold retain "live").
     const turnSeq = state.totals.turns + 1;
@@ -298,17 +298,17 @@ function redactPlan(plan: ToolPlan, redactor: SecretRedactor = defaultSecretReda
 }
 
 /**
- * A host-routed call (DESIGN.md §11, NativeToolExecutor): planned against its tool's schema and
+ * A host-routed call (DESIGN.md §11, HostToolExecutor): planned against its tool's schema and
  * gated exactly like a model's call. It runs when allowed, or when the gate asks and a person
  * approved it up front; it never joins a provider turn or the native history.
  */
-function decideNativeTool(inputs: DecisionInputs): TurnlogEvent {
+function decideHostTool(inputs: DecisionInputs): TurnlogEvent {
   const { state, registry, policy } = inputs;
-  const call = state.nativeCalls.at(-1);
+  const call = state.hostCalls.at(-1);
   if (call === undefined) throw new NoDecisionOwedError("no host-routed call was requested");
-  let plan = inputs.nativePlanOverride;
+  let plan = inputs.hostPlanOverride;
   if (plan === undefined) {
-    const argumentsText = call.inputRedacted ? inputs.rawNativeInput?.(call.callId) : JSON.stringify(call.input ?? {});
+    const argumentsText = call.inputRedacted ? inputs.rawHostInput?.(call.callId) : JSON.stringify(call.input ?? {});
     const [planned] = planToolCalls([{ id: call.callId, name: call.tool, argumentsText }], registry);
     plan = call.inputRedacted ? redactPlan(planned as ToolPlan, inputs.redactor) : (planned as ToolPlan);
   }

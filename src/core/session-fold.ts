@@ -207,7 +207,7 @@ export class SessionFold {
       this.#pending = this.#turn === undefined ? ["startTurn"] : this.#pending;
     } else if (type === "session.native_tool.requested") {
       this.#catchUp();
-      this.#pending = ["decideNativeTool"];
+      this.#pending = ["decideHostTool"];
     } else if (type === "session.native_tool.decided") {
       this.#catchUp();
       this.#pending = [];

@@ -1,6 +1,6 @@
 import type { GateDecision } from "../contracts/policy.js";
 import type { RiskClass } from "../contracts/risk.js";
-import type { CallState, NativeCallState, SessionState, TurnState } from "./session-state.js";
+import type { CallState, HostCallState, SessionState, TurnState } from "./session-state.js";
 
 /** What finally happened to a tool call. */
 export type AuditOutcome = "succeeded" | "failed" | "rejected" | "denied" | "blocked" | "interrupted" | "pending";
@@ -61,7 +61,7 @@ export function auditRows(state: SessionState): AuditRow[] {
       if (call !== undefined) rows.push(modelRow(state, turn, call));
     }
   }
-  for (const call of state.nativeCalls) rows.push(hostRow(state, call));
+  for (const call of state.hostCalls) rows.push(hostRow(state, call));
   return rows;
 }
 
@@ -128,7 +128,7 @@ function modelErrorCode(call: CallState, outcome: AuditOutcome): string | undefi
   return outcome;
 }
 
-function hostOutcome(call: NativeCallState): AuditOutcome {
+function hostOutcome(call: HostCallState): AuditOutcome {
   if (call.plan?.status === "rejected") return "rejected";
   if (call.decision === undefined) return "pending";
   if (call.runs === false) {
@@ -140,7 +140,7 @@ function hostOutcome(call: NativeCallState): AuditOutcome {
   return call.result.code === "interrupted" ? "interrupted" : "failed";
 }
 
-function hostRow(state: SessionState, call: NativeCallState): AuditRow {
+function hostRow(state: SessionState, call: HostCallState): AuditRow {
   const outcome = hostOutcome(call);
   const decision = call.decision ?? null;
   const rejection = call.plan?.status === "rejected" ? (call.plan.reason ?? "schema-invalid") : undefined;

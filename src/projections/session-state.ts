@@ -95,7 +95,7 @@ export interface SessionOutcome {
 }
 
 /** A host-routed call (`session.runTool`): gated and logged, never part of a provider turn or history. */
-export interface NativeCallState {
+export interface HostCallState {
   callId: string;
   tool: string;
   input: unknown;
@@ -137,7 +137,7 @@ export interface SessionState {
   totals: { turns: number; toolCalls: number; inputTokens: number; outputTokens: number };
   lastOutcome: SessionOutcome | null;
   /** Host-routed calls, in order. */
-  nativeCalls: NativeCallState[];
+  hostCalls: HostCallState[];
   /** The summary that replaces the history recorded before `beforePosition` (the last compaction). */
   historySummary: { beforePosition: number; summary: string; unitsSummarized: number; compressor: string } | null;
   /** History settings in force, from `session.started`. */
@@ -181,7 +181,7 @@ function initialState(): SessionState {
     totals: { turns: 0, toolCalls: 0, inputTokens: 0, outputTokens: 0 },
     lastOutcome: null,
     toolApprovals: [],
-    nativeCalls: [],
+    hostCalls: [],
     historySummary: null,
     history: null,
     forkedFrom: null,
@@ -451,12 +451,12 @@ function evolve(draft: Draft, recorded: RecordedEvent): void {
     }
     case "session.native_tool.requested": {
       const { callId, tool, input, inputRedacted, by, approvedBy } = event.data;
-      draft.nativeCalls.push({ callId, tool, input, inputRedacted: inputRedacted === true, by, ...(approvedBy !== undefined ? { approvedBy } : {}), position });
+      draft.hostCalls.push({ callId, tool, input, inputRedacted: inputRedacted === true, by, ...(approvedBy !== undefined ? { approvedBy } : {}), position });
       return;
     }
     case "session.native_tool.decided":
     case "session.native_tool.completed": {
-      const call = draft.nativeCalls.findLast((candidate) => candidate.callId === event.data.callId);
+      const call = draft.hostCalls.findLast((candidate) => candidate.callId === event.data.callId);
       if (call === undefined) throw new Error(`session projection: event for unknown native call ${event.data.callId}`);
       call.position = position;
       if (event.type === "session.native_tool.decided") {

@@ -129,19 +129,19 @@ export async function verifyReplay(events: AsyncIterable<RecordedEvent> | Iterab
     const action = owedDecision(fold.pending, fold.turnState);
     if (isDecisionEvent(event.type) && !isHostCancel(event, action)) {
       compared += 1;
-      const redactedNative = event.type === "session.native_tool.decided" && fold.state.nativeCalls.at(-1)?.inputRedacted === true;
-      if (redactedNative) unverifiable.push({ position, type: event.type, callId: (event.data as { callId: string }).callId, reason: "redacted" });
+      const redactedHost = event.type === "session.native_tool.decided" && fold.state.hostCalls.at(-1)?.inputRedacted === true;
+      if (redactedHost) unverifiable.push({ position, type: event.type, callId: (event.data as { callId: string }).callId, reason: "redacted" });
       const tools = toolsAt();
       if (expected.length === 0) {
         const loggedPlan = (event.data as { plan?: ToolPlan }).plan;
-        let all = recomputeAll(action, fold, config, tools.registry, redactedNative ? loggedPlan : undefined);
-        const nativeTool = event.type === "session.native_tool.decided" && !redactedNative ? fold.state.nativeCalls.at(-1)?.tool : undefined;
-        if (nativeTool !== undefined && tools.fromLog.has(nativeTool) && loggedPlan !== undefined && typeof all !== "string") {
+        let all = recomputeAll(action, fold, config, tools.registry, redactedHost ? loggedPlan : undefined);
+        const hostTool = event.type === "session.native_tool.decided" && !redactedHost ? fold.state.hostCalls.at(-1)?.tool : undefined;
+        if (hostTool !== undefined && tools.fromLog.has(hostTool) && loggedPlan !== undefined && typeof all !== "string") {
           // A host-routed call on a tool rebuilt from the log: its plan is checked at schema level,
           // as a model's call is, and where it agrees the gate judges the logged plan (its input
           // holds what the host's zod schema added).
           const recomputedPlan = (all[0]?.data as { plan?: ToolPlan } | undefined)?.plan;
-          schemaLevel.push({ position, type: event.type, callId: loggedPlan.callId, tool: nativeTool });
+          schemaLevel.push({ position, type: event.type, callId: loggedPlan.callId, tool: hostTool });
           if (recomputedPlan?.status === loggedPlan.status && recomputedPlan.reason === loggedPlan.reason) all = recomputeAll(action, fold, config, tools.registry, loggedPlan);
         }
         expected = typeof all === "string" ? [all] : all;
@@ -319,7 +319,7 @@ function asLoggedWhereUnverifiable(recomputed: TurnlogEvent, logged: RecordedEve
 }
 
 /** All the decision events the current code owes at this point (see `decideAll`), or why none. */
-function recomputeAll(action: DecisionAction | undefined, fold: SessionFold, config: ReplayConfiguration, registry: ToolRegistry, nativePlanOverride?: ToolPlan): TurnlogEvent[] | string {
+function recomputeAll(action: DecisionAction | undefined, fold: SessionFold, config: ReplayConfiguration, registry: ToolRegistry, hostPlanOverride?: ToolPlan): TurnlogEvent[] | string {
   if (action === undefined) return `no decision owed (pending: ${fold.pending[0] ?? "nothing"})`;
   const { state } = fold;
   if (state.policy === null || state.budgets === null) return "no decision owed: session.started is missing";
@@ -337,7 +337,7 @@ function recomputeAll(action: DecisionAction | undefined, fold: SessionFold, con
       policy: config.policy ? config.policy(state.policy) : state.policy,
       budgets: config.budgets ? config.budgets(state.budgets) : state.budgets,
       ...(config.gate ? { gate: config.gate } : {}),
-      ...(nativePlanOverride ? { nativePlanOverride } : {}),
+      ...(hostPlanOverride ? { hostPlanOverride } : {}),
       ...(config.compressor ? { compressor: config.compressor } : {}),
     }).map((event) => parseEvent(event));
   } catch (error) {

@@ -27,7 +27,7 @@ import { decideObserving, observeEnvironment, SessionSync } from "./session-sync
 import { defaultHistoryMaxTokens } from "../history/session-history.js";
 import type { HistoryCompressor } from "../history/history-compressor.js";
 import type { GateEnvironment } from "../policy/gate.js";
-import { nativeCallInDoubt } from "./native-tool-executor.js";
+import { hostCallInDoubt } from "./host-tool-executor.js";
 import { isRerunnable } from "./tool-plan-runner.js";
 import { Session } from "./session.js";
 import { resolveProviderRetry, type ProviderRetryOptions } from "./provider-retry.js";
@@ -352,10 +352,10 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
 async function recover(store: SessionStore, deps: { registry: ToolRegistry; gate: GateEnvironment; redactor: SecretRedactor }): Promise<void> {
   const fold = store.fold;
   // A host-routed call: decide it if the process died before that, and never run it afterwards.
-  if (fold.pending[0] === "decideNativeTool") {
-    await store.append(decideObserving("decideNativeTool", { state: store.state, registry: deps.registry, policy: store.policy, budgets: store.budgets, gate: deps.gate, redactor: deps.redactor }));
+  if (fold.pending[0] === "decideHostTool") {
+    await store.append(decideObserving("decideHostTool", { state: store.state, registry: deps.registry, policy: store.policy, budgets: store.budgets, gate: deps.gate, redactor: deps.redactor }));
   }
-  const inDoubt = nativeCallInDoubt(store.state.nativeCalls);
+  const inDoubt = hostCallInDoubt(store.state.hostCalls);
   if (inDoubt !== undefined) {
     await store.append([
       { type: "session.native_tool.completed", data: { callId: inDoubt.callId, ok: false, code: "interrupted", message: "the process stopped before the call ended; it was not run again", durationMs: 0 } },

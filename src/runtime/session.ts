@@ -4,7 +4,7 @@ import { sessionHistory, type DiagnosticRecord } from "../history/session-histor
 import { activeTurn, pendingApprovals, type SessionState } from "../projections/session-state.js";
 import { outcomeOf, ProviderTurnLoop, type LoopDependencies, type SendOutcome } from "./provider-turn-loop.js";
 import type { SessionStore } from "./session-store.js";
-import { NativeToolExecutor, type NativeToolOptions, type NativeToolResult } from "./native-tool-executor.js";
+import { HostToolExecutor, type HostToolOptions, type HostToolResult } from "./host-tool-executor.js";
 import { commandPrefix } from "../policy/command-prefix.js";
 import type { ToolDefinition } from "../tools/define-tool.js";
 import type { StreamSealer } from "../log/seal/stream-sealer.js";
@@ -81,8 +81,8 @@ export class Session {
    * @example
    * const result = await session.runTool("read_file", { path: "README.md" }, { by: "ui:open-button" });
    */
-  runTool(tool: string, input: unknown, options: NativeToolOptions): Promise<NativeToolResult> {
-    return this.#exclusive(() => new NativeToolExecutor(this.store, this.deps).run(tool, input, options));
+  runTool(tool: string, input: unknown, options: HostToolOptions): Promise<HostToolResult> {
+    return this.#exclusive(() => new HostToolExecutor(this.store, this.deps).run(tool, input, options));
   }
 
   /** The session-state projection (frozen). */

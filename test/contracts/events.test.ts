@@ -30,7 +30,7 @@ const designCatalogue: Record<string, "input" | "decision"> = {
   "session.diagnostic.recorded": "decision",
 };
 
-// Added here beyond the design's minimum: host-routed calls (NativeToolExecutor).
+// Added here beyond the design's minimum: host-routed calls (HostToolExecutor).
 const addedCatalogue: Record<string, "input" | "decision"> = {
   "session.native_tool.requested": "input",
   "session.native_tool.decided": "decision",

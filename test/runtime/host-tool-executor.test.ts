@@ -17,7 +17,7 @@ async function setup(script: Parameters<typeof scriptedProvider>[0] = [{ content
   return { ws, log, provider, runtime, session: await runtime.openSession("s1") };
 }
 
-describe("host-routed calls (NativeToolExecutor)", () => {
+describe("host-routed calls (HostToolExecutor)", () => {
   it("runs an allowed tool through the gate, logs it, and keeps it out of the model's history", async () => {
     const { session, ws, runtime, provider } = await setup();
     const result = await session.runTool("read_file", { path: "a.txt" }, { by: "ui:open" });
@@ -39,7 +39,7 @@ describe("host-routed calls (NativeToolExecutor)", () => {
     expect(ws.ran).toEqual([]);
     expect(await session.runTool("write_file", { path: "c.txt", content: "x" }, { by: "ui", approvedBy: "alice" })).toMatchObject({ status: "succeeded", decision: "ask" });
     expect(ws.files.get("c.txt")).toBe("x");
-    const calls = session.state().nativeCalls;
+    const calls = session.state().hostCalls;
     expect(calls.map((call) => [call.callId, call.runs, call.approvedBy])).toEqual([
       ["native-1", false, undefined],
       ["native-2", true, "alice"],
@@ -84,7 +84,7 @@ describe("host-routed calls (NativeToolExecutor)", () => {
     const ws = workspace();
     const runtime = await createRuntime({ log: crashed, provider: scriptedProvider([]), tools: ws.tools });
     const session = await runtime.openSession("s1");
-    expect(session.state().nativeCalls[0]?.result).toMatchObject({ ok: false, code: "interrupted" });
+    expect(session.state().hostCalls[0]?.result).toMatchObject({ ok: false, code: "interrupted" });
     expect(ws.ran).toEqual([]);
     expect(await runtime.replay("s1")).toMatchObject({ identical: true });
   });

@@ -2,14 +2,14 @@ import type { EventOf } from "../contracts/events.js";
 import type { GateDecision } from "../contracts/policy.js";
 import { SessionStateError } from "../errors/session-state-error.js";
 import { callFingerprint } from "../policy/fingerprint.js";
-import { activeTurn, type CallState, type NativeCallState } from "../projections/session-state.js";
+import { activeTurn, type CallState, type HostCallState } from "../projections/session-state.js";
 import { decideObserving } from "./session-sync.js";
 import type { LoopDependencies } from "./provider-turn-loop.js";
 import type { SessionStore } from "./session-store.js";
 import { logDirectoryOf, runTool } from "./tool-plan-runner.js";
 
 /** How a host-routed call ended. */
-export interface NativeToolResult {
+export interface HostToolResult {
   callId: string;
   status: "succeeded" | "failed" | "rejected" | "denied" | "blocked" | "needs-approval";
   /** The tool's output, or what went wrong, in words. */
@@ -19,7 +19,7 @@ export interface NativeToolResult {
   rule?: string;
 }
 
-export interface NativeToolOptions {
+export interface HostToolOptions {
   /** Who asked (the host's user or component). */
   by: string;
   /** A person who approved the call up front: a gate that would ask lets it run. */
@@ -33,7 +33,7 @@ export interface NativeToolOptions {
  * `session.native_tool.*` events. It never joins a provider tool group or the native history, so
  * the model does not see it as its own call. Runs between turns only.
  */
-export class NativeToolExecutor {
+export class HostToolExecutor {
   readonly #rawInputs = new Map<string, string>();
 
   constructor(
@@ -41,7 +41,7 @@ export class NativeToolExecutor {
     private readonly deps: LoopDependencies,
   ) {}
 
-  async run(tool: string, input: unknown, options: NativeToolOptions): Promise<NativeToolResult> {
+  async run(tool: string, input: unknown, options: HostToolOptions): Promise<HostToolResult> {
     if (typeof options?.by !== "string" || options.by === "") throw new TypeError("runTool needs `by`: who asked");
     if (activeTurn(this.store.state) !== undefined || this.store.fold.pending.length > 0) {
       throw new SessionStateError(`session ${this.store.sessionId} has an unfinished turn: a host-routed call runs between turns`);
@@ -49,7 +49,7 @@ export class NativeToolExecutor {
     const owed = this.deps.sync.owed(this.store.state, true);
     if (owed.length > 0) await this.store.append(owed);
     this.deps.sync.synced();
-    const callId = `native-${this.store.state.nativeCalls.length + 1}`;
+    const callId = `native-${this.store.state.hostCalls.length + 1}`;
     const { redactor } = this.deps;
     const redacted = redactor.redactValue(input ?? {});
     if (redacted.redacted) this.#rawInputs.set(callId, JSON.stringify(input ?? {}));
@@ -67,13 +67,13 @@ export class NativeToolExecutor {
       },
     ]);
     const appended = await this.store.appendWith(() =>
-      decideObserving("decideNativeTool", {
+      decideObserving("decideHostTool", {
         state: this.store.state,
         registry: this.deps.registry,
         policy: this.store.policy,
         budgets: this.store.budgets,
         gate: this.deps.gate,
-        rawNativeInput: (id) => this.#rawInputs.get(id),
+        rawHostInput: (id) => this.#rawInputs.get(id),
         redactor,
       }),
     );
@@ -106,11 +106,11 @@ export class NativeToolExecutor {
     });
     if (ended.type === "turn.tool.succeeded") return this.#complete({ ...base, status: "succeeded", content: ended.data.output }, ended.data.durationMs);
     if (ended.type === "turn.tool.failed") return this.#complete({ ...base, status: "failed", errorCode: ended.data.code, content: ended.data.message }, ended.data.durationMs);
-    throw new Error(`native tool executor: unexpected ${ended.type}`);
+    throw new Error(`host tool executor: unexpected ${ended.type}`);
   }
 
   /** Logs the end, redacted; the host itself gets the tool's real output. */
-  async #complete(result: NativeToolResult, durationMs: number): Promise<NativeToolResult> {
+  async #complete(result: HostToolResult, durationMs: number): Promise<HostToolResult> {
     const content = this.deps.redactor.redactText(result.content);
     const ok = result.status === "succeeded";
     await this.store.append([
@@ -130,7 +130,7 @@ export class NativeToolExecutor {
 }
 
 /** A host-routed call that was decided to run and never completed (the process died). */
-export function nativeCallInDoubt(calls: readonly NativeCallState[]): NativeCallState | undefined {
+export function hostCallInDoubt(calls: readonly HostCallState[]): HostCallState | undefined {
   const last = calls.at(-1);
   return last?.runs === true && last.result === undefined ? last : undefined;
 }
