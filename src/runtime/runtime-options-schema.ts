@@ -127,7 +127,8 @@ function problemsOf(error: z.ZodError): string[] {
       }
       continue;
     }
-    const message = issue.message.replace(/^Invalid input: /, "");
+    const stripped = issue.message.replace(/^Invalid input: /, "");
+    const message = stripped.charAt(0).toLowerCase() + stripped.slice(1);
     problems.push(`${at === "" ? "options" : at}: ${message}`);
   }
   return problems;
