@@ -96,6 +96,25 @@ describe("reopening a session with another provider", () => {
     expect(session.state().provider?.maxAttempts).toBe(5);
   });
 
+  it("two runtimes with different providers on one session: each request names the provider that sent it", async () => {
+    const a = await runtimeWith(scriptedProvider([{ content: "from a" }, { content: "from a again" }], { id: "model-a" }));
+    const b = await runtimeWith(scriptedProvider([{ content: "from b" }], { id: "model-b" }));
+    await (await a.openSession("s1")).send("one");
+    await (await b.openSession("s1")).send("two");
+    // a's session was opened before b switched the provider; a names its own again before asking.
+    expect(await (await a.openSession("s1")).send("three")).toMatchObject({ status: "completed", text: "from a again" });
+    const events = await log.readStream("session-s1");
+    const story = events.flatMap((event) =>
+      event.type === "session.config.changed"
+        ? [`changed to ${(event.data as { provider: { id: string } }).provider.id}`]
+        : event.type === "turn.provider.requested"
+          ? [`requested ${(event.data as { providerId: string }).providerId}`]
+          : [],
+    );
+    expect(story).toEqual(["requested model-a", "changed to model-b", "requested model-b", "changed to model-a", "requested model-a"]);
+    expect(await a.replay("s1")).toMatchObject({ identical: true });
+  });
+
   it("refuses a session whose held calls need a tool this runtime lacks, and appends nothing", async () => {
     const first = await heldWrite();
     await first.session.approve("call_w", { by: "alice" });
