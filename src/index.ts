@@ -3,7 +3,7 @@
  * list is a contract (DESIGN.md §11).
  */
 export { createRuntime } from "./runtime/create-runtime.js";
-export type { Runtime, RuntimeOptions } from "./runtime/create-runtime.js";
+export type { OpenSessionOptions, Runtime, RuntimeOptions } from "./runtime/create-runtime.js";
 export { defaultProviderRetry } from "./runtime/provider-retry.js";
 export type { ProviderRetryOptions } from "./runtime/provider-retry.js";
 export { Session } from "./runtime/session.js";
@@ -80,6 +80,7 @@ export { TurnlogError } from "./errors/turnlog-error.js";
 export { LogLockedError } from "./errors/log-locked-error.js";
 export { LogClosedError } from "./errors/log-closed-error.js";
 export { McpServerError } from "./errors/mcp-server-error.js";
+export { ConfigError } from "./errors/config-error.js";
 export { SessionStateError, UnknownSessionError } from "./errors/session-state-error.js";
 export { ProviderError } from "./providers/provider.js";
 export { createOpenAiChatFinalizer, finalizeOpenAiChatChunks } from "./providers/openai-chat-finalizer.js";

@@ -152,6 +152,10 @@ export function outcomeLines(outcome: SendOutcome, state: SessionState, eventCou
       return [`${paint("bad", "✗ failed:")} ${outcome.reason ?? "no reason recorded"} ${paint("dim", `· ${logged}`)}`];
     case "awaiting-approval":
       return [`${paint("warn", "⏸  awaiting approval")} ${paint("dim", `· ${plural(outcome.pendingApprovals.length, "held call")} · ${logged}`)}`];
+    case "needs-resume":
+      return [`${paint("warn", "⏸  needs resume:")} ${outcome.reason ?? "unfinished-turn"} ${paint("dim", `· ${logged}`)}`];
+    case "idle":
+      return [`${paint("dim", `idle: nothing asked yet · ${logged}`)}`];
   }
 }
 

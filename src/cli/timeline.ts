@@ -151,8 +151,8 @@ function summarizeEvent(event: TurnlogEvent, context: SummaryContext): string {
       );
     }
     case "session.config.changed": {
-      const { policy, tools, budgets } = event.data;
-      return join(policy && `policy (mode ${policy.approvalMode})`, tools && `tools: ${tools.map((tool) => tool.name).join(", ")}`, budgets && "budgets");
+      const { provider, policy, tools, budgets } = event.data;
+      return join(provider && `provider ${provider.id} (${provider.format})`, policy && `policy (mode ${policy.approvalMode})`, tools && `tools: ${tools.map((tool) => tool.name).join(", ")}`, budgets && "budgets");
     }
     case "session.decisions.upgraded":
       return `decisions version ${event.data.from} → ${event.data.to}`;

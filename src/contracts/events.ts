@@ -23,6 +23,14 @@ function event<const Type extends string, Data extends z.ZodType>(type: Type, da
   return z.object({ type: z.literal(type), data });
 }
 
+/** The provider a session's requests go to, as `session.started` and `session.config.changed` record it. */
+const ProviderConfigSchema = z.object({
+  id: z.string(),
+  format: ProviderFormatSchema,
+  /** Provider attempts allowed per turn (1 + retries of retryable failures). */
+  maxAttempts: z.number().int().positive(),
+});
+
 export const SessionStartedSchema = event(
   "session.started",
   z.object({
@@ -31,12 +39,7 @@ export const SessionStartedSchema = event(
     tools: z.array(ToolSnapshotSchema),
     budgets: BudgetsSchema,
     concurrency: z.number().int().positive(),
-    provider: z.object({
-      id: z.string(),
-      format: ProviderFormatSchema,
-      /** Provider attempts allowed per turn (1 + retries of retryable failures). */
-      maxAttempts: z.number().int().positive(),
-    }),
+    provider: ProviderConfigSchema,
     /** How provider requests are built from the history: the token budget and the system text. */
     history: z.object({ maxTokens: z.number().int().positive(), system: z.string().optional() }).optional(),
     /** Set on a fork: the session and stream position its copied prefix comes from. */
@@ -93,6 +96,12 @@ export const EnvironmentObservedSchema = event(
 export const SessionConfigChangedSchema = event(
   "session.config.changed",
   z.object({
+    /**
+     * The provider that answers from here on: the session was reopened by a runtime with another
+     * provider (id, format or attempts per turn). Later `turn.provider.requested` events name it,
+     * the rest of a turn in progress goes to it, and its `maxAttempts` applies from the next turn.
+     */
+    provider: ProviderConfigSchema.optional(),
     policy: PolicySnapshotSchema.optional(),
     tools: z.array(ToolSnapshotSchema).optional(),
     budgets: BudgetsSchema.optional(),
@@ -379,7 +388,7 @@ export const DiagnosticRecordedSchema = event(
 /** Every event schema, keyed by type, with its kind: input (recorded) or decision (recomputable). */
 export const eventCatalogue = {
   "session.started": { schema: SessionStartedSchema, kind: "input", summary: "a session began, with the policy, tools and budgets in force" },
-  "session.config.changed": { schema: SessionConfigChangedSchema, kind: "input", summary: "a new policy, tool set or budgets for later turns" },
+  "session.config.changed": { schema: SessionConfigChangedSchema, kind: "input", summary: "a new provider, policy, tool set or budgets from here on (a session reopened with another provider)" },
   "session.decisions.upgraded": { schema: DecisionsUpgradedSchema, kind: "input", summary: "the host moved the session to a newer decisions version for later decisions" },
   "session.tools.changed": { schema: ToolsChangedSchema, kind: "input", summary: "the tool set offered changed (a tool added or removed, an MCP server's list changed)" },
   "session.environment.observed": { schema: EnvironmentObservedSchema, kind: "input", summary: "what the gate read of the machine (real paths through symlinks), recorded before the decision that read it" },

@@ -261,6 +261,7 @@ function evolve(draft: Draft, recorded: RecordedEvent): void {
       return;
     }
     case "session.config.changed": {
+      if (event.data.provider) draft.provider = event.data.provider;
       if (event.data.policy) draft.policy = event.data.policy;
       if (event.data.tools) draft.tools = event.data.tools;
       if (event.data.budgets) draft.budgets = event.data.budgets;

@@ -11,7 +11,7 @@ import { LevelEventLog } from "../log/level-event-log.js";
 import { resolvePolicy } from "../policy/default-policy.js";
 import { auditRows, type AuditRow } from "../projections/audit.js";
 import { foldEvents } from "../projections/projection.js";
-import { sessionStateProjection, type SessionState } from "../projections/session-state.js";
+import { activeTurn, sessionStateProjection, type SessionState } from "../projections/session-state.js";
 import type { Provider } from "../providers/provider.js";
 import { verifyReplay, type ReplayReport } from "../replay/replay-verifier.js";
 import { SnapshotCache } from "../replay/snapshot-cache.js";
@@ -23,7 +23,7 @@ import { connectMcpServers, type McpServerConfig } from "../tools/mcp/mcp-tools.
 import { resolveRealPath } from "../util/real-path.js";
 import { SecretVault } from "./secret-vault.js";
 import { isKnownDecisionsVersion, latestDecisionsVersion, resolveDecisionsVersion } from "../core/decision-versions.js";
-import { decideObserving, observeEnvironment, SessionSync } from "./session-sync.js";
+import { decideObserving, observeEnvironment, providerChange, SessionSync } from "./session-sync.js";
 import { defaultHistoryMaxTokens } from "../history/session-history.js";
 import type { HistoryCompressor } from "../history/history-compressor.js";
 import type { GateEnvironment } from "../policy/gate.js";
@@ -32,6 +32,7 @@ import { isRerunnable } from "./tool-plan-runner.js";
 import { Session } from "./session.js";
 import { resolveProviderRetry, type ProviderRetryOptions } from "./provider-retry.js";
 import { SessionStore } from "./session-store.js";
+import { checkRuntimeOptions } from "./runtime-options-schema.js";
 import { sessionIdOfStream, sessionIdPattern, sessionStream } from "../core/session-stream.js";
 
 export interface RuntimeOptions {
@@ -107,8 +108,18 @@ export interface RuntimeOptions {
 
 export interface Runtime {
   readonly log: EventLog;
-  /** Opens a session (a new one when the ID is omitted or unknown), recovering a crashed turn. */
-  openSession(sessionId?: string): Promise<Session>;
+  /**
+   * Opens a session, recovering a crashed turn: a new one when the ID is omitted or unknown, unless
+   * `create: false`, which throws `UnknownSessionError` for an ID the log does not hold (and
+   * creates nothing). A session this runtime already has open is returned reloaded from the log
+   * if another writer appended to it. A session recorded with another provider gets a
+   * `session.config.changed` naming this runtime's before anything else; one whose unfinished
+   * turn holds calls for tools this runtime lacks is refused (`SessionStateError`).
+   *
+   * @example
+   * const session = await runtime.openSession("support-42", { create: false });
+   */
+  openSession(sessionId?: string, options?: OpenSessionOptions): Promise<Session>;
   /** IDs of every session in the log. */
   listSessions(): Promise<string[]>;
   /**
@@ -145,6 +156,12 @@ export interface Runtime {
   close(): Promise<void>;
 }
 
+/** How `runtime.openSession` treats an ID the log does not hold. */
+export interface OpenSessionOptions {
+  /** `true` (default): start a new session under that ID. `false`: throw `UnknownSessionError`. */
+  create?: boolean;
+}
+
 /** What `runtime.replay` may judge a session under instead of what it recorded. */
 export interface ReplayOptions {
   /** A partial policy merged over the recorded one. */
@@ -165,8 +182,10 @@ export interface ReplayOptions {
  * const outcome = await session.send("What is in a.txt?");
  */
 export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
-  if (options?.provider === undefined) throw new TypeError("createRuntime needs a provider");
-  // First: a bad secret is the host's mistake, reported before anything starts.
+  // First: a mistake in the options (a typo, a bad value, a provider without `complete`) is the
+  // host's, reported as one ConfigError before any MCP server starts or the log is opened.
+  checkRuntimeOptions(options);
+  // A bad secret is the host's mistake too, reported before anything starts.
   const redactor = createSecretRedactor({ secrets: options.secrets ?? [] });
   // MCP servers first, so that one that does not start fails before the log is opened (and locked).
   const mcp = await connectMcpServers(options.mcpServers ?? []);
@@ -221,13 +240,15 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const provider = options.provider;
   const decisionsVersion = resolveDecisionsVersion(options.decisionsVersion ?? "latest");
   const upgradeSessions = options.upgradeSessions ?? "on-resume";
-  if (upgradeSessions !== "on-resume" && upgradeSessions !== "never") throw new TypeError('upgradeSessions is "on-resume" or "never"');
   const open = new Map<string, Promise<Session>>();
   /** Time-travel snapshots: an in-memory, bounded cache, never persisted. */
   const snapshots = new SnapshotCache();
 
-  async function load(sessionId: string): Promise<Session> {
+  const providerInForce = { id: provider.id, format: provider.format, maxAttempts };
+
+  async function load(sessionId: string, create: boolean): Promise<Session> {
     const store = await SessionStore.load(log, sessionId);
+    if (store.version === 0 && !create) throw new UnknownSessionError(sessionId);
     if (store.version === 0) {
       await store.append([
         {
@@ -238,7 +259,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
             tools: registry.snapshot(),
             budgets,
             concurrency,
-            provider: { id: provider.id, format: provider.format, maxAttempts },
+            provider: providerInForce,
             history: {
               maxTokens: options.history?.maxTokens ?? defaultHistoryMaxTokens,
               ...(options.history?.system !== undefined ? { system: redactor.redactText(options.history.system).text } : {}),
@@ -253,6 +274,10 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
           `session ${sessionId} was recorded under decisions version ${store.state.decisionsVersion}, newer than this turnlog knows (up to ${latestDecisionsVersion}): continue it with the turnlog that recorded it`,
         );
       }
+      refuseMissingTools(store, registry);
+      // Before anything else (a recovery included): later requests name the provider that answers them.
+      const changed = providerChange(store.state, providerInForce);
+      if (changed !== undefined) await store.append([changed]);
       await recover(store, { registry, gate, redactor });
     }
     return new Session(
@@ -265,7 +290,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       vault: new SecretVault(),
       redactor,
       providerRetry,
-      sync: new SessionSync(registry, upgradeSessions === "on-resume" ? decisionsVersion : undefined),
+      sync: new SessionSync(registry, upgradeSessions === "on-resume" ? decisionsVersion : undefined, providerInForce),
       ...(options.history?.compressor ? { compressor: options.history.compressor } : {}),
       ...(options.onDelta ? { onDelta: options.onDelta } : {}),
       },
@@ -281,14 +306,22 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
 
   return {
     log,
-    openSession(sessionId = ids.next()) {
+    async openSession(requestedId, openOptions = {}) {
+      const create = openOptions.create ?? true;
+      if (typeof create !== "boolean") throw new TypeError("openSession: `create` is true or false");
+      if (requestedId === undefined && !create) throw new TypeError("openSession: `create: false` needs the ID of an existing session");
+      const sessionId = requestedId ?? ids.next();
       if (!sessionIdPattern.test(sessionId)) throw new TypeError(`session ID "${sessionId}" must match ${sessionIdPattern}`);
-      let session = open.get(sessionId);
-      if (session === undefined) {
-        session = load(sessionId);
-        open.set(sessionId, session);
-        session.catch(() => open.delete(sessionId));
+      const opened = open.get(sessionId);
+      if (opened !== undefined) {
+        // Already open here: current with whatever another writer appended since.
+        const session = await opened;
+        await session.refresh();
+        return session;
       }
+      const session = load(sessionId, create);
+      open.set(sessionId, session);
+      session.catch(() => open.delete(sessionId));
       return session;
     },
     listTools() {
@@ -342,6 +375,26 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       }
     },
   };
+}
+
+/**
+ * Refuses to continue a session whose unfinished turn holds calls (awaiting approval, or allowed
+ * and not yet run) for tools this runtime does not have: each would end as `unavailable-tool`
+ * although a person approved it or the gate allowed it.
+ */
+function refuseMissingTools(store: SessionStore, registry: ToolRegistry): void {
+  const turn = activeTurn(store.state);
+  if (turn === undefined) return;
+  const missing = new Set<string>();
+  for (const callId of turn.callIds) {
+    const call = store.state.calls.get(callId);
+    if (call !== undefined && (call.status === "awaiting-approval" || call.status === "allowed") && registry.get(call.name) === undefined) missing.add(call.name);
+  }
+  if (missing.size === 0) return;
+  const names = [...missing].join(", ");
+  throw new SessionStateError(
+    `session ${store.sessionId} has an unfinished turn with calls for tools this runtime does not have: ${names} — open it with a runtime that offers ${missing.size > 1 ? "them" : "it"}`,
+  );
 }
 
 /**

@@ -31,9 +31,19 @@ export interface PendingApproval {
   fingerprint: string;
 }
 
-/** How a `send` or `resume` ended. */
+/**
+ * How a `send` or `resume` ended, or (`session.outcome()`) where a session stands:
+ * - `completed`: the model gave its final answer (`text`);
+ * - `awaiting-approval`: calls are held for a person (`pendingApprovals`);
+ * - `needs-resume`: the session owes work — every held call was answered, or a turn was cut off
+ *   by a crash and recovered — and `resume()` continues it (`reason`: `approvals-answered` or
+ *   `unfinished-turn`);
+ * - `stopped`: a budget, a cancel or a refusal ended the turn (`reason`);
+ * - `failed`: the turn could not go on (`reason`);
+ * - `idle`: nothing was asked yet.
+ */
 export interface SendOutcome {
-  status: "completed" | "awaiting-approval" | "stopped" | "failed";
+  status: "completed" | "awaiting-approval" | "needs-resume" | "stopped" | "failed" | "idle";
   text?: string;
   reason?: string;
   pendingApprovals: PendingApproval[];
@@ -276,8 +286,16 @@ export function outcomeOf(state: SessionState, status?: SendOutcome["status"]): 
     fingerprint: call.decision?.fingerprint ?? "",
   }));
   if (status === "awaiting-approval" || pending.length > 0) return { status: "awaiting-approval", pendingApprovals: pending };
+  const turn = activeTurn(state);
+  if (turn !== undefined) {
+    // Answers given (in this process or another) and not yet acted on, or a turn a crash cut off.
+    const answered = turn.callIds.some((id) => state.calls.get(id)?.approval !== undefined) && turn.callIds.every((id) => state.calls.get(id)?.result === undefined);
+    return { status: "needs-resume", reason: answered ? "approvals-answered" : "unfinished-turn", pendingApprovals: [] };
+  }
   const last = state.lastOutcome;
-  if (last === null) return { status: "stopped", reason: "idle", pendingApprovals: [] };
-  return { ...last, pendingApprovals: [] };
+  if (last !== null) return { ...last, pendingApprovals: [] };
+  // A user message whose turns have not ended (the process died before its first turn, or between two).
+  if (state.current.userMessages > 0) return { status: "needs-resume", reason: "unfinished-turn", pendingApprovals: [] };
+  return { status: "idle", pendingApprovals: [] };
 }
 

@@ -13,7 +13,7 @@ export { sessionStream } from "../core/session-stream.js";
  * (a second writer is detected, never interleaved), then folds what the log recorded.
  */
 export class SessionStore {
-  readonly fold = new SessionFold();
+  #fold = new SessionFold();
   #version = 0;
   /** Appends run one at a time: each carries the exact expected version of the one before. */
   #appending: Promise<unknown> = Promise.resolve();
@@ -26,16 +26,40 @@ export class SessionStore {
   /** Loads a session by folding its stream (empty for a new session). */
   static async load(log: EventLog, sessionId: string): Promise<SessionStore> {
     const store = new SessionStore(log, sessionId);
+    await store.reload();
+    return store;
+  }
+
+  /**
+   * Folds the stream again from the log, for when another writer appended to it (an append hit
+   * an `ExpectedVersionConflictError`, or the session is opened again): the state is then the
+   * log's, not this process's stale copy. Call it only while no append is in flight.
+   */
+  async reload(): Promise<void> {
+    const fold = new SessionFold();
+    let version = 0;
     // Paged so a long session never sits in memory twice.
     const page = 10_000;
     for (let from = 1; ; from += page) {
-      const events = await log.readStream(sessionStream(sessionId), { from, maxCount: page });
-      store.fold.applyAll(events);
+      const events = await this.log.readStream(sessionStream(this.sessionId), { from, maxCount: page });
+      fold.applyAll(events);
       const last = events.at(-1);
-      if (last !== undefined) store.#version = last.meta.streamPosition;
+      if (last !== undefined) version = last.meta.streamPosition;
       if (events.length < page) break;
     }
-    return store;
+    this.#fold = fold;
+    this.#version = version;
+  }
+
+  /** Whether the log holds events of this session that this store has not folded (another writer's). */
+  async isBehind(): Promise<boolean> {
+    const next = await this.log.readStream(sessionStream(this.sessionId), { from: this.#version + 1, maxCount: 1 });
+    return next.length > 0;
+  }
+
+  /** The session's events folded: the projection, the open turn's machine, what is owed next. */
+  get fold(): SessionFold {
+    return this.#fold;
   }
 
   get version(): number {
@@ -85,7 +109,7 @@ export class SessionStore {
   }
 
   #foldOne(event: RecordedEvent): void {
-    this.fold.apply(event);
+    this.#fold.apply(event);
     this.#version = event.meta.streamPosition;
   }
 }

@@ -1,5 +1,6 @@
 import { homedir, tmpdir } from "node:os";
 import type { TurnlogEvent } from "../contracts/events.js";
+import type { ProviderFormat } from "../contracts/provider.js";
 import type { ToolSnapshot } from "../contracts/tools.js";
 import type { SessionState } from "../projections/session-state.js";
 import { decideAll, decisionsVersionOf, type DecisionAction, type DecisionInputs } from "../core/decide.js";
@@ -37,10 +38,31 @@ export function decideObserving(action: DecisionAction, inputs: DecisionInputs):
   return [{ type: "session.environment.observed", data: { realPaths } }, ...events];
 }
 
+/** The provider a runtime answers with, as a session records it. */
+export interface ProviderInForce {
+  id: string;
+  format: ProviderFormat;
+  maxAttempts: number;
+}
+
+/**
+ * The `session.config.changed` a session owes when the provider that will answer it is not the one
+ * its log names (another id, format or attempts per turn): without it, the next
+ * `turn.provider.requested` would record a provider that does not answer.
+ */
+export function providerChange(state: SessionState, provider: ProviderInForce): TurnlogEvent | undefined {
+  const recorded = state.provider;
+  if (recorded === null) return undefined;
+  if (recorded.id === provider.id && recorded.format === provider.format && recorded.maxAttempts === provider.maxAttempts) return undefined;
+  return { type: "session.config.changed", data: { provider: { id: provider.id, format: provider.format, maxAttempts: provider.maxAttempts } } };
+}
+
 /**
  * Keeps a session's log in step with the runtime continuing it: what it owes the log before its
  * next decision.
  *
+ * - **Provider**: when the log names another provider than the runtime's (another writer recorded
+ *   its own since the session was opened), a `session.config.changed` naming the runtime's.
  * - **Tools**: when the registry's tool set is not the one the log last recorded (a tool added or
  *   removed since the session started, an MCP server's `tools/list_changed`), a
  *   `session.tools.changed` with the whole new set, so replay judges later decisions against it.
@@ -58,11 +80,14 @@ export class SessionSync {
   constructor(
     private readonly registry: ToolRegistry,
     private readonly upgradeTo: number | undefined,
+    private readonly provider?: ProviderInForce,
   ) {}
 
   /** The events owed before the next decision; `betweenTurns` when no turn is in flight. */
   owed(state: SessionState, betweenTurns: boolean): TurnlogEvent[] {
     const events: TurnlogEvent[] = [];
+    const changed = this.provider !== undefined ? providerChange(state, this.provider) : undefined;
+    if (changed !== undefined) events.push(changed);
     const to = this.upgradeTo;
     if (betweenTurns && to !== undefined && state.decisionsVersion < to) {
       events.push({
@@ -81,6 +106,11 @@ export class SessionSync {
   /** The log now holds the registry's tool set (call after the owed events were appended). */
   synced(): void {
     this.#generation = this.#compared;
+  }
+
+  /** The session was reloaded from the log (another writer appended): compare the tool set again. */
+  forget(): void {
+    this.#generation = -1;
   }
 }
 

@@ -1,5 +1,6 @@
 import type { ProviderFormat } from "../contracts/provider.js";
 import { SessionStateError } from "../errors/session-state-error.js";
+import { ExpectedVersionConflictError } from "../errors/expected-version-conflict-error.js";
 import { sessionHistory, type DiagnosticRecord } from "../history/session-history.js";
 import { activeTurn, pendingApprovals, type SessionState } from "../projections/session-state.js";
 import { outcomeOf, ProviderTurnLoop, type LoopDependencies, type SendOutcome } from "./provider-turn-loop.js";
@@ -33,6 +34,8 @@ export interface ApprovalAnswer {
  */
 export class Session {
   #queue: Promise<unknown> = Promise.resolve();
+  /** Operations queued or running: while there are any, this process is the one writing. */
+  #busy = 0;
 
   constructor(
     private readonly store: SessionStore,
@@ -90,9 +93,27 @@ export class Session {
     return this.store.state;
   }
 
-  /** The outcome as it stands, without running anything. */
+  /**
+   * The outcome as it stands, without running anything: `idle` before the first message,
+   * `needs-resume` when the session owes work (answered approvals, a turn recovered after a
+   * crash), otherwise how the last `send` / `resume` ended (docs/embedding.md, "Outcomes").
+   */
   outcome(): SendOutcome {
     return outcomeOf(this.store.state);
+  }
+
+  /**
+   * Reloads the session from the log when another writer (another runtime on the same log)
+   * appended to it since, so `state()` and `outcome()` tell the log's truth. `openSession` does
+   * this for a session it had open; an operation that hits an `ExpectedVersionConflictError`
+   * does it too, after failing. While an operation of this session runs, nothing is reloaded:
+   * the operation is then the writer, and a foreign append makes it fail with a conflict.
+   */
+  async refresh(): Promise<void> {
+    if (this.#busy > 0) return;
+    await this.#exclusive(async () => {
+      if (await this.store.isBehind()) await this.#reload();
+    }, { seal: false });
   }
 
   /**
@@ -147,20 +168,30 @@ export class Session {
    * end, an answer, a host-routed call. A failed operation is sealed too (what it appended is
    * recorded all the same), and its own error is the one the caller gets.
    */
-  #exclusive<T>(work: () => Promise<T>): Promise<T> {
+  #exclusive<T>(work: () => Promise<T>, options: { seal?: boolean } = {}): Promise<T> {
+    const seal = options.seal !== false;
+    this.#busy += 1;
     const result = this.#queue.then(async () => {
       let value: T;
       try {
         value = await work();
       } catch (error) {
-        await this.#seal().catch(() => undefined);
+        // Another writer appended: what this session holds is stale. The operation still fails
+        // with the conflict (the host must know), and the next one starts from the log's state.
+        if (ExpectedVersionConflictError.isInstance(error)) await this.#reload().catch(() => undefined);
+        else if (seal) await this.#seal().catch(() => undefined);
         throw error;
       }
-      await this.#seal();
+      if (seal) await this.#seal();
       return value;
     });
-    this.#queue = result.catch(() => undefined);
+    this.#queue = result.catch(() => undefined).finally(() => (this.#busy -= 1));
     return result;
+  }
+
+  async #reload(): Promise<void> {
+    await this.store.reload();
+    this.deps.sync.forget();
   }
 }
 

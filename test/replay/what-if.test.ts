@@ -100,4 +100,27 @@ describe("decisionChanges", () => {
     expect(decisionChanges(4, native(entry("c1", "allow", "mode:ask")), native(entry("c1", "allow", "mode:ask")), toolOf)).toEqual([]);
     expect(decisionChanges(4, { type: "turn.tool.started", data: {} }, undefined, toolOf)).toEqual([]);
   });
+
+  it("as docs/replay.md shows it: under the default policy (untrusted workspace) full-auto alone still asks for a write; with trust it allows it", async () => {
+    const runtime = await createRuntime({
+      log: new MemoryEventLog(),
+      provider: scriptedProvider([{ toolCalls: [read("a.txt"), write("c.txt", "ab")] }]),
+      tools: workspace().tools,
+      clock: steppingClock(),
+      ids: sequentialIds("s"),
+    });
+    const session = await runtime.openSession("s1");
+    expect(await session.send("combine")).toMatchObject({ status: "awaiting-approval" });
+    const writeChange = async (policy: Parameters<typeof runtime.replay>[1]) =>
+      (await runtime.replay("s1", policy)).changes.find((change) => change.tool === "write_file");
+
+    expect(await writeChange({ policy: { approvalMode: "full-auto" } })).toMatchObject({
+      before: { decision: "ask", rule: "mode:ask" },
+      after: { decision: "ask", rule: "workspace:untrusted" },
+    });
+    expect(await writeChange({ policy: { approvalMode: "full-auto", workspace: { trusted: true } } })).toMatchObject({
+      before: { decision: "ask", rule: "mode:ask" },
+      after: { decision: "allow", rule: "mode:full-auto" },
+    });
+  });
 });

@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, readFile, rename, rm, symlink, writeFile } from "node:f
 import { homedir, tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { createRuntime, latestDecisionsVersion, LevelEventLog, parseEvent, SessionStateError, workspaceTools } from "../../src/index.js";
+import { ConfigError, createRuntime, latestDecisionsVersion, LevelEventLog, parseEvent, SessionStateError, workspaceTools } from "../../src/index.js";
 import type { Provider, RecordedEvent, Runtime, RuntimeOptions, TurnlogEvent } from "../../src/index.js";
 import { MemoryEventLog, scriptedProvider } from "../../src/testing/index.js";
 import { workspace } from "../support/tools.js";
@@ -58,7 +58,7 @@ describe("what a session records", () => {
   });
 
   it("refuses a version it does not know", async () => {
-    await expect(createRuntime({ log: new MemoryEventLog(), provider: scriptedProvider([]), decisionsVersion: latestDecisionsVersion + 1 })).rejects.toThrow(RangeError);
+    await expect(createRuntime({ log: new MemoryEventLog(), provider: scriptedProvider([]), decisionsVersion: latestDecisionsVersion + 1 })).rejects.toThrow(ConfigError);
     await expect(createRuntime({ log: new MemoryEventLog(), provider: scriptedProvider([]), upgradeSessions: "always" as "never" })).rejects.toThrow(/upgradeSessions/);
   });
 

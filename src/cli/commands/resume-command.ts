@@ -20,9 +20,14 @@ export function exitCodeOf(outcome: SendOutcome): number {
     case "awaiting-approval":
       return exitCodes.awaitingApproval;
     case "stopped":
+    // A turn left unfinished (it owes work that a later `resume` does) ended this command as a stop does.
+    case "needs-resume":
       return exitCodes.stopped;
     case "failed":
       return exitCodes.failure;
+    // Nothing was asked yet: nothing to continue, and nothing went wrong.
+    case "idle":
+      return exitCodes.ok;
   }
 }
 

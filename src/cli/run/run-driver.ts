@@ -133,7 +133,8 @@ export function printRunEnding(outcome: SendOutcome, state: SessionState, eventC
     [`npx turnlog audit ${sessionId}${flag}`, "each tool call: decision, rule, who approved, outcome"],
     [`npx turnlog show ${sessionId}${flag}`, "turn by turn: each call's decision, outcome and duration"],
   ];
-  if (outcome.status !== "awaiting-approval") commands.push([`npx turnlog run --session ${sessionId}${flag} "<message>"`, "say more in the same session"]);
+  if (outcome.status === "needs-resume") commands.push([`npx turnlog resume ${sessionId}${flag}`, "continue the unfinished turn"]);
+  else if (outcome.status !== "awaiting-approval") commands.push([`npx turnlog run --session ${sessionId}${flag} "<message>"`, "say more in the same session"]);
   for (const line of commandLines(commands, paint)) print(line);
 }
 
