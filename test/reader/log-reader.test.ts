@@ -274,18 +274,19 @@ describe("the read API", () => {
     await recordSessions();
     const reader = await openLog(dir);
     try {
+      // Each call is made only when its rejection is awaited, so none goes unhandled meanwhile.
       const calls = [
-        reader.events("nobody"),
-        reader.events("nobody", { from: 1, to: 2 }),
-        reader.state("nobody"),
-        reader.stateAt("nobody", 1),
-        reader.view("nobody"),
-        reader.audit("nobody"),
-        reader.history("nobody", { format: "openai-chat" }),
-        reader.replay("nobody"),
-        reader.fork("nobody", { at: 1, to: "somebody" }),
+        () => reader.events("nobody"),
+        () => reader.events("nobody", { from: 1, to: 2 }),
+        () => reader.state("nobody"),
+        () => reader.stateAt("nobody", 1),
+        () => reader.view("nobody"),
+        () => reader.audit("nobody"),
+        () => reader.history("nobody", { format: "openai-chat" }),
+        () => reader.replay("nobody"),
+        () => reader.fork("nobody", { at: 1, to: "somebody" }),
       ];
-      for (const call of calls) await expect(call).rejects.toSatisfy((error) => UnknownSessionError.isInstance(error) && (error as UnknownSessionError).sessionId === "nobody");
+      for (const call of calls) await expect(call()).rejects.toSatisfy((error) => UnknownSessionError.isInstance(error) && (error as UnknownSessionError).sessionId === "nobody");
       expect(await reader.sessionIds()).not.toContain("somebody");
     } finally {
       await reader.close();
