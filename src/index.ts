@@ -79,6 +79,7 @@ export type { ExpectedStreamVersion } from "./errors/expected-version-conflict-e
 export { TurnlogError } from "./errors/turnlog-error.js";
 export { LogLockedError } from "./errors/log-locked-error.js";
 export { LogClosedError } from "./errors/log-closed-error.js";
+export { LogNotFoundError } from "./errors/log-not-found-error.js";
 export { McpServerError } from "./errors/mcp-server-error.js";
 export { ConfigError } from "./errors/config-error.js";
 export { SessionStateError, UnknownSessionError } from "./errors/session-state-error.js";
@@ -114,6 +115,20 @@ export type { SnapshotCacheOptions } from "./replay/snapshot-cache.js";
 export { forkSession } from "./replay/fork.js";
 export type { ForkResult } from "./replay/fork.js";
 export { sessionStream } from "./runtime/session-store.js";
+
+export { createLogReader, openLog } from "./reader/index.js";
+export type {
+  LogReader,
+  LogReaderOptions,
+  OpenLogOptions,
+  ReaderReplayOptions,
+  ReaderVerifyOptions,
+  SessionEventsOptions,
+  SessionHistoryView,
+  SessionListing,
+  SessionStatus,
+  SessionView,
+} from "./reader/index.js";
 
 export { eventCatalogue, eventTypes, parseEvent, TurnlogEventSchema } from "./contracts/events.js";
 export type { EventOf, GateDecisionRecord, NormalizedCall, Packet, ToolPlan, TurnlogEvent, TurnlogEventType } from "./contracts/events.js";

@@ -1,6 +1,5 @@
 import type { RecordedEvent } from "../log/event-log.js";
-import { foldEvents } from "../projections/projection.js";
-import { sessionStateProjection } from "../projections/session-state.js";
+import { createLogReader } from "../reader/index.js";
 import type { Runtime } from "../runtime/create-runtime.js";
 import type { Session } from "../runtime/session.js";
 import { CliError } from "./cli-error.js";
@@ -61,12 +60,13 @@ export async function withRecordedSession<T>(dir: string, sessionId: string, opt
   return withLog(dir, {}, async (log) => {
     // Whatever this command appends (an answer, a resumed turn, a recovery) is sealed like the rest.
     const seals = await userSeals(dir, env);
-    const recorded = await readSessionEvents(log, sessionId, dir, env);
+    const reader = createLogReader(log);
+    const recorded = await readSessionEvents(reader, sessionId, dir, env);
     const run = await findRunRecord(log, sessionId, recorded);
     let runtime: Runtime;
     let redact: ((text: string) => string) | undefined;
     if (run !== undefined) {
-      const state = foldEvents(sessionStateProjection, recorded);
+      const state = await reader.state(sessionId);
       if (state.policy === null) throw new CliError(`session "${sessionId}" has no session.started event — "npx turnlog verify" checks the log`);
       // Only a resume calls the provider.
       if (command === "resume") requireApiKey(run, env);

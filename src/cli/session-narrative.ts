@@ -1,5 +1,5 @@
 import type { RecordedEvent } from "../log/event-log.js";
-import type { SessionState } from "../projections/session-state.js";
+import type { SessionState } from "../reader/index.js";
 import type { PendingApproval, SendOutcome } from "../runtime/provider-turn-loop.js";
 import { concurrentRuns, describeConcurrentRun } from "./concurrent-runs.js";
 import { dirFlag } from "./log-directory.js";

@@ -1,5 +1,5 @@
 import { styleText } from "node:util";
-import type { AuditOutcome } from "../projections/audit.js";
+import type { AuditOutcome } from "../reader/index.js";
 
 /** The few looks the CLI uses; each maps to `node:util` text formats. */
 export type Tone = "dim" | "bold" | "input" | "decision" | "good" | "warn" | "bad" | "accent";

@@ -1,7 +1,5 @@
 import type { RecordedEvent } from "../log/event-log.js";
-import { auditRows, type AuditOutcome, type AuditRow } from "../projections/audit.js";
-import type { SessionState, TurnState } from "../projections/session-state.js";
-import { turnEndings } from "../core/session-fold.js";
+import { auditRows, turnEndings, type AuditRow, type SessionState, type TurnState } from "../reader/index.js";
 import { outcomeTones, painter, type Tone } from "./terminal-style.js";
 import { formatDuration, formatOffset, shortCallId, truncate } from "./timeline.js";
 

@@ -6,16 +6,15 @@ import type { PolicyInput } from "../contracts/policy.js";
 import { SessionStateError, UnknownSessionError } from "../errors/session-state-error.js";
 import type { Clock, EventLog, IdSource, RecordedEvent } from "../log/event-log.js";
 import { StreamSealer, type SealOptions } from "../log/seal/stream-sealer.js";
-import { verifySealedLog, type SealedVerifyReport } from "../log/seal/seal-verifier.js";
+import type { SealedVerifyReport } from "../log/seal/seal-verifier.js";
 import { LevelEventLog } from "../log/level-event-log.js";
 import { resolvePolicy } from "../policy/default-policy.js";
-import { auditRows, type AuditRow } from "../projections/audit.js";
-import { foldEvents } from "../projections/projection.js";
-import { activeTurn, sessionStateProjection, type SessionState } from "../projections/session-state.js";
+import type { AuditRow } from "../projections/audit.js";
+import { activeTurn, type SessionState } from "../projections/session-state.js";
 import type { Provider } from "../providers/provider.js";
-import { verifyReplay, type ReplayReport } from "../replay/replay-verifier.js";
-import { SnapshotCache } from "../replay/snapshot-cache.js";
-import { forkSession, type ForkResult } from "../replay/fork.js";
+import type { ReplayReport } from "../replay/replay-verifier.js";
+import type { ForkResult } from "../replay/fork.js";
+import { createLogReader } from "../reader/log-reader.js";
 import type { ToolDefinition } from "../tools/define-tool.js";
 import type { ToolSnapshot } from "../contracts/tools.js";
 import { ToolRegistry, type ToolProvider } from "../tools/tool-registry.js";
@@ -33,7 +32,7 @@ import { Session } from "./session.js";
 import { resolveProviderRetry, type ProviderRetryOptions } from "./provider-retry.js";
 import { SessionStore } from "./session-store.js";
 import { checkRuntimeOptions } from "./runtime-options-schema.js";
-import { sessionIdOfStream, sessionIdPattern, sessionStream } from "../core/session-stream.js";
+import { sessionIdPattern, sessionStream } from "../core/session-stream.js";
 
 export interface RuntimeOptions {
   /** Default: a LevelEventLog at $TURNLOG_DIR or ./.turnlog (closed by `runtime.close()`). */
@@ -241,8 +240,10 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const decisionsVersion = resolveDecisionsVersion(options.decisionsVersion ?? "latest");
   const upgradeSessions = options.upgradeSessions ?? "on-resume";
   const open = new Map<string, Promise<Session>>();
-  /** Time-travel snapshots: an in-memory, bounded cache, never persisted. */
-  const snapshots = new SnapshotCache();
+  // The read side (events, replay, time travel, fork, audit, verify) is the read API over this log;
+  // it follows the registry as MCP servers change their tools. Its time-travel snapshots are an
+  // in-memory, bounded cache, never persisted.
+  const reader = createLogReader(log, { tools: registry, gate, ...(options.history?.compressor ? { compressor: options.history.compressor } : {}) });
 
   const providerInForce = { id: provider.id, format: provider.format, maxAttempts };
 
@@ -298,12 +299,6 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     );
   }
 
-  async function readSession(sessionId: string): Promise<RecordedEvent[]> {
-    const events = await log.readStream(sessionStream(sessionId), { maxCount: Number.MAX_SAFE_INTEGER });
-    if (events.length === 0) throw new UnknownSessionError(sessionId);
-    return events;
-  }
-
   return {
     log,
     async openSession(requestedId, openOptions = {}) {
@@ -327,42 +322,29 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     listTools() {
       return registry.snapshot();
     },
-    async listSessions() {
-      return (await log.listStreams()).flatMap((stream) => sessionIdOfStream(stream) ?? []);
+    listSessions() {
+      return reader.sessionIds();
     },
-    events: readSession,
-    async replay(sessionId, replayOptions = {}) {
-      const events = await readSession(sessionId);
-      const whatIfPolicy = replayOptions.policy;
-      return verifyReplay(events, {
-        registry: replayOptions.tools ? new ToolRegistry(replayOptions.tools) : registry,
-        // What-if tools replace the recorded set; otherwise the log says which tools were offered when.
-        toolsInForce: replayOptions.tools ? "registry" : "log",
-        gate,
-        ...(replayOptions.decisionsVersion !== undefined ? { decisionsVersion: resolveDecisionsVersion(replayOptions.decisionsVersion) } : {}),
-        ...(options.history?.compressor ? { compressor: options.history.compressor } : {}),
-        ...(whatIfPolicy
-          ? {
-              policy: (recorded) =>
-                resolvePolicy({ ...recorded, ...whatIfPolicy, workspace: { ...recorded.workspace, ...whatIfPolicy.workspace } }, recorded.workspace.root),
-            }
-          : {}),
-      });
+    events(sessionId) {
+      return reader.events(sessionId);
+    },
+    replay(sessionId, replayOptions) {
+      return reader.replay(sessionId, replayOptions);
     },
     stateAt(sessionId, position) {
-      return snapshots.stateAt(log, sessionId, position);
+      return reader.stateAt(sessionId, position);
     },
     async fork(sessionId, forkOptions) {
-      if (!sessionIdPattern.test(forkOptions.to)) throw new TypeError(`session ID "${forkOptions.to}" must match ${sessionIdPattern}`);
-      const forked = await forkSession(log, sessionId, forkOptions);
+      const forked = await reader.fork(sessionId, forkOptions);
+      // Sealed by the runtime's own sealer, which then knows the new stream's head.
       await sealer?.seal(sessionStream(forkOptions.to));
       return forked;
     },
-    async audit(sessionId) {
-      return auditRows(foldEvents(sessionStateProjection, await readSession(sessionId)));
+    audit(sessionId) {
+      return reader.audit(sessionId);
     },
     verify() {
-      return verifySealedLog(log, { keys: seals !== undefined ? [seals.key] : [], ...(seals?.witness !== undefined ? { witness: seals.witness } : {}) });
+      return reader.verify({ keys: seals !== undefined ? [seals.key] : [], ...(seals?.witness !== undefined ? { witness: seals.witness } : {}) });
     },
     async close() {
       try {

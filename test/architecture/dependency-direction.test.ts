@@ -69,6 +69,18 @@ describe("dependency direction", () => {
     expect(violations).toEqual([]);
   });
 
+  it("the CLI reads through the read API or the runtime, never projections/, replay/ or core/ (type imports included)", () => {
+    const violations: string[] = [];
+    for (const file of files(join(root, "src", "cli"))) {
+      for (const { specifier } of imports(file)) {
+        if (!specifier.startsWith(".")) continue;
+        const target = relative(join(root, "src"), resolve(file, "..", specifier)).split("/")[0];
+        if (target === "projections" || target === "replay" || target === "core") violations.push(`${relative(root, file)} → ${specifier}`);
+      }
+    }
+    expect(violations).toEqual([]);
+  });
+
   it("machines/ imports only xstate and types from src/", () => {
     const violations: string[] = [];
     for (const file of files(join(root, "machines"))) {

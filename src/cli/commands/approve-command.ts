@@ -1,5 +1,5 @@
 import { SessionStateError } from "../../errors/session-state-error.js";
-import { pendingApprovals } from "../../projections/session-state.js";
+import { pendingApprovals } from "../../reader/index.js";
 import { outcomeOf } from "../../runtime/provider-turn-loop.js";
 import type { CommandContext } from "../cli-io.js";
 import { CliError, exitCodes } from "../cli-error.js";

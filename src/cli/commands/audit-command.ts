@@ -1,11 +1,9 @@
 import type { GateDecision } from "../../contracts/policy.js";
-import { auditRows, type AuditOutcome, type AuditRow } from "../../projections/audit.js";
-import { foldEvents } from "../../projections/projection.js";
-import { sessionStateProjection } from "../../projections/session-state.js";
+import { createLogReader, type AuditOutcome, type AuditRow } from "../../reader/index.js";
 import { printJson, type CommandContext } from "../cli-io.js";
 import { exitCodes } from "../cli-error.js";
 import { readOnly, withLog } from "../log-directory.js";
-import { readSessionEvents } from "../session-events.js";
+import { forSession } from "../session-events.js";
 import { outcomeTones, type Tone } from "../terminal-style.js";
 
 export interface AuditOptions {
@@ -22,8 +20,7 @@ export const auditTableWidth = 120;
 
 /** `turnlog audit <session>`: one row per tool call, as a table or (with `--json`) the audit rows. */
 export async function auditCommand(sessionId: string, options: AuditOptions, context: CommandContext): Promise<number> {
-  const events = await withLog(options.dir, readOnly(context.io), (log) => readSessionEvents(log, sessionId, options.dir, context.io.env));
-  const all = auditRows(foldEvents(sessionStateProjection, events));
+  const all = await withLog(options.dir, readOnly(context.io), (log) => forSession(createLogReader(log).audit(sessionId), sessionId, options.dir, context.io.env));
   const rows = all.filter(
     (row) =>
       (options.decision === undefined || row.decision === options.decision) &&

@@ -1,3 +1,4 @@
+import { createLogReader } from "../../reader/index.js";
 import { printJson, type CommandContext } from "../cli-io.js";
 import { exitCodes } from "../cli-error.js";
 import { readOnly, withLog } from "../log-directory.js";
@@ -6,7 +7,7 @@ import { formatTimeline } from "../timeline.js";
 
 /** `turnlog events <session>`: the timeline, or the recorded events as JSON. */
 export async function eventsCommand(sessionId: string, options: { dir: string; json?: boolean }, context: CommandContext): Promise<number> {
-  const events = await withLog(options.dir, readOnly(context.io), (log) => readSessionEvents(log, sessionId, options.dir, context.io.env));
+  const events = await withLog(options.dir, readOnly(context.io), (log) => readSessionEvents(createLogReader(log), sessionId, options.dir, context.io.env));
   if (options.json) {
     printJson(context, events);
   } else {

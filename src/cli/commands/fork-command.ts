@@ -1,15 +1,10 @@
 import { ExpectedVersionConflictError } from "../../errors/expected-version-conflict-error.js";
 import { UnknownSessionError } from "../../errors/session-state-error.js";
-import { forkSession } from "../../replay/fork.js";
-import { PositionOutOfRangeError } from "../../replay/snapshot-cache.js";
+import { createLogReader, isValidSessionId, PositionOutOfRangeError } from "../../reader/index.js";
 import type { CommandContext } from "../cli-io.js";
 import { CliError, exitCodes } from "../cli-error.js";
 import { dirFlag, withLog } from "../log-directory.js";
-import { StreamSealer } from "../../log/seal/stream-sealer.js";
 import { userSeals } from "../../log/seal/user-seals.js";
-import { sessionStream } from "../../runtime/session-store.js";
-
-const sessionIdPattern = /^[A-Za-z0-9._-]{1,128}$/;
 
 /**
  * `turnlog fork <session> --at N --to NEW`: a new session whose log starts with a copy of the
@@ -19,20 +14,13 @@ const sessionIdPattern = /^[A-Za-z0-9._-]{1,128}$/;
 export async function forkCommand(sessionId: string, options: { dir: string; at: string; to: string }, context: CommandContext): Promise<number> {
   const at = /^\d+$/.test(options.at) ? Number(options.at) : Number.NaN;
   if (!Number.isSafeInteger(at) || at < 1) throw new CliError(`--at must be a stream position ≥ 1 (got "${options.at}")`, { exitCode: exitCodes.usage });
-  if (!sessionIdPattern.test(options.to)) throw new CliError(`--to "${options.to}" is not a valid session ID (letters, digits, ".", "_", "-"; at most 128)`, { exitCode: exitCodes.usage });
+  if (!isValidSessionId(options.to)) throw new CliError(`--to "${options.to}" is not a valid session ID (letters, digits, ".", "_", "-"; at most 128)`, { exitCode: exitCodes.usage });
   if (options.to === sessionId) throw new CliError(`--to must name a new session, not "${sessionId}" itself`, { exitCode: exitCodes.usage });
   const env = context.io.env;
   const result = await withLog(options.dir, {}, async (log) => {
     try {
-      const forked = await forkSession(log, sessionId, { at, to: options.to });
       // The new session is sealed at once, as the runtime seals a fork.
-      const sealer = new StreamSealer(log, await userSeals(options.dir, env));
-      try {
-        await sealer.seal(sessionStream(options.to));
-      } finally {
-        sealer.dispose();
-      }
-      return forked;
+      return await createLogReader(log, { seals: await userSeals(options.dir, env) }).fork(sessionId, { at, to: options.to });
     } catch (error) {
       if (ExpectedVersionConflictError.isInstance(error)) throw new CliError(`session "${options.to}" already exists in ${options.dir} — pick another --to`, { cause: error });
       if (UnknownSessionError.isInstance(error)) {

@@ -1,11 +1,9 @@
 import type { ProviderFormat } from "../../contracts/provider.js";
-import { sessionHistory } from "../../history/session-history.js";
-import { foldEvents } from "../../projections/projection.js";
-import { sessionStateProjection } from "../../projections/session-state.js";
+import { createLogReader } from "../../reader/index.js";
 import { printJson, type CommandContext } from "../cli-io.js";
 import { CliError, exitCodes } from "../cli-error.js";
 import { readOnly, withLog } from "../log-directory.js";
-import { readSessionEvents } from "../session-events.js";
+import { forSession } from "../session-events.js";
 
 export const historyFormats: readonly ProviderFormat[] = ["openai-chat", "anthropic-messages"];
 
@@ -25,9 +23,8 @@ export async function historyCommand(
   if (maxTokens !== undefined && (!Number.isInteger(maxTokens) || maxTokens <= 0)) {
     throw new CliError(`--max-tokens must be a positive whole number, not "${options.maxTokens}"`, { exitCode: exitCodes.usage });
   }
-  const events = await withLog(options.dir, readOnly(context.io), (log) => readSessionEvents(log, sessionId, options.dir, context.io.env));
-  const state = foldEvents(sessionStateProjection, events);
-  const built = sessionHistory(state, { format: options.format as ProviderFormat, ...(maxTokens !== undefined ? { maxTokens } : {}) });
+  const historyOptions = { format: options.format as ProviderFormat, ...(maxTokens !== undefined ? { maxTokens } : {}) };
+  const built = await withLog(options.dir, readOnly(context.io), (log) => forSession(createLogReader(log).history(sessionId, historyOptions), sessionId, options.dir, context.io.env));
   const output = {
     format: options.format,
     ...(built.system !== undefined ? { system: built.system } : {}),

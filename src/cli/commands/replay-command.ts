@@ -1,14 +1,17 @@
 import { readFile } from "node:fs/promises";
-import { PolicySnapshotSchema, type PolicyInput, type PolicySnapshot } from "../../contracts/policy.js";
-import { resolvePolicy } from "../../policy/default-policy.js";
-import { formatDecisionChange } from "../../replay/what-if.js";
-import { isKnownDecisionsVersion, latestDecisionsVersion, resolveDecisionsVersion } from "../../core/decision-versions.js";
+import { PolicySnapshotSchema, type PolicyInput } from "../../contracts/policy.js";
+import {
+  createLogReader,
+  formatDecisionChange,
+  isKnownDecisionsVersion,
+  latestDecisionsVersion,
+  resolveDecisionsVersion,
+  type Divergence,
+  type ReplayReport,
+  type SessionState,
+} from "../../reader/index.js";
 import { demoTools, toolsForeignToDemo } from "../demo/demo-runtime.js";
-import { verifyReplay, type Divergence, type ReplayReport } from "../../replay/replay-verifier.js";
 import type { RecordedEvent } from "../../log/event-log.js";
-import { resolveRealPath } from "../../util/real-path.js";
-import { foldEvents } from "../../projections/projection.js";
-import { sessionStateProjection } from "../../projections/session-state.js";
 import { changedToolsMessage } from "../open-recorded-session.js";
 import { findRunRecord, type RunRecord } from "../run/run-record.js";
 import { runReplayRegistry, toolSetDifferences } from "../run/run-runtime.js";
@@ -32,25 +35,27 @@ import { plural } from "../timeline.js";
 export async function replayCommand(sessionId: string, options: { dir: string; json?: boolean; policy?: string; decisions?: string }, context: CommandContext): Promise<number> {
   const whatIf = options.policy === undefined ? undefined : await readPolicyFile(options.policy);
   const decisionsVersion = options.decisions === undefined ? undefined : parseDecisionsOption(options.decisions);
-  const { events, run } = await withLog(options.dir, readOnly(context.io), async (log) => {
-    const events = await readSessionEvents(log, sessionId, options.dir, context.io.env);
-    return { events, run: await findRunRecord(log, sessionId, events) };
+  const { events, report } = await withLog(options.dir, readOnly(context.io), async (log) => {
+    const reader = createLogReader(log);
+    const events = await readSessionEvents(reader, sessionId, options.dir, context.io.env);
+    const run = await findRunRecord(log, sessionId, events);
+    const tools = run === undefined ? demoOrRecordedTools(sessionId, events) : await runReplayTools(sessionId, run, await reader.state(sessionId), context.io.env);
+    try {
+      const replayer = createLogReader(log, {
+        tools: tools.registry,
+        // A run's real workspace resolves paths through symlinks, as the live runtime does (the
+        // reader's default); a demo's virtual one, and a host's recorded elsewhere, lexically.
+        ...(run === undefined ? { gate: {} } : {}),
+      });
+      const report: ReplayReport = await replayer.replay(sessionId, {
+        ...(whatIf !== undefined ? { policy: whatIf } : {}),
+        ...(decisionsVersion !== undefined ? { decisionsVersion } : {}),
+      });
+      return { events, report };
+    } finally {
+      await tools.close();
+    }
   });
-  const tools = run === undefined ? demoOrRecordedTools(sessionId, events) : await runReplayTools(sessionId, run, events, context.io.env);
-  let report: ReplayReport;
-  try {
-    report = await verifyReplay(events, {
-      registry: tools.registry,
-      ...(decisionsVersion !== undefined ? { decisionsVersion } : {}),
-      // The live runtime resolves paths through symlinks; a run's real workspace needs the same to compare.
-      ...(run !== undefined ? { gate: { realPath: resolveRealPath } } : {}),
-      ...(whatIf
-        ? { policy: (recorded: PolicySnapshot) => resolvePolicy({ ...recorded, ...whatIf, workspace: { ...recorded.workspace, ...whatIf.workspace } }, recorded.workspace.root) }
-        : {}),
-    });
-  } finally {
-    await tools.close();
-  }
   // Without --policy or --decisions a changed decision is a divergence like any other, printed as today.
   const preview = whatIf !== undefined || decisionsVersion !== undefined;
   const changed = preview && report.changes.length > 0;
@@ -143,8 +148,7 @@ function parseDecisionsOption(value: string): number {
 }
 
 /** A run session's tools, rebuilt: refused in one line when they are not the ones it recorded. */
-async function runReplayTools(sessionId: string, run: RunRecord, events: readonly RecordedEvent[], env: NodeJS.ProcessEnv): Promise<{ registry: ToolRegistry; close(): Promise<void> }> {
-  const state = foldEvents(sessionStateProjection, events);
+async function runReplayTools(sessionId: string, run: RunRecord, state: SessionState, env: NodeJS.ProcessEnv): Promise<{ registry: ToolRegistry; close(): Promise<void> }> {
   if (state.policy === null) throw new CliError(`session "${sessionId}" has no session.started event — "npx turnlog verify" checks the log`);
   const tools = await runReplayRegistry(run, state.policy.workspace.root, env, state.tools);
   const differences = toolSetDifferences(state.tools, tools.registry.snapshot());

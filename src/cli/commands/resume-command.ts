@@ -5,7 +5,7 @@ import { answeringFor, approverName, cancelOnInterrupt, driveSession, printRunEn
 import { RunPresenter } from "../run/run-presenter.js";
 import { answerCommands, commandLines, heldCallLines, outcomeLines, TimelinePrinter } from "../session-narrative.js";
 import type { SendOutcome } from "../../runtime/provider-turn-loop.js";
-import { sessionStream } from "../../runtime/session-store.js";
+import { sessionStream } from "../../reader/index.js";
 
 /**
  * The exit code for how a turn loop ended (DESIGN.md §12).

@@ -3,10 +3,9 @@ import { isWithin } from "../../tools/workspace/workspace-path.js";
 import { randomBytes } from "node:crypto";
 import type { ApprovalMode } from "../../contracts/policy.js";
 import type { RecordedEvent } from "../../log/event-log.js";
-import { foldEvents } from "../../projections/projection.js";
-import { sessionStateProjection, type SessionState } from "../../projections/session-state.js";
+import { UnknownSessionError } from "../../errors/session-state-error.js";
+import { createLogReader, isValidSessionId, sessionStatus, sessionStream, type SessionState } from "../../reader/index.js";
 import type { SendOutcome } from "../../runtime/provider-turn-loop.js";
-import { sessionStream } from "../../runtime/session-store.js";
 import type { CommandContext } from "../cli-io.js";
 import { CliError, exitCodes } from "../cli-error.js";
 import { dirFlag, logExists, withLog } from "../log-directory.js";
@@ -18,7 +17,6 @@ import { findRunRecord, recordRun, type RunRecord } from "../run/run-record.js";
 import { createRunRuntime, mcpEnvironmentFor, toolSetDifferences } from "../run/run-runtime.js";
 import { confirmRunConfig } from "../run/config-confirmation.js";
 import { continuedRunRecord, loadRunConfig, requireApiKey, resolveRunSettings, type RunFlags, type RunSettings } from "../run/run-settings.js";
-import { sessionStatus } from "../session-status.js";
 import { plural } from "../timeline.js";
 import { exitCodeOf } from "./resume-command.js";
 
@@ -32,8 +30,6 @@ export interface RunOptions extends RunFlags {
   /** Apply what the config file asks for that needs the person's confirmation, and remember it. */
   trustConfig?: boolean;
 }
-
-const sessionIdPattern = /^[A-Za-z0-9._-]{1,128}$/;
 
 /** A session `turnlog run` continues, as the log holds it. */
 interface ContinuedSession {
@@ -56,7 +52,7 @@ interface ContinuedSession {
 export async function runCommand(promptWords: readonly string[], options: RunOptions, context: CommandContext): Promise<number> {
   const prompt = promptWords.join(" ").trim();
   if (prompt === "") throw new CliError('run needs a message, e.g. turnlog run "what does this project do?"', { exitCode: exitCodes.usage });
-  if (options.session !== undefined && !sessionIdPattern.test(options.session)) {
+  if (options.session !== undefined && !isValidSessionId(options.session)) {
     throw new CliError(`--session "${options.session}" is not a valid session ID (letters, digits, ".", "_", "-"; at most 128)`, { exitCode: exitCodes.usage });
   }
   const { io } = context;
@@ -150,13 +146,19 @@ export async function runCommand(promptWords: readonly string[], options: RunOpt
 async function findContinuedSession(dir: string, sessionId: string): Promise<ContinuedSession | undefined> {
   if (!logExists(dir)) return undefined;
   return withLog(dir, {}, async (log) => {
-    const events = await log.readStream(sessionStream(sessionId), { maxCount: Number.MAX_SAFE_INTEGER });
-    if (events.length === 0) return undefined;
+    const reader = createLogReader(log);
+    let events: RecordedEvent[];
+    try {
+      events = await reader.events(sessionId);
+    } catch (error) {
+      if (UnknownSessionError.isInstance(error)) return undefined;
+      throw error;
+    }
     const record = await findRunRecord(log, sessionId, events);
     if (record === undefined) {
       throw new CliError(`session "${sessionId}" was not started by "turnlog run", so run cannot continue it — leave out --session for a new session, or name a new ID`);
     }
-    return { record, state: foldEvents(sessionStateProjection, events) };
+    return { record, state: await reader.state(sessionId) };
   });
 }
 

@@ -1,24 +1,31 @@
-import { SessionFold } from "../../core/session-fold.js";
+import { createLogReader, PositionOutOfRangeError, type SessionView } from "../../reader/index.js";
 import { CliError } from "../cli-error.js";
-import { pendingApprovals, type SessionState } from "../../projections/session-state.js";
 import { type CommandContext } from "../cli-io.js";
 import { exitCodes } from "../cli-error.js";
 import { readOnly, withLog } from "../log-directory.js";
-import { readSessionEvents } from "../session-events.js";
-import type { RecordedEvent } from "../../log/event-log.js";
-import { sessionStatus } from "../session-status.js";
+import { forSession } from "../session-events.js";
 import { formatTimeline, plural, truncate } from "../timeline.js";
 import { formatTurnTable } from "../turn-table.js";
 
 /** `turnlog show <session>`: who and what the session ran with, its timeline, and where it stands. */
 export async function showCommand(sessionId: string, options: { dir: string; at?: string; events?: boolean }, context: CommandContext): Promise<number> {
-  const all = await withLog(options.dir, readOnly(context.io), (log) => readSessionEvents(log, sessionId, options.dir, context.io.env));
+  // A bad --at is reported after an unknown session, as it always was: the session is read first.
+  const position = options.at === undefined ? undefined : /^\d+$/.test(options.at) ? Number(options.at) : Number.NaN;
+  const valid = position !== undefined && Number.isSafeInteger(position) && position >= 1;
+  const view = await withLog(options.dir, readOnly(context.io), async (log) => {
+    try {
+      return await forSession(createLogReader(log).view(sessionId, valid ? { at: position } : {}), sessionId, options.dir, context.io.env);
+    } catch (error) {
+      if (error instanceof PositionOutOfRangeError) throw new CliError(error.message, { cause: error });
+      throw error;
+    }
+  });
   const { print, paint } = context;
-  if (options.at !== undefined) return showAt(sessionId, all, options.at, context);
-  const events = all;
-  const fold = new SessionFold();
-  fold.applyAll(events);
-  const state = fold.state;
+  if (options.at !== undefined) {
+    if (!valid) throw new CliError(`--at must be a stream position ≥ 1 (got "${options.at}")`, { exitCode: exitCodes.usage });
+    return showAt(view, context);
+  }
+  const { events, state } = view;
   print(`${paint("bold", "session ")} ${sessionId}`);
   if (state.provider !== null) print(`${paint("dim", "provider")} ${state.provider.id} (${state.provider.format})`);
   if (state.policy !== null) {
@@ -29,14 +36,14 @@ export async function showCommand(sessionId: string, options: { dir: string; at?
   const toolLines = wrap(state.tools.map((tool) => `${tool.name} (${tool.riskClass})`), width - 9);
   toolLines.forEach((line, index) => print(`${paint("dim", index === 0 ? "tools   " : "        ")} ${line}`));
   print();
-  const machineState = fold.turnState;
+  const machineState = view.machineState;
   for (const line of formatTurnTable(events, state, { color: context.color, width, ...(machineState !== undefined ? { machineState } : {}) })) print(line);
   if (options.events) {
     print();
     for (const line of formatTimeline(events, { color: context.color })) print(`  ${line}`);
   }
   print();
-  for (const line of describeStatus(state, context)) print(line);
+  for (const line of describeStatus(view, context)) print(line);
   if (!options.events) print(paint("dim", `--events: all ${events.length} events, one per line`));
   return exitCodes.ok;
 }
@@ -45,31 +52,25 @@ export async function showCommand(sessionId: string, options: { dir: string; at?
  * `turnlog show <session> --at N`: time travel — the timeline up to stream position N and where the
  * session stood right after it: turn, machine state of the active turn, and each call's status.
  */
-function showAt(sessionId: string, events: readonly RecordedEvent[], at: string, context: CommandContext): number {
+function showAt(view: SessionView, context: CommandContext): number {
   const { print, paint } = context;
-  const position = /^\d+$/.test(at) ? Number(at) : Number.NaN;
-  if (!Number.isSafeInteger(position) || position < 1) throw new CliError(`--at must be a stream position ≥ 1 (got "${at}")`, { exitCode: exitCodes.usage });
-  if (position > events.length) throw new CliError(`session "${sessionId}" has ${plural(events.length, "event")}; position ${position} is beyond its end`);
-  const prefix = events.slice(0, position);
-  const fold = new SessionFold();
-  fold.applyAll(prefix);
-  const state = fold.state;
-  print(`${paint("bold", "session ")} ${sessionId} ${paint("dim", `· at #${position} of ${events.length}`)}`);
+  const { sessionId, position, state, events: prefix } = view;
+  print(`${paint("bold", "session ")} ${sessionId} ${paint("dim", `· at #${position} of ${view.length}`)}`);
   print();
   for (const line of formatTimeline(prefix, { color: context.color })) print(`  ${line}`);
   print();
   const turn = state.turns.at(-1);
-  const machine = fold.turnState;
+  const machine = view.machineState;
   print(
-    `${paint("bold", "state at")} #${position}: ${sessionStatus(state)} · ${plural(state.messages.filter((message) => message.role === "user").length, "user message")}, ${plural(state.totals.turns, "turn")}` +
+    `${paint("bold", "state at")} #${position}: ${view.status} · ${plural(state.messages.filter((message) => message.role === "user").length, "user message")}, ${plural(state.totals.turns, "turn")}` +
       (turn === undefined ? "" : ` · turn ${turn.turnSeq} (${turn.turnId}, iteration ${turn.iteration}) ${turn.status}${machine !== undefined ? `, machine state ${machine}` : ""}`),
   );
   for (const call of state.calls.values()) print(`  ${call.name} ${paint("dim", call.callId)} ${call.status}`);
   return exitCodes.ok;
 }
 
-function describeStatus(state: SessionState, { paint }: CommandContext): string[] {
-  const status = sessionStatus(state);
+function describeStatus(view: SessionView, { paint }: CommandContext): string[] {
+  const { state, status } = view;
   const calls = [...state.calls.values()];
   const facts = paint("dim", `· ${plural(state.totals.turns, "turn")}, ${plural(calls.length, "tool call")}`);
   switch (status) {
@@ -78,7 +79,7 @@ function describeStatus(state: SessionState, { paint }: CommandContext): string[
     case "awaiting-approval":
       return [
         `${paint("warn", "awaiting approval")} ${facts}`,
-        ...pendingApprovals(state).map(
+        ...view.pendingApprovals.map(
           (call) => `  ${call.name} ${paint("dim", call.callId)} ${truncate(JSON.stringify(call.input) ?? "", 80)} ${paint("dim", `(rule ${call.decision?.rule ?? "?"})`)}`,
         ),
       ];

@@ -1,4 +1,4 @@
-import type { SessionState } from "../../projections/session-state.js";
+import type { SessionState } from "../../reader/index.js";
 import type { PendingApproval, SendOutcome } from "../../runtime/provider-turn-loop.js";
 import type { Session } from "../../runtime/session.js";
 import type { CliIo } from "../cli-io.js";

@@ -1,7 +1,7 @@
 import { activeTurn, pendingApprovals, type SessionState } from "../projections/session-state.js";
 
 /**
- * Where a session stands, as `turnlog sessions` reports it:
+ * Where a session stands, as `reader.sessions()` and `turnlog sessions` report it:
  * - `completed`, `stopped`, `failed`: how its last user message ended;
  * - `awaiting-approval`: a turn holds calls for a person's answer;
  * - `active`: a turn is in progress (or the process died in one and it awaits recovery);
@@ -13,7 +13,7 @@ export type SessionStatus = "completed" | "awaiting-approval" | "stopped" | "fai
  * The status of a session from its session-state projection.
  *
  * @example
- * sessionStatus(foldEvents(sessionStateProjection, events)); // "completed"
+ * sessionStatus(await reader.state("s1")); // "completed"
  */
 export function sessionStatus(state: SessionState): SessionStatus {
   if (pendingApprovals(state).length > 0) return "awaiting-approval";

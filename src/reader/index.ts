@@ -1,0 +1,35 @@
+/**
+ * The read-side API (layer 6): what a host — and the CLI, which is just another host — uses to
+ * read a log without a provider. Besides the reader itself it re-exports the types and the few pure
+ * helpers a reader's results are read with, so that nothing above this layer reaches into
+ * projections/, replay/ or core/.
+ */
+export { createLogReader } from "./log-reader.js";
+export type {
+  LogReader,
+  LogReaderOptions,
+  ReaderReplayOptions,
+  ReaderVerifyOptions,
+  SessionEventsOptions,
+  SessionHistoryView,
+  SessionListing,
+  SessionView,
+} from "./log-reader.js";
+export { openLog } from "./open-log.js";
+export type { OpenLogOptions } from "./open-log.js";
+export { sessionStatus } from "./session-status.js";
+export type { SessionStatus } from "./session-status.js";
+
+export { isValidSessionId, sessionIdOfStream, sessionIdPattern, sessionStream } from "../core/session-stream.js";
+export { isKnownDecisionsVersion, latestDecisionsVersion, resolveDecisionsVersion } from "../core/decision-versions.js";
+export { turnEndings } from "../core/session-fold.js";
+export { activeTurn, pendingApprovals } from "../projections/session-state.js";
+export { auditDecisions, auditOutcomes, auditRows } from "../projections/audit.js";
+export type { CallState, SessionMessage, SessionState, TurnState } from "../projections/session-state.js";
+export type { AuditOutcome, AuditRow } from "../projections/audit.js";
+export type { Divergence, ReplayReport, SchemaLevelCheck, Unverifiable } from "../replay/replay-verifier.js";
+export { formatDecisionChange } from "../replay/what-if.js";
+export type { DecisionAndRule, DecisionChange } from "../replay/what-if.js";
+export type { ForkResult } from "../replay/fork.js";
+export { PositionOutOfRangeError } from "../replay/snapshot-cache.js";
+export type { SnapshotCacheOptions } from "../replay/snapshot-cache.js";
