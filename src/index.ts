@@ -42,6 +42,8 @@ export { callFingerprint } from "./policy/fingerprint.js";
 
 export { MemoryEventLog } from "./log/memory-event-log.js";
 export { LevelEventLog } from "./log/level-event-log.js";
+export { followStream } from "./log/follow-stream.js";
+export type { FollowStreamOptions } from "./log/follow-stream.js";
 export type {
   AppendOptions,
   AppendResult,
@@ -106,6 +108,8 @@ export type { AuditOutcome, AuditRow } from "./projections/audit.js";
 export type { Divergence, ReplayReport, Unverifiable } from "./replay/replay-verifier.js";
 export type { DecisionAndRule, DecisionChange } from "./replay/what-if.js";
 export { currentSchemaVersion, upcastEvent } from "./core/upcast.js";
+export { followSession } from "./core/follow-session.js";
+export type { FollowSessionOptions, RecordedTurnlogEvent } from "./core/follow-session.js";
 export { decisionsVersions, latestDecisionsVersion, resolveDecisionsVersion } from "./core/decision-versions.js";
 export type { DecisionsVersion } from "./core/decision-versions.js";
 export { PositionOutOfRangeError, SnapshotCache } from "./replay/snapshot-cache.js";
