@@ -13,7 +13,7 @@ export { ToolPlanRunner } from "./runtime/tool-plan-runner.js";
 export { AgentLoopBuilder } from "./runtime/agent-loop-builder.js";
 export { HostToolExecutor } from "./runtime/host-tool-executor.js";
 export type { HostToolOptions, HostToolResult } from "./runtime/host-tool-executor.js";
-export type { PendingApproval, SendOutcome } from "./runtime/provider-turn-loop.js";
+export type { DeltaContext, DiscardedAttempt, PendingApproval, SendOutcome } from "./runtime/provider-turn-loop.js";
 
 export { defineTool } from "./tools/define-tool.js";
 export type { ToolContext, ToolDefinition, ToolOptions, ToolResult } from "./tools/define-tool.js";
