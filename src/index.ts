@@ -13,7 +13,7 @@ export { ToolPlanRunner } from "./runtime/tool-plan-runner.js";
 export { AgentLoopBuilder } from "./runtime/agent-loop-builder.js";
 export { HostToolExecutor } from "./runtime/host-tool-executor.js";
 export type { HostToolOptions, HostToolResult } from "./runtime/host-tool-executor.js";
-export type { PendingApproval, SendOutcome } from "./runtime/provider-turn-loop.js";
+export type { DeltaContext, DiscardedAttempt, PendingApproval, SendOutcome } from "./runtime/provider-turn-loop.js";
 
 export { defineTool } from "./tools/define-tool.js";
 export type { ToolContext, ToolDefinition, ToolOptions, ToolResult } from "./tools/define-tool.js";
@@ -42,6 +42,8 @@ export { callFingerprint } from "./policy/fingerprint.js";
 
 export { MemoryEventLog } from "./log/memory-event-log.js";
 export { LevelEventLog } from "./log/level-event-log.js";
+export { followStream } from "./log/follow-stream.js";
+export type { FollowStreamOptions } from "./log/follow-stream.js";
 export type {
   AppendOptions,
   AppendResult,
@@ -108,6 +110,8 @@ export type { AuditOutcome, AuditRow } from "./projections/audit.js";
 export type { Divergence, ReplayReport, Unverifiable } from "./replay/replay-verifier.js";
 export type { DecisionAndRule, DecisionChange } from "./replay/what-if.js";
 export { currentSchemaVersion, upcastEvent } from "./core/upcast.js";
+export { followSession } from "./core/follow-session.js";
+export type { FollowSessionOptions, RecordedTurnlogEvent } from "./core/follow-session.js";
 export { decisionsVersions, latestDecisionsVersion, resolveDecisionsVersion } from "./core/decision-versions.js";
 export type { DecisionsVersion } from "./core/decision-versions.js";
 export { PositionOutOfRangeError, SnapshotCache } from "./replay/snapshot-cache.js";

@@ -135,6 +135,16 @@ export async function withLog<T>(directory: string, options: OpenLogOptions, wor
 }
 
 /**
+ * Runs `work` on a copy of the log in `directory`, taken now, whether or not another process
+ * holds it: the log's own lock is never taken, so no writer is ever kept waiting (`turnlog events
+ * --follow` reads this way). A missing log is a one-line {@link CliError}.
+ */
+export async function withCopyOfLogDirectory<T>(directory: string, work: (log: LevelEventLog) => Promise<T>): Promise<T> {
+  if (!logExists(directory)) throw new CliError(`no log at ${directory} — run "npx turnlog demo" first or pass --dir`);
+  return withCopyOfLog(directory, undefined, work, undefined);
+}
+
+/**
  * Runs a read-only command on a copy of a log another process holds. LevelDB lets one process open
  * a directory, and has no read-only mode, so the files are copied (without the LOCK file) and the
  * copy is opened: its SST files never change once written, and its write-ahead log is checksummed
@@ -142,7 +152,7 @@ export async function withLog<T>(directory: string, options: OpenLogOptions, wor
  * caught between files of a compaction fails to open and is taken again. The copy is removed
  * afterwards.
  */
-async function withCopyOfLog<T>(directory: string, readOnly: { notice(line: string): void }, work: (log: LevelEventLog) => Promise<T>, locked: unknown): Promise<T> {
+async function withCopyOfLog<T>(directory: string, readOnly: { notice(line: string): void } | undefined, work: (log: LevelEventLog) => Promise<T>, locked: unknown): Promise<T> {
   const copy = await mkdtemp(path.join(tmpdir(), "turnlog-read-"));
   try {
     let log: LevelEventLog | undefined;
@@ -153,11 +163,12 @@ async function withCopyOfLog<T>(directory: string, readOnly: { notice(line: stri
         log = await LevelEventLog.open(copy, { durability: "relaxed" });
       } catch (error) {
         if (attempt >= copyAttempts) {
+          if (readOnly === undefined) throw new CliError(`copying the log at ${directory} to read it failed (${error instanceof Error ? error.message : String(error)})`, { cause: error });
           throw new CliError(`the log at ${directory} is in use by another process, and copying it to read failed (${error instanceof Error ? error.message : String(error)}); try again when it is done`, { cause: locked });
         }
       }
     }
-    readOnly.notice(`turnlog: the log at ${directory} is in use by another process; reading a copy taken just now`);
+    readOnly?.notice(`turnlog: the log at ${directory} is in use by another process; reading a copy taken just now`);
     try {
       return await work(log);
     } finally {

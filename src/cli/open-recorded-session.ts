@@ -1,3 +1,4 @@
+import type { DiscardedAttempt } from "../runtime/provider-turn-loop.js";
 import type { RecordedEvent } from "../log/event-log.js";
 import { createLogReader } from "../reader/index.js";
 import type { Runtime } from "../runtime/create-runtime.js";
@@ -36,6 +37,8 @@ export interface OpenSessionOptions {
   command: keyof typeof hostWay;
   /** Receives the streamed text of a run session's provider (for `resume`). */
   onDelta?: (text: string) => void;
+  /** Told when an attempt whose text was streamed failed and was thrown away. */
+  onAttemptDiscarded?: (attempt: DiscardedAttempt) => void;
 }
 
 /**
@@ -77,6 +80,7 @@ export async function withRecordedSession<T>(dir: string, sessionId: string, opt
         mcpEnvironment: await mcpEnvironmentFor(run, env),
         recordedTools: state.tools,
         ...(options.onDelta !== undefined ? { onDelta: options.onDelta } : {}),
+        ...(options.onAttemptDiscarded !== undefined ? { onAttemptDiscarded: options.onAttemptDiscarded } : {}),
         seals,
       });
       runtime = created.runtime;

@@ -89,11 +89,13 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo()): 
 
   program
     .command("events")
-    .description("print a session's events as a timeline (or as recorded, with --json)")
+    .description("print a session's events as a timeline (or as recorded, with --json); --follow keeps printing new ones")
     .argument("<session>", "the session ID")
     .addOption(dirOption())
     .addOption(jsonOption())
-    .action(async (session: string, options: { dir: string; json?: boolean }) => {
+    .option("--follow", "then print each new event as another process appends it, until Ctrl-C (with --json: one JSON object per line); never locks the log")
+    .option("--interval <ms>", "with --follow: how often to look for new events, in milliseconds (default 500)")
+    .action(async (session: string, options: { dir: string; json?: boolean; follow?: boolean; interval?: string }) => {
       exitCode = await eventsCommand(session, options, context);
     });
 

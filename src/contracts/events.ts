@@ -268,6 +268,19 @@ export const ToolStartedSchema = event(
   }),
 );
 
+/**
+ * The cut of a tool output longer than the runtime's `maxStoredOutputChars`: the log keeps its
+ * first `headChars` and its last `output.length - headChars` characters, and the length it had.
+ * The kept parts cover what the packetizer shows the model, so packets are computed exactly.
+ */
+export const StoredCutSchema = z.object({
+  /** The output's length (after redaction) before it was cut. */
+  originalChars: z.number().int().nonnegative(),
+  /** How many characters of `output` are its head; the rest is its tail. */
+  headChars: z.number().int().nonnegative(),
+}).meta({ id: "StoredCut" });
+export type StoredCut = z.infer<typeof StoredCutSchema>;
+
 export const ToolSucceededSchema = event(
   "turn.tool.succeeded",
   z.object({
@@ -278,6 +291,8 @@ export const ToolSucceededSchema = event(
     durationMs: z.number().nonnegative(),
     /** Secrets in the output were replaced before it was logged. */
     redacted: z.boolean().optional(),
+    /** Present when the output was longer than the runtime stores: `output` is its head and tail. */
+    stored: StoredCutSchema.optional(),
   }),
 );
 
@@ -348,6 +363,8 @@ export const NativeToolCompletedSchema = event(
     message: z.string().optional(),
     durationMs: z.number().nonnegative(),
     redacted: z.boolean().optional(),
+    /** Present when the output was longer than the runtime stores: `output` is its head and tail. */
+    stored: StoredCutSchema.optional(),
   }),
 );
 

@@ -1,6 +1,6 @@
 import { enableMapSet } from "immer";
 import type { Budgets } from "../contracts/budgets.js";
-import type { EventOf, Packet, RejectionReason, TurnlogEvent } from "../contracts/events.js";
+import type { EventOf, Packet, RejectionReason, StoredCut, TurnlogEvent } from "../contracts/events.js";
 import type { GateDecision, PolicySnapshot } from "../contracts/policy.js";
 import type { ProviderFormat } from "../contracts/provider.js";
 import type { RiskClass } from "../contracts/risk.js";
@@ -59,7 +59,8 @@ export interface CallState {
   rejection?: { reason: RejectionReason; issues?: { path: string; message: string }[] };
   decision?: { decision: GateDecision; rule: string; riskClass: RiskClass | null; fingerprint: string; contained?: boolean };
   approval?: { granted: boolean; by: string; note?: string; scope: string; fingerprint: string };
-  result?: { kind: "succeeded"; output: string } | { kind: "failed"; code: string; message: string } | { kind: "interrupted" };
+  /** `stored`: the output was logged cut (`turn.tool.succeeded.stored`); `output` is its head and tail. */
+  result?: { kind: "succeeded"; output: string; stored?: StoredCut } | { kind: "failed"; code: string; message: string } | { kind: "interrupted" };
   packet?: Packet;
   startedAt?: string;
   endedAt?: string;
@@ -92,6 +93,8 @@ export interface SessionOutcome {
   status: "completed" | "awaiting-approval" | "stopped" | "failed";
   text?: string;
   reason?: string;
+  /** For a failed turn: the `turn.failed` message (redacted, as logged), when it has one. */
+  message?: string;
 }
 
 /** A host-routed call (`session.runTool`): gated and logged, never part of a provider turn or history. */
@@ -395,7 +398,7 @@ function evolve(draft: Draft, recorded: RecordedEvent): void {
     }
     case "turn.tool.succeeded": {
       const call = callOf(draft, event.data.callId);
-      Object.assign(call, { position, status: "succeeded", result: { kind: "succeeded", output: event.data.output }, endedAt: recorded.meta.recordedAt, durationMs: event.data.durationMs });
+      Object.assign(call, { position, status: "succeeded", result: { kind: "succeeded", output: event.data.output, ...(event.data.stored !== undefined ? { stored: event.data.stored } : {}) }, endedAt: recorded.meta.recordedAt, durationMs: event.data.durationMs });
       return;
     }
     case "turn.tool.failed": {
@@ -447,7 +450,8 @@ function evolve(draft: Draft, recorded: RecordedEvent): void {
       const turn = turnOf(draft, event.data.turnId);
       turn.status = event.type === "turn.stopped" ? "stopped" : "failed";
       turn.reason = event.data.reason;
-      draft.lastOutcome = { status: turn.status as "stopped" | "failed", reason: event.data.reason };
+      const message = event.type === "turn.failed" ? event.data.message : undefined;
+      draft.lastOutcome = { status: turn.status as "stopped" | "failed", reason: event.data.reason, ...(message !== undefined ? { message } : {}) };
       return;
     }
     case "session.native_tool.requested": {

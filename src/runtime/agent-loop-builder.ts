@@ -89,7 +89,7 @@ export class AgentLoopBuilder {
     return this;
   }
 
-  onDelta(listener: (text: string) => void): this {
+  onDelta(listener: NonNullable<RuntimeOptions["onDelta"]>): this {
     this.#extra.onDelta = listener;
     return this;
   }

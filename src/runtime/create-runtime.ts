@@ -27,7 +27,8 @@ import { defaultHistoryMaxTokens } from "../history/session-history.js";
 import type { HistoryCompressor } from "../history/history-compressor.js";
 import type { GateEnvironment } from "../policy/gate.js";
 import { hostCallInDoubt } from "./host-tool-executor.js";
-import { isRerunnable } from "./tool-plan-runner.js";
+import { defaultMaxStoredOutputChars, isRerunnable } from "./tool-plan-runner.js";
+import type { DeltaContext, DiscardedAttempt } from "./provider-turn-loop.js";
 import { Session } from "./session.js";
 import { resolveProviderRetry, type ProviderRetryOptions } from "./provider-retry.js";
 import { SessionStore } from "./session-store.js";
@@ -68,8 +69,29 @@ export interface RuntimeOptions {
    * and system text are recorded in `session.started`, so replay builds the same requests.
    */
   history?: { maxTokens?: number; system?: string; compressor?: HistoryCompressor };
-  /** Receives visible text as the provider streams it. */
-  onDelta?: (text: string) => void;
+  /**
+   * Receives visible text as the provider streams it, with the session, turn and attempt it
+   * belongs to. The text is the provider's, not yet redacted; an attempt that later fails is
+   * announced to `onAttemptDiscarded`, and its text never reaches the log.
+   *
+   * @example
+   * onDelta: (text, { sessionId, attempt }) => ui.append(sessionId, attempt, text)
+   */
+  onDelta?: (text: string, context: DeltaContext) => void;
+  /**
+   * Told when a provider attempt that streamed text to `onDelta` ended in `turn.provider.failed`
+   * (after that event is logged): the text shown for it was thrown away. A retry, if one follows,
+   * streams again under the next attempt number (docs/embedding.md, "The live stream").
+   */
+  onAttemptDiscarded?: (attempt: DiscardedAttempt) => void;
+  /**
+   * The most characters of one tool result the log keeps (after redaction). A longer output is
+   * stored cut — its head and tail, exactly the parts the model's packet can show — and
+   * `turn.tool.succeeded` records `stored: { originalChars, headChars }`. Never below a tool's
+   * `maxResultChars` (it is raised to it). Default 1 000 000. Replay and the packets the model sees
+   * are unchanged by it (docs/log.md, "Large tool outputs").
+   */
+  maxStoredOutputChars?: number;
   /**
    * The decisions version new sessions are recorded under (src/core/decision-versions.ts).
    * Default: the newest. A host pins an older one to roll a new turnlog out before its decisions
@@ -232,6 +254,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const policy = resolvePolicy(options.policy);
   const budgets = resolveBudgets(options.budgets);
   const concurrency = options.concurrency ?? 4;
+  const maxStoredOutputChars = options.maxStoredOutputChars ?? defaultMaxStoredOutputChars;
   const maxAttempts = options.providerAttempts ?? 3;
   const providerRetry = resolveProviderRetry(options.providerRetry);
   const clock = options.clock ?? { now: () => Date.now() };
@@ -294,6 +317,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       sync: new SessionSync(registry, upgradeSessions === "on-resume" ? decisionsVersion : undefined, providerInForce),
       ...(options.history?.compressor ? { compressor: options.history.compressor } : {}),
       ...(options.onDelta ? { onDelta: options.onDelta } : {}),
+      ...(options.onAttemptDiscarded ? { onAttemptDiscarded: options.onAttemptDiscarded } : {}),
+      maxStoredOutputChars,
       },
       sealer,
     );

@@ -6,7 +6,8 @@ import { activeTurn, type CallState, type HostCallState } from "../projections/s
 import { decideObserving } from "./session-sync.js";
 import type { LoopDependencies } from "./provider-turn-loop.js";
 import type { SessionStore } from "./session-store.js";
-import { logDirectoryOf, runTool } from "./tool-plan-runner.js";
+import { defaultMaxStoredOutputChars, logDirectoryOf, runTool } from "./tool-plan-runner.js";
+import { storedOutput } from "../tools/packetizer.js";
 
 /** How a host-routed call ended. */
 export interface HostToolResult {
@@ -93,7 +94,7 @@ export class HostToolExecutor {
     const value = raw === undefined ? decided.plan.input : (JSON.parse(raw) as unknown);
     // The same binding as for a model's call: what runs is what was decided.
     if (callFingerprint(tool, redactor.redactValue(value).value) !== decided.decision?.fingerprint) {
-      return this.#complete({ ...base, status: "failed", errorCode: "fingerprint-mismatch", content: "the input is not the one that was decided" }, 0);
+      return this.#complete({ ...base, status: "failed", errorCode: "fingerprint-mismatch", content: "the input is not the one that was decided" }, 0, tool);
     }
     const call = { callId, name: tool } as CallState;
     const ended = await runTool(call, value, "native", {
@@ -104,15 +105,17 @@ export class HostToolExecutor {
       protectedPaths: logDirectoryOf(this.store.log),
       signal: options.signal ?? new AbortController().signal,
     });
-    if (ended.type === "turn.tool.succeeded") return this.#complete({ ...base, status: "succeeded", content: ended.data.output }, ended.data.durationMs);
-    if (ended.type === "turn.tool.failed") return this.#complete({ ...base, status: "failed", errorCode: ended.data.code, content: ended.data.message }, ended.data.durationMs);
+    if (ended.type === "turn.tool.succeeded") return this.#complete({ ...base, status: "succeeded", content: ended.data.output }, ended.data.durationMs, tool);
+    if (ended.type === "turn.tool.failed") return this.#complete({ ...base, status: "failed", errorCode: ended.data.code, content: ended.data.message }, ended.data.durationMs, tool);
     throw new Error(`host tool executor: unexpected ${ended.type}`);
   }
 
   /** Logs the end, redacted; the host itself gets the tool's real output. */
-  async #complete(result: HostToolResult, durationMs: number): Promise<HostToolResult> {
+  async #complete(result: HostToolResult, durationMs: number, tool: string): Promise<HostToolResult> {
     const content = this.deps.redactor.redactText(result.content);
     const ok = result.status === "succeeded";
+    // The same cap as a model's call (tool-plan-runner.ts): a huge output is stored cut, the cut recorded.
+    const { output, stored } = ok ? storedOutput(content.text, this.#storageLimits(tool)) : { output: content.text, stored: undefined };
     await this.store.append([
       {
         type: "session.native_tool.completed",
@@ -120,12 +123,20 @@ export class HostToolExecutor {
           callId: result.callId,
           ok,
           durationMs,
-          ...(ok ? { output: content.text } : { code: result.errorCode ?? "error", message: content.text }),
+          ...(ok ? { output } : { code: result.errorCode ?? "error", message: content.text }),
           ...(content.redacted ? { redacted: true } : {}),
+          ...(stored !== undefined ? { stored } : {}),
         },
       },
     ]);
     return result;
+  }
+
+  #storageLimits(tool: string): { maxResultChars: number; maxStoredChars: number } {
+    return {
+      maxResultChars: this.deps.registry.get(tool)?.maxResultChars ?? 12_000,
+      maxStoredChars: this.deps.maxStoredOutputChars ?? defaultMaxStoredOutputChars,
+    };
   }
 }
 

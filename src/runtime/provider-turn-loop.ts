@@ -46,7 +46,35 @@ export interface SendOutcome {
   status: "completed" | "awaiting-approval" | "needs-resume" | "stopped" | "failed" | "idle";
   text?: string;
   reason?: string;
+  /**
+   * Why a `failed` turn failed, in words: the `turn.failed` message as logged (so already
+   * redacted), e.g. the provider's last error. Absent when the failure recorded none.
+   */
+  message?: string;
   pendingApprovals: PendingApproval[];
+}
+
+/** Which provider attempt a streamed delta belongs to (`RuntimeOptions.onDelta`'s second argument). */
+export interface DeltaContext {
+  sessionId: string;
+  turnId: string;
+  /** The attempt's number within the turn, as `turn.provider.requested` records it (1-based). */
+  attempt: number;
+}
+
+/**
+ * A provider attempt whose text was streamed and then thrown away: it ended in
+ * `turn.provider.failed` (a dropped stream, a timeout, tool calls cut off by the length limit), so
+ * none of its text reaches the log or the history. Text shown from its deltas should be withdrawn
+ * or marked; a retry, if one follows, streams again under the next attempt number.
+ */
+export interface DiscardedAttempt extends DeltaContext {
+  /** The failure's kind, as `turn.provider.failed` records it (`incomplete-stream`, `timeout`, …). */
+  reason: string;
+  /** Whether the failure allows another attempt (one follows unless the turn's attempts are used up). */
+  retryable: boolean;
+  /** How many characters of text the attempt streamed before it failed. */
+  streamedChars: number;
 }
 
 export interface LoopDependencies {
@@ -61,7 +89,11 @@ export interface LoopDependencies {
   gate: GateEnvironment;
   /** Summarizes history that no longer fits the token budget (default: deterministic). */
   compressor?: HistoryCompressor;
-  onDelta?: (text: string) => void;
+  onDelta?: (text: string, context: DeltaContext) => void;
+  /** Told, after `turn.provider.failed` is logged, that an attempt which streamed text was discarded. */
+  onAttemptDiscarded?: (attempt: DiscardedAttempt) => void;
+  /** The most characters of one tool output the log keeps. Default 1 000 000. */
+  maxStoredOutputChars?: number;
   /** The wait before a retried provider attempt (default: 500 ms doubling, at most 8 s). */
   providerRetry?: ProviderRetryPolicy;
   /** What the session owes its log before a decision: a changed tool set, a decisions upgrade. */
@@ -176,8 +208,17 @@ export class ProviderTurnLoop {
     const built = cached !== undefined && cached.turnId === turn.turnId && cached.attempt === turn.attempt ? cached.built : buildRequestHistory(state, this.deps.compressor);
     const request = { messages: built.messages, tools: registry.providerSchemas(), ...(built.system !== undefined ? { system: built.system } : {}) };
     let event: TurnlogEvent;
+    // Every delta says which attempt it belongs to, and a failed attempt that streamed text is
+    // announced as discarded: a host showing the text as it streams knows what to take back.
+    const context: DeltaContext = { sessionId: this.store.sessionId, turnId: turn.turnId, attempt: turn.attempt };
+    const onDelta = this.deps.onDelta;
+    let streamedChars = 0;
+    const tagged = (text: string) => {
+      streamedChars += text.length;
+      onDelta?.(text, context);
+    };
     try {
-      const response = await provider.complete(request, { signal, ...(this.deps.onDelta ? { onDelta: this.deps.onDelta } : {}) });
+      const response = await provider.complete(request, { signal, ...(onDelta !== undefined ? { onDelta: tagged } : {}) });
       if (response.finishReason === "length" && response.toolCalls.length > 0) {
         // Tool calls cut off by the length limit are never executed, and their partial arguments
         // are not written anywhere: the attempt is recorded as failed, and retried once.
@@ -239,6 +280,9 @@ export class ProviderTurnLoop {
       if (known && error.retryAfterMs !== undefined) this.#retryAfter = { turnId: turn.turnId, attempt: turn.attempt, ms: error.retryAfterMs };
     }
     await this.store.append([event]);
+    if (event.type === "turn.provider.failed" && streamedChars > 0) {
+      this.deps.onAttemptDiscarded?.({ ...context, reason: event.data.kind, retryable: event.data.retryable, streamedChars });
+    }
   }
 
   /**

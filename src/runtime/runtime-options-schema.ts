@@ -75,6 +75,8 @@ export const RuntimeOptionsSchema = z.strictObject({
     .strictObject({ maxTokens: positiveInt.optional(), system: z.string().optional(), compressor: z.looseObject({ name: z.string().min(1), summarize: fn }).optional() })
     .optional(),
   onDelta: fn.optional(),
+  onAttemptDiscarded: fn.optional(),
+  maxStoredOutputChars: positiveInt.optional(),
   decisionsVersion: z
     .number()
     .refine(isKnownDecisionsVersion, { error: `expected a decisions version this turnlog knows (1 to ${latestDecisionsVersion})` })

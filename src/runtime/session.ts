@@ -10,6 +10,7 @@ import { commandPrefix } from "../policy/command-prefix.js";
 import type { ToolDefinition } from "../tools/define-tool.js";
 import type { StreamSealer } from "../log/seal/stream-sealer.js";
 import { sessionStream } from "./session-store.js";
+import { followSession, type FollowSessionOptions, type RecordedTurnlogEvent } from "../core/follow-session.js";
 
 export interface ApprovalAnswer {
   /** Who answered (a user name, a reviewer ID). */
@@ -86,6 +87,22 @@ export class Session {
    */
   runTool(tool: string, input: unknown, options: HostToolOptions): Promise<HostToolResult> {
     return this.#exclusive(() => new HostToolExecutor(this.store, this.deps).run(tool, input, options));
+  }
+
+  /**
+   * The session's events, typed: first those recorded after stream position `after` (default 0:
+   * all of them), then each one as it is appended — by this process or, through the same log
+   * object, by anyone — with no gap and no duplicate. Ends when `signal` aborts or the loop is
+   * left (`break`), and then stops listening. Abort it before closing the runtime.
+   *
+   * @example
+   * for await (const event of session.events({ after: shownUpTo, signal })) {
+   *   if (event.type === "turn.completed") render(event.data.text);
+   *   shownUpTo = event.meta.streamPosition;
+   * }
+   */
+  events(options: FollowSessionOptions = {}): AsyncIterableIterator<RecordedTurnlogEvent> {
+    return followSession(this.store.log, this.id, options);
   }
 
   /** The session-state projection (frozen). */

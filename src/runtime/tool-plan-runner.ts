@@ -9,6 +9,7 @@ import { activeTurn, type CallState } from "../projections/session-state.js";
 import { executionGroups, isConcurrencySafe, runnableCalls, type DecisionAction } from "../core/decide.js";
 import type { ToolContext, ToolDefinition } from "../tools/define-tool.js";
 import type { ToolRegistry } from "../tools/tool-registry.js";
+import { storedOutput } from "../tools/packetizer.js";
 import type { SecretVault } from "./secret-vault.js";
 import type { SessionStore } from "./session-store.js";
 
@@ -18,7 +19,15 @@ export interface ToolRunDependencies {
   clock: Clock;
   vault: SecretVault;
   redactor: SecretRedactor;
+  /** The most characters of one tool output the log keeps (`RuntimeOptions.maxStoredOutputChars`). */
+  maxStoredOutputChars?: number;
 }
+
+/** What the log keeps of one tool output by default: far above what a packet shows (12 000). */
+export const defaultMaxStoredOutputChars = 1_000_000;
+
+/** The default of `defineTool`'s `maxResultChars`, as the packetizer applies it. */
+const defaultMaxResultChars = 12_000;
 
 /**
  * Runs a turn's cleared calls with call-order semantics (DESIGN.md §14): the calls, in provider
@@ -85,7 +94,9 @@ export class ToolPlanRunner {
     const ended = input.ok
       ? await runTool(call, input.value, turnId, { registry: this.deps.registry, clock: this.deps.clock, sessionId: this.store.state.sessionId, workspace: this.store.policy.workspace, protectedPaths: logDirectoryOf(this.store.log), signal })
       : toolFailed(call, turnId, input.code, input.message);
-    await this.store.append([redactOutcome(ended, this.deps.redactor)], this.#durability(call));
+    const maxResultChars = this.deps.registry.get(call.name)?.maxResultChars ?? defaultMaxResultChars;
+    const stored = capOutcome(redactOutcome(ended, this.deps.redactor), maxResultChars, this.deps.maxStoredOutputChars ?? defaultMaxStoredOutputChars);
+    await this.store.append([stored], this.#durability(call));
   }
 
   /**
@@ -202,6 +213,16 @@ function redactOutcome(event: TurnlogEvent, redactor: SecretRedactor): TurnlogEv
     return redacted.redacted ? { ...event, data: { ...event.data, message: redacted.text, redacted: true } } : event;
   }
   return event;
+}
+
+/**
+ * Cuts a (redacted) output longer than the log keeps to its head and tail, recording the cut
+ * (`storedOutput`): the packet computed from what is stored equals the one the whole output gives.
+ */
+function capOutcome(event: TurnlogEvent, maxResultChars: number, maxStoredChars: number): TurnlogEvent {
+  if (event.type !== "turn.tool.succeeded") return event;
+  const { output, stored } = storedOutput(event.data.output, { maxResultChars, maxStoredChars });
+  return stored === undefined ? event : { ...event, data: { ...event.data, output, stored } };
 }
 
 async function invoke(tool: ToolDefinition, input: unknown, ctx: ToolContext) {

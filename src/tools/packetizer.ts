@@ -1,4 +1,4 @@
-import type { Packet, RejectionReason } from "../contracts/events.js";
+import type { Packet, RejectionReason, StoredCut } from "../contracts/events.js";
 import type { GateDecision } from "../contracts/policy.js";
 
 /** Everything known of one call when its turn is packetized. */
@@ -9,7 +9,8 @@ export interface CallForPacket {
   rejection?: { reason: RejectionReason; issues?: { path: string; message: string }[] };
   decision?: GateDecision;
   approval?: { granted: boolean; note?: string };
-  result?: { kind: "succeeded"; output: string } | { kind: "failed"; code: string; message: string } | { kind: "interrupted" };
+  /** `stored`: the output was logged cut (`turn.tool.succeeded.stored`); `output` is its head and tail. */
+  result?: { kind: "succeeded"; output: string; stored?: StoredCut } | { kind: "failed"; code: string; message: string } | { kind: "interrupted" };
 }
 
 /** What the model is told first for each planning rejection, in words it can act on. */
@@ -48,6 +49,8 @@ function packetFor(call: CallForPacket): Packet {
   }
   switch (call.result?.kind) {
     case "succeeded":
+      // Only a result logged cut carries `stored`; every other one is truncated as it always was.
+      if (call.result.stored !== undefined) return { ...base, ok: true, ...truncateStored(call.result.output, call.result.stored, call.maxResultChars) };
       return { ...base, ok: true, ...truncate(call.result.output, call.maxResultChars) };
     case "failed":
       return { ...base, ok: false, errorCode: call.result.code, ...truncate(`Error (${call.result.code}): ${call.result.message}`, call.maxResultChars) };
@@ -62,18 +65,68 @@ function notRun(base: { callId: string; tool: string }, errorCode: string, conte
   return { ...base, ok: false, errorCode, ...truncate(content, maxChars) };
 }
 
+/** What {@link truncate} keeps of a text: its first `head` and last `tail` characters, `marker` between. */
+interface Truncation {
+  head: number;
+  tail: number;
+  marker: string;
+}
+
+/** How {@link truncate} cuts a text of `length` characters to `maxChars`; undefined when it fits. */
+function truncationOf(length: number, maxChars: number): Truncation | undefined {
+  if (length <= maxChars) return undefined;
+  // Sized for the longest possible count, so the result never exceeds maxChars.
+  const markerFor = (removed: number) => `\n…[${removed} characters removed]…\n`;
+  const keep = maxChars - markerFor(length).length;
+  if (keep <= 0) return { head: maxChars, tail: 0, marker: "" };
+  const head = Math.ceil(keep / 2);
+  return { head, tail: keep - head, marker: markerFor(length - keep) };
+}
+
 /**
  * Caps text at `maxChars`, keeping the head and the tail with a marker that states how many
  * characters were removed. `truncated` is true only when characters were actually removed.
  */
 export function truncate(text: string, maxChars: number): { content: string; truncated: boolean; originalChars: number } {
-  if (text.length <= maxChars) return { content: text, truncated: false, originalChars: text.length };
-  // Sized for the longest possible count, so the result never exceeds maxChars.
-  const markerFor = (removed: number) => `\n…[${removed} characters removed]…\n`;
-  const keep = maxChars - markerFor(text.length).length;
-  if (keep <= 0) return { content: text.slice(0, maxChars), truncated: true, originalChars: text.length };
-  const head = Math.ceil(keep / 2);
-  const tail = keep - head;
-  const marker = markerFor(text.length - keep);
-  return { content: text.slice(0, head) + marker + (tail > 0 ? text.slice(-tail) : ""), truncated: true, originalChars: text.length };
+  const cut = truncationOf(text.length, maxChars);
+  if (cut === undefined) return { content: text, truncated: false, originalChars: text.length };
+  return { content: text.slice(0, cut.head) + cut.marker + (cut.tail > 0 ? text.slice(-cut.tail) : ""), truncated: true, originalChars: text.length };
+}
+
+/**
+ * What the log stores of a tool output: the whole output when it has at most `maxStoredChars`
+ * characters; otherwise exactly `maxStoredChars` of them — a head and a tail that contain the
+ * head and tail {@link truncate} keeps at `maxResultChars`, the rest split evenly — and the cut
+ * (`stored`). `maxStoredChars` is raised to `maxResultChars` when it is below it. Packetizing the
+ * stored form ({@link truncateStored}) gives the packet the whole output gives
+ * (property-tests/stored-output.test.ts).
+ *
+ * @example
+ * storedOutput("x".repeat(5_000_000), { maxResultChars: 12_000, maxStoredChars: 1_000_000 });
+ * // { output: <1 000 000 characters>, stored: { originalChars: 5000000, headChars: 500000 } }
+ */
+export function storedOutput(text: string, limits: { maxResultChars: number; maxStoredChars: number }): { output: string; stored?: StoredCut } {
+  const cap = Math.max(limits.maxStoredChars, limits.maxResultChars);
+  if (text.length <= cap) return { output: text };
+  // Defined: the text is longer than maxResultChars (≤ cap), so the packet truncates it.
+  const shown = truncationOf(text.length, limits.maxResultChars) as Truncation;
+  const spare = cap - shown.head - shown.tail;
+  const headChars = shown.head + Math.ceil(spare / 2);
+  const tailChars = cap - headChars;
+  return { output: text.slice(0, headChars) + text.slice(text.length - tailChars), stored: { originalChars: text.length, headChars } };
+}
+
+/**
+ * {@link truncate} of an output the log stored cut ({@link storedOutput}): the same packet the
+ * whole output gives, since the stored head and tail hold every character truncation keeps and
+ * the recorded length gives the marker and `originalChars`. Under a larger `maxChars` than the
+ * output was stored for (a what-if replay with other tool limits), it shows what was stored.
+ */
+export function truncateStored(output: string, stored: StoredCut, maxChars: number): { content: string; truncated: boolean; originalChars: number } {
+  const headChars = Math.min(stored.headChars, output.length);
+  const tailChars = output.length - headChars;
+  const cut = truncationOf(stored.originalChars, maxChars) ?? { head: headChars, tail: tailChars, marker: `\n…[${stored.originalChars - output.length} characters removed]…\n` };
+  const head = output.slice(0, Math.min(cut.head, headChars));
+  const tail = Math.min(cut.tail, tailChars);
+  return { content: head + cut.marker + (tail > 0 ? output.slice(-tail) : ""), truncated: true, originalChars: stored.originalChars };
 }

@@ -12,6 +12,11 @@ import { MemoryEventLog, scriptedProvider } from "../../src/testing/index.js";
  * silently dropped option.
  */
 
+// Every option RuntimeOptions declares is one the check knows (else createRuntime would refuse it), and vice versa.
+type CheckedOptions = keyof import("zod").infer<typeof import("../../src/runtime/runtime-options-schema.js").RuntimeOptionsSchema>;
+const sameKeys: [Exclude<keyof RuntimeOptions, CheckedOptions>, Exclude<CheckedOptions, keyof RuntimeOptions>] extends [never, never] ? true : false = true;
+void sameKeys;
+
 const directories: string[] = [];
 afterAll(async () => {
   await Promise.all(directories.map((directory) => rm(directory, { recursive: true, force: true })));

@@ -41,7 +41,7 @@ export function exitCodeOf(outcome: SendOutcome): number {
  */
 export async function resumeCommand(sessionId: string, options: { dir: string }, context: CommandContext): Promise<number> {
   const presenter = new RunPresenter({ out: context.io.stdout, paint: context.paint, live: context.io.stdout.isTTY === true, modelLabel: "the model" });
-  return withRecordedSession(options.dir, sessionId, { env: context.io.env, command: "resume", onDelta: presenter.onDelta }, async (opened) => {
+  return withRecordedSession(options.dir, sessionId, { env: context.io.env, command: "resume", onDelta: presenter.onDelta, onAttemptDiscarded: presenter.onAttemptDiscarded }, async (opened) => {
     if (opened.run !== undefined) {
       if (opened.redact !== undefined) presenter.redactWith(opened.redact);
       return resumeRunSession(opened, presenter, options.dir, context);

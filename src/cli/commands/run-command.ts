@@ -91,6 +91,7 @@ export async function runCommand(promptWords: readonly string[], options: RunOpt
       budgets: settings.budgets,
       ...(settings.historyMaxTokens !== undefined ? { historyMaxTokens: settings.historyMaxTokens } : {}),
       onDelta: presenter.onDelta,
+      onAttemptDiscarded: presenter.onAttemptDiscarded,
       ...(continued !== undefined ? { recordedTools: continued.state.tools } : {}),
       seals: await userSeals(options.dir, io.env),
     });

@@ -1,4 +1,5 @@
 import type { RecordedEvent } from "../../log/event-log.js";
+import type { DiscardedAttempt } from "../../runtime/provider-turn-loop.js";
 import type { TextSink } from "../cli-io.js";
 import type { Paint, Tone } from "../terminal-style.js";
 import { formatDuration, preview, truncate } from "../timeline.js";
@@ -97,6 +98,16 @@ export class RunPresenter {
     const shown = lineEnd < 0 || openBlock ? this.#held : this.#held.slice(0, lineEnd + 1);
     this.#held = this.#held.slice(shown.length);
     this.#show(shown);
+  };
+
+  /**
+   * An attempt whose text streamed above failed and was thrown away (`onAttemptDiscarded`): says
+   * so, since that text is in neither the log nor the model's history, and a retry streams anew.
+   */
+  readonly onAttemptDiscarded = (attempt: DiscardedAttempt): void => {
+    // What was held back of it was never shown, and now never will be.
+    this.#held = "";
+    this.line(this.#paint("dim", `  ↺ the text streamed for attempt ${attempt.attempt} (${attempt.streamedChars} characters) was discarded: it is not in the log`));
   };
 
   /** Shows what streamed text is still held (at the response's end, or before any other line). */

@@ -11,6 +11,7 @@ import { openAiChatProvider } from "../../providers/openai-chat-provider.js";
 import type { Provider } from "../../providers/provider.js";
 import { createRuntime, type Runtime } from "../../runtime/create-runtime.js";
 import { logDirectoryOf } from "../../runtime/tool-plan-runner.js";
+import type { DiscardedAttempt } from "../../runtime/provider-turn-loop.js";
 import { sealKeyDirectory, turnlogStateDirectory } from "../../log/seal/user-directories.js";
 import type { ToolDefinition } from "../../tools/define-tool.js";
 import { connectMcpServers, type McpServerConfig } from "../../tools/mcp/mcp-tools.js";
@@ -107,6 +108,8 @@ export interface RunRuntimeOptions {
   budgets?: Partial<Budgets>;
   historyMaxTokens?: number;
   onDelta?: (text: string) => void;
+  /** Told when an attempt whose text was streamed failed and was thrown away. */
+  onAttemptDiscarded?: (attempt: DiscardedAttempt) => void;
   /**
    * The tools a continued session recorded: it keeps running its commands the way it started,
    * contained or not. Absent for a new session, which is contained when this machine can.
@@ -172,6 +175,7 @@ export async function createRunRuntime(options: RunRuntimeOptions): Promise<RunR
     ...(options.budgets !== undefined ? { budgets: options.budgets } : {}),
     history: { system: runSystemText(root), ...(options.historyMaxTokens !== undefined ? { maxTokens: options.historyMaxTokens } : {}) },
     ...(options.onDelta !== undefined ? { onDelta: options.onDelta } : {}),
+    ...(options.onAttemptDiscarded !== undefined ? { onAttemptDiscarded: options.onAttemptDiscarded } : {}),
     ...(options.seals !== undefined ? { seals: options.seals } : {}),
     secrets,
   });
