@@ -1,6 +1,7 @@
 import type { Budgets } from "../contracts/budgets.js";
 import type { TurnlogEvent } from "../contracts/events.js";
 import type { PolicySnapshot } from "../contracts/policy.js";
+import { NoDecisionOwedError } from "../errors/no-decision-owed-error.js";
 import { buildRequestHistory } from "../history/session-history.js";
 import type { HistoryCompressor } from "../history/history-compressor.js";
 import type { NativeHistory } from "../history/native-history.js";
@@ -355,10 +356,8 @@ function gateEnvironment(inputs: DecisionInputs): GateEnvironment {
   };
 }
 
-/** Nothing of that kind is owed at this point: the log holds a decision the machine did not ask for. */
-export class NoDecisionOwedError extends Error {
-  override name = "NoDecisionOwedError";
-}
+// Declared in src/errors with every coded error; still importable from the decider that throws it.
+export { NoDecisionOwedError };
 
 /**
  * Cuts cleared calls, in call order, into execution groups (DESIGN.md §14): a maximal run of

@@ -1,7 +1,7 @@
 import { produce, type Draft } from "immer";
 import { initialTransition, transition, type SnapshotFrom } from "xstate";
 import type { TurnEvent } from "../contracts/events.js";
-import { hasCode, TurnlogError } from "../errors/turnlog-error.js";
+import { UnexpectedEventError } from "../errors/unexpected-event-error.js";
 import type { RecordedEvent } from "../log/event-log.js";
 import { applyEvent, applyEventInPlace } from "../projections/projection.js";
 import { sessionStateProjection, type SessionState } from "../projections/session-state.js";
@@ -9,22 +9,8 @@ import { providerTurnMachine, type ProviderTurnInput } from "../../machines/prov
 
 export type TurnSnapshot = SnapshotFrom<typeof providerTurnMachine>;
 
-/** An event the turn machine does not accept in its current state: the log and the machine disagree. */
-export class UnexpectedEventError extends TurnlogError {
-  readonly code = "TURNLOG_UNEXPECTED_EVENT";
-
-  constructor(
-    readonly position: number,
-    readonly type: string,
-    readonly machineState: string,
-  ) {
-    super(`event ${type} at position ${position} is not accepted by the turn machine in state "${machineState}"`);
-  }
-
-  static isInstance(value: unknown): value is UnexpectedEventError {
-    return hasCode(value, "TURNLOG_UNEXPECTED_EVENT");
-  }
-}
+// Declared in src/errors with every coded error; still importable from the fold that throws it.
+export { UnexpectedEventError };
 
 /** How a `SessionFold` evolves and what it keeps. */
 export interface SessionFoldOptions {

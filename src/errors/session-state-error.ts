@@ -9,15 +9,5 @@ export class SessionStateError extends TurnlogError {
   }
 }
 
-/** No session with that ID exists in the log. */
-export class UnknownSessionError extends TurnlogError {
-  readonly code = "TURNLOG_UNKNOWN_SESSION";
-
-  constructor(readonly sessionId: string) {
-    super(`no session "${sessionId}" in this log`);
-  }
-
-  static isInstance(value: unknown): value is UnknownSessionError {
-    return hasCode(value, "TURNLOG_UNKNOWN_SESSION");
-  }
-}
+// Declared in a file of its own; still importable from here, beside the other session-state error.
+export { UnknownSessionError } from "./unknown-session-error.js";

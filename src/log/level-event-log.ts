@@ -3,6 +3,8 @@ import path from "node:path";
 import { Level } from "level";
 import type { ExpectedStreamVersion } from "../errors/expected-version-conflict-error.js";
 import { LogClosedError } from "../errors/log-closed-error.js";
+import { LogCorruptedError } from "../errors/log-corrupted-error.js";
+import { LogFormatError } from "../errors/log-format-error.js";
 import { LogLockedError } from "../errors/log-locked-error.js";
 import type {
   AppendOptions,
@@ -156,7 +158,7 @@ export class LevelEventLog implements EventLog {
       if (format === undefined) {
         await db.put(FORMAT_KEY, LAYOUT_FORMAT, { sync: durability === "sync" });
       } else if (format !== LAYOUT_FORMAT) {
-        throw new Error(`${location} holds a log in layout ${JSON.stringify(format)}; this turnlog reads ${LAYOUT_FORMAT}`);
+        throw new LogFormatError(location, format, LAYOUT_FORMAT);
       }
       const lastGlobalPosition = parsePosition(await db.get(LAST_GLOBAL_KEY)) ?? 0;
       return new LevelEventLog(
@@ -474,14 +476,14 @@ function parseHead(value: string | undefined, stream: string, options?: { lenien
     // Falls through to the same answer as a head of the wrong shape.
   }
   if (options?.lenient) return undefined;
-  throw new Error(`the head of stream ${JSON.stringify(stream)} is unreadable; run verify()`);
+  throw new LogCorruptedError(`the head of stream ${JSON.stringify(stream)} is unreadable; run verify()`);
 }
 
 function parseStoredEvent(raw: string | undefined, key: string): RecordedEvent {
-  if (raw === undefined) throw new Error(`the event stored under ${key} is missing; run verify()`);
+  if (raw === undefined) throw new LogCorruptedError(`the event stored under ${key} is missing; run verify()`);
   try {
     return JSON.parse(raw) as RecordedEvent;
   } catch (error) {
-    throw new Error(`the event stored under ${key} is unreadable; run verify()`, { cause: error });
+    throw new LogCorruptedError(`the event stored under ${key} is unreadable; run verify()`, { cause: error });
   }
 }

@@ -1,4 +1,5 @@
 import { LogClosedError } from "../errors/log-closed-error.js";
+import { LogCorruptedError } from "../errors/log-corrupted-error.js";
 import type {
   AppendOptions,
   AppendResult,
@@ -185,11 +186,11 @@ export class MemoryEventLog implements EventLog {
 
   private readGlobal(globalPosition: number): RecordedEvent {
     const raw = this.storage.events[globalPosition - 1];
-    if (raw === undefined) throw new Error(`the event at global position ${globalPosition} is missing; run verify()`);
+    if (raw === undefined) throw new LogCorruptedError(`the event at global position ${globalPosition} is missing; run verify()`);
     try {
       return JSON.parse(raw) as RecordedEvent;
     } catch (error) {
-      throw new Error(`the event at global position ${globalPosition} is unreadable; run verify()`, { cause: error });
+      throw new LogCorruptedError(`the event at global position ${globalPosition} is unreadable; run verify()`, { cause: error });
     }
   }
 

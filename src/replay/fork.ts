@@ -1,6 +1,7 @@
 import { parseEvent } from "../contracts/events.js";
 import { STREAM_DOES_NOT_EXIST } from "../errors/expected-version-conflict-error.js";
 import { UnknownSessionError } from "../errors/session-state-error.js";
+import { LogCorruptedError } from "../errors/log-corrupted-error.js";
 import type { EventLog, EventToAppend } from "../log/event-log.js";
 import { PositionOutOfRangeError } from "./snapshot-cache.js";
 import { sessionStream } from "../core/session-stream.js";
@@ -38,11 +39,11 @@ export async function forkSession(log: EventLog, from: string, options: { at: nu
   for (let next = 1; next <= at; ) {
     const to_ = Math.min(at, next + pageSize - 1);
     const page = await log.readStream(sessionStream(from), { from: next, to: to_, maxCount: to_ - next + 1 });
-    if (page.length === 0) throw new Error(`fork: no event at position ${next} of session "${from}"`);
+    if (page.length === 0) throw new LogCorruptedError(`fork: no event at position ${next} of session "${from}"`);
     for (const event of page) {
       let data = event.data;
       if (event.meta.streamPosition === 1) {
-        if (event.type !== "session.started") throw new Error(`fork: session "${from}" does not begin with session.started`);
+        if (event.type !== "session.started") throw new LogCorruptedError(`fork: session "${from}" does not begin with session.started`);
         const started = parseEvent({
           type: "session.started",
           data: { ...(event.data as Record<string, unknown>), sessionId: to, forkedFrom: { sessionId: from, position: at } },

@@ -1,3 +1,5 @@
+import { PositionOutOfRangeError } from "../errors/position-out-of-range-error.js";
+import { LogCorruptedError } from "../errors/log-corrupted-error.js";
 import { UnknownSessionError } from "../errors/session-state-error.js";
 import type { EventLog, RecordedEvent } from "../log/event-log.js";
 import { freeze } from "immer";
@@ -15,18 +17,8 @@ export interface SnapshotCacheOptions {
   pageSize?: number;
 }
 
-/** A position beyond the end of a session's stream. */
-export class PositionOutOfRangeError extends RangeError {
-  readonly code = "TURNLOG_POSITION_OUT_OF_RANGE";
-  constructor(
-    readonly sessionId: string,
-    readonly position: number,
-    readonly version: number,
-  ) {
-    super(`session "${sessionId}" has ${version} event${version === 1 ? "" : "s"}; position ${position} is beyond its end`);
-    this.name = "PositionOutOfRangeError";
-  }
-}
+// Declared in src/errors with every coded error; still importable from the cache that throws it.
+export { PositionOutOfRangeError };
 
 /**
  * Time travel (DESIGN.md §4, §5): the session state right after any stream position, folded from
@@ -90,7 +82,7 @@ export class SnapshotCache {
       for (let from = at + 1; from <= inPlaceUntil; from += this.pageSize) {
         const to = Math.min(inPlaceUntil, from + this.pageSize - 1);
         const events = await log.readStream(stream, { from, to, maxCount: to - from + 1 });
-        if (events.length === 0) throw new Error(`session "${sessionId}": no event at position ${from} although its version is ${version}`);
+        if (events.length === 0) throw new LogCorruptedError(`session "${sessionId}": no event at position ${from} although its version is ${version}`);
         for (const event of events) applyEventInPlace(sessionStateProjection, working, event);
       }
       state = freeze(working, true);
@@ -100,7 +92,7 @@ export class SnapshotCache {
     while (at < position) {
       const to = Math.min(position, at + this.pageSize);
       const events = await log.readStream(stream, { from: at + 1, to, maxCount: to - at });
-      if (events.length === 0) throw new Error(`session "${sessionId}": no event at position ${at + 1} although its version is ${version}`);
+      if (events.length === 0) throw new LogCorruptedError(`session "${sessionId}": no event at position ${at + 1} although its version is ${version}`);
       // One immer draft per run of events up to the next snapshot point (see applyEvents).
       let from = 0;
       while (from < events.length) {

@@ -8,7 +8,8 @@ import { describe, expect, it } from "vitest";
 // (docs/architecture.md). A folder may import from its own folder and lower layers only.
 const layers: Record<string, number> = {
   contracts: 0,
-  errors: 0,
+  // Above contracts and util, so that an error may name a contract type (a provider failure's kind).
+  errors: 0.5,
   util: 0,
   log: 1,
   tools: 1,
@@ -79,6 +80,17 @@ describe("dependency direction", () => {
       }
     }
     expect(violations).toEqual([]);
+  });
+
+  it("declares every error class in src/errors, where each gets a code and a marker", () => {
+    const outside: string[] = [];
+    for (const file of sources) {
+      if (folderOf(file) === "errors") continue;
+      for (const match of readFileSync(file, "utf8").matchAll(/\bclass\s+(\w+)\s+extends\s+(\w*Error)\b/g)) {
+        outside.push(`${relative(root, file)}: ${match[1]} extends ${match[2]}`);
+      }
+    }
+    expect(outside).toEqual([]);
   });
 
   it("machines/ imports only xstate and types from src/", () => {

@@ -1,6 +1,7 @@
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from "node:crypto";
 import { chmod, link, mkdir, open, readFile, rename, stat, unlink } from "node:fs/promises";
 import path from "node:path";
+import { SealFileError } from "../../errors/seal-file-error.js";
 
 /**
  * The Ed25519 key that signs seals. `privateKey` is absent for a key that can only verify (a
@@ -68,7 +69,7 @@ export async function loadSealKey(directory: string): Promise<SealKey | undefine
   try {
     const info = await stat(file);
     if (process.platform !== "win32" && (info.mode & 0o077) !== 0) {
-      throw new Error(`the seal key ${file} can be read by others (mode ${(info.mode & 0o777).toString(8)}); make it private: chmod 600 ${file}`);
+      throw new SealFileError(file, `the seal key ${file} can be read by others (mode ${(info.mode & 0o777).toString(8)}); make it private: chmod 600 ${file}`);
     }
     pem = await readFile(file, "utf8");
   } catch (error) {

@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { mkdir, readFile } from "node:fs/promises";
 import path from "node:path";
+import { SealFileError } from "../../errors/seal-file-error.js";
 import type { Seal } from "./seal-record.js";
 import { writePrivately } from "./seal-key.js";
 import { realPathOrResolved, sealKeyDirectory } from "./user-directories.js";
@@ -71,11 +72,11 @@ export class SealWitness {
     try {
       parsed = JSON.parse(text);
     } catch {
-      throw new Error(`the seal witness ${this.file} is not valid JSON`);
+      throw new SealFileError(this.file, `the seal witness ${this.file} is not valid JSON`);
     }
     const file = parsed as Partial<WitnessFile>;
     if (file.format !== "turnlog-witness/1" || typeof file.streams !== "object" || file.streams === null) {
-      throw new Error(`the seal witness ${this.file} is not in the format turnlog-witness/1`);
+      throw new SealFileError(this.file, `the seal witness ${this.file} is not in the format turnlog-witness/1`);
     }
     return new Map(Object.entries(file.streams));
   }

@@ -1,4 +1,5 @@
 import type { Clock, EventLog } from "../event-log.js";
+import { LogCorruptedError } from "../../errors/log-corrupted-error.js";
 import { computeEventHash, type UnhashedEvent } from "../hash-chain.js";
 import { asSeal, isSealStream, sealEventType, sealStreamOf, signSeal, type Seal } from "./seal-record.js";
 import type { SealKey } from "./seal-key.js";
@@ -74,7 +75,7 @@ export class StreamSealer {
       return undefined;
     }
     if (last !== undefined && version < last.version) {
-      throw new Error(`refusing to seal stream ${stream}: it holds ${version} events, fewer than its last seal covers (${last.version}) — run verify()`);
+      throw new LogCorruptedError(`refusing to seal stream ${stream}: it holds ${version} events, fewer than its last seal covers (${last.version}) — run verify()`);
     }
     const from = (last?.version ?? 0) + 1;
     const events = await this.log.readStream(stream, { from, to: version, maxCount: version - from + 1 });
@@ -82,11 +83,11 @@ export class StreamSealer {
     let prevHash = last?.hash ?? "";
     for (const [offset, event] of events.entries()) {
       if (event.meta.streamPosition !== from + offset || event.meta.prevHash !== prevHash || computeEventHash(prevHash, event as UnhashedEvent) !== event.meta.hash) {
-        throw new Error(`refusing to seal stream ${stream}: event ${from + offset} does not chain on from its last seal — run verify()`);
+        throw new LogCorruptedError(`refusing to seal stream ${stream}: event ${from + offset} does not chain on from its last seal — run verify()`);
       }
       prevHash = event.meta.hash;
     }
-    if (events.length !== version - from + 1) throw new Error(`refusing to seal stream ${stream}: events ${from}..${version} are not all readable — run verify()`);
+    if (events.length !== version - from + 1) throw new LogCorruptedError(`refusing to seal stream ${stream}: events ${from}..${version} are not all readable — run verify()`);
     const { key, witness, clock } = this.options;
     const seal = signSeal(
       {
@@ -116,7 +117,7 @@ export class StreamSealer {
     const [event] = await this.log.readStream(sealStreamOf(stream), { direction: "backwards", maxCount: 1 });
     if (event === undefined) return undefined;
     const seal = asSeal(event.data);
-    if (seal === undefined) throw new Error(`refusing to seal stream ${stream}: its last seal is malformed — run verify()`);
+    if (seal === undefined) throw new LogCorruptedError(`refusing to seal stream ${stream}: its last seal is malformed — run verify()`);
     const head = { version: seal.version, hash: seal.hash, signature: seal.signature, sealCount: event.meta.streamPosition };
     this.#heads.set(stream, head);
     return head;

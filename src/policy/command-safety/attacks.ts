@@ -3,7 +3,7 @@
  * opening a reverse shell, scheduling code to run later, copying to another machine, and awk
  * programs that run commands.
  */
-import type { Invocation, RuleHost } from "./rules.js";
+import type { Invocation, RuleHost } from "./rules/rule-host.js";
 import { isBlockDevice, isHarmlessSink, locate } from "./paths.js";
 import { PLACEHOLDER_MARK } from "./scanner.js";
 import type { OptionSpec } from "./words.js";

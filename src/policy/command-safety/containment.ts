@@ -8,7 +8,7 @@ import type { Redirection } from "./parse.js";
 import { WRITE_REDIRECTIONS } from "./parse.js";
 import type { PathContext } from "./paths.js";
 import { isBlockDevice, locate } from "./paths.js";
-import type { Invocation, RuleHost } from "./rules.js";
+import type { Invocation, RuleHost } from "./rules/rule-host.js";
 import type { OptionSpec } from "./words.js";
 import { brief, operands, optionValues, shortLetters } from "./words.js";
 

@@ -7,7 +7,7 @@
 import type { InterpreterFamily } from "./interpreters.js";
 import { inlineCodeIsDangerous } from "./interpreters.js";
 import { parsePipelines } from "./parse.js";
-import type { CheckResult, Invocation, RuleHost } from "./rules.js";
+import type { CheckResult, Invocation, RuleHost } from "./rules/rule-host.js";
 import type { Heredoc } from "./scanner.js";
 import { PLACEHOLDER_MARK, scanShellText } from "./scanner.js";
 import { commandName } from "./words.js";

@@ -1,3 +1,5 @@
+import { UnparsableCommandError } from "../../errors/unparsable-command-error.js";
+
 /**
  * The quote-aware pre-pass of command safety, run before `shell-quote` tokenizes.
  *
@@ -32,17 +34,8 @@ export interface ScannedScript {
   heredocs: Heredoc[];
 }
 
-/**
- * Thrown for text a shell would reject: unbalanced quotes, an unclosed substitution or heredoc
- * operator. An internal signal: `classifyCommand` turns it into `approval:unparsable`, so it never
- * reaches a caller and is not one of turnlog's coded errors.
- *
- * @example
- * scanShellText("echo 'unbalanced") // throws UnparsableCommandError("an unbalanced single quote")
- */
-export class UnparsableCommandError extends Error {
-  override readonly name = "UnparsableCommandError";
-}
+// Declared in src/errors with every coded error; still importable from the scanner that throws it.
+export { UnparsableCommandError };
 
 /**
  * Placeholder words use NUL, which normalization has removed from the text, so a placeholder can

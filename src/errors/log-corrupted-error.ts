@@ -1,0 +1,18 @@
+import { hasCode, TurnlogError } from "./turnlog-error.js";
+
+/**
+ * The log is damaged: an event its index promises is missing or unreadable, a stream's head cannot
+ * be read, or events do not chain on from their last seal. Nothing is repaired silently; the
+ * message says where, and `verify()` (or `turnlog verify`) finds the first bad position.
+ *
+ * @example
+ * try { for await (const event of log.readAll()) show(event); }
+ * catch (error) { if (LogCorruptedError.isInstance(error)) console.error(await log.verify()); }
+ */
+export class LogCorruptedError extends TurnlogError {
+  readonly code = "TURNLOG_LOG_CORRUPTED";
+
+  static isInstance(value: unknown): value is LogCorruptedError {
+    return hasCode(value, "TURNLOG_LOG_CORRUPTED");
+  }
+}
