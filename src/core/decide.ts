@@ -14,41 +14,9 @@ import type { ToolPlan } from "../contracts/events.js";
 import { isReadOnlyRisk } from "../contracts/risk.js";
 import type { ToolRegistry } from "../tools/tool-registry.js";
 import type { ProviderTurnContext } from "../../machines/provider-turn.machine.js";
+import { isDecisionAction, type DecisionAction } from "./actions.js";
 
-/** A decision the fold owes next: a turn machine action, or starting a turn. */
-export type DecisionAction =
-  | "startTurn"
-  | "requestProvider"
-  | "completeTurn"
-  | "failTurn"
-  | "refuseTruncated"
-  | "normalizeToolCalls"
-  | "planToolCalls"
-  | "gateToolCalls"
-  | "packetizeResults"
-  | "decideContinuation"
-  /** Which cleared call starts next, in which execution group (while `running`). */
-  | "startTool"
-  /** The plan and gate decision of a host-routed call. */
-  | "decideHostTool";
-
-/** An effect the runtime performs (never during replay). */
-export type EffectAction = "callProvider" | "runToolCalls" | "awaitApprovals";
-
-export const decisionActions: ReadonlySet<string> = new Set<DecisionAction>([
-  "startTurn",
-  "requestProvider",
-  "completeTurn",
-  "failTurn",
-  "refuseTruncated",
-  "normalizeToolCalls",
-  "planToolCalls",
-  "gateToolCalls",
-  "packetizeResults",
-  "decideContinuation",
-  "startTool",
-  "decideHostTool",
-]);
+export type { DecisionAction, EffectAction, WaitAction } from "./actions.js";
 
 /**
  * The decision the fold owes next, if any: the last transition's decision action, or — while
@@ -56,7 +24,7 @@ export const decisionActions: ReadonlySet<string> = new Set<DecisionAction>([
  */
 export function owedDecision(pending: readonly string[], turnState: string | undefined): DecisionAction | undefined {
   const owed = pending[0];
-  if (owed !== undefined && decisionActions.has(owed)) return owed as DecisionAction;
+  if (owed !== undefined && isDecisionAction(owed)) return owed;
   if (turnState === "running") return "startTool";
   return undefined;
 }

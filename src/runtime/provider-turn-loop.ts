@@ -6,7 +6,7 @@ import { activeTurn, pendingApprovals, type SessionState } from "../projections/
 import type { Provider } from "../providers/provider.js";
 import { ProviderError } from "../providers/provider.js";
 import { buildRequestHistory } from "../history/session-history.js";
-import { decisionActions, type DecisionAction } from "../core/decide.js";
+import { isDecisionAction, type DecisionAction } from "../core/actions.js";
 import type { ToolRegistry } from "../tools/tool-registry.js";
 import type { z } from "zod";
 import type { GateEnvironment } from "../policy/gate.js";
@@ -82,10 +82,10 @@ export class ProviderTurnLoop {
       if (action === undefined) return outcomeOf(this.store.state);
       if (action === "awaitApprovals") return outcomeOf(this.store.state, "awaiting-approval");
       try {
-        if (decisionActions.has(action)) {
+        if (isDecisionAction(action)) {
           if (await this.#sync(action)) continue;
           if (action === "requestProvider") await this.#waitBeforeRetry(signal);
-          await this.store.append(this.#decideAll(action as DecisionAction));
+          await this.store.append(this.#decideAll(action));
         } else if (action === "callProvider") {
           await this.#callProvider(signal);
         } else if (action === "runToolCalls") {
