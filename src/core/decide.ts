@@ -11,23 +11,12 @@ import { packetize } from "../tools/packetizer.js";
 import { normalizeToolCalls } from "../tools/tool-call-normalizer.js";
 import { planToolCalls } from "../tools/tool-call-planner.js";
 import type { ToolPlan } from "../contracts/events.js";
-import { isReadOnlyRisk } from "../contracts/risk.js";
 import type { ToolRegistry } from "../tools/tool-registry.js";
 import type { ProviderTurnContext } from "../../machines/provider-turn.machine.js";
-import { isDecisionAction, type DecisionAction } from "./actions.js";
+import type { DecisionAction } from "./actions.js";
+import { nextToolStart } from "./tool-schedule.js";
 
 export type { DecisionAction, EffectAction, WaitAction } from "./actions.js";
-
-/**
- * The decision the fold owes next, if any: the last transition's decision action, or — while
- * tools run — the start of the next cleared call.
- */
-export function owedDecision(pending: readonly string[], turnState: string | undefined): DecisionAction | undefined {
-  const owed = pending[0];
-  if (owed !== undefined && isDecisionAction(owed)) return owed;
-  if (turnState === "running") return "startTool";
-  return undefined;
-}
 
 /** What a decision is computed from: the state before it, and the configuration it is judged by. */
 export interface DecisionInputs {
@@ -208,20 +197,11 @@ export function decide(action: DecisionAction, inputs: DecisionInputs): TurnlogE
       return { type: "turn.results.packetized", data: { turnId, packets } };
     }
     case "startTool": {
-      const runnable = runnableCalls(state, turn);
-      const groups = executionGroups(runnable, registry);
-      const next = runnable.findIndex((call) => call.status === "allowed");
-      const call = runnable[next];
-      if (call === undefined) throw new NoDecisionOwedError(`no cleared call is left to start in ${turnId}`);
-      const group = groups[next] as number;
-      const running = runnable.filter((candidate) => candidate.status === "running");
-      // Call-order semantics (DESIGN.md §14): a call starts only when everything of earlier groups
-      // has ended, and a group never has more than `concurrency` calls running.
-      if (running.some((candidate) => groups[runnable.indexOf(candidate)] !== group)) {
-        throw new NoDecisionOwedError(`${call.callId} cannot start while a call of an earlier group runs`);
-      }
-      if (running.length >= state.concurrency) throw new NoDecisionOwedError(`${call.callId} cannot start: ${state.concurrency} calls already run`);
-      return { type: "turn.tool.started", data: { turnId, callId: call.callId, tool: call.name, group } };
+      // The one tool scheduler (tool-schedule.ts): here, a start the log holds where the scheduler
+      // says none is owed is replay's divergence.
+      const next = nextToolStart(state, turn, registry);
+      if (next.kind !== "start") throw new NoDecisionOwedError(next.reason);
+      return next.event;
     }
     case "decideContinuation": {
       const reason = budgetExceeded(state, budgets);
@@ -326,33 +306,6 @@ function gateEnvironment(inputs: DecisionInputs): GateEnvironment {
 /** Nothing of that kind is owed at this point: the log holds a decision the machine did not ask for. */
 export class NoDecisionOwedError extends Error {
   override name = "NoDecisionOwedError";
-}
-
-/**
- * Cuts cleared calls, in call order, into execution groups (DESIGN.md §14): a maximal run of
- * concurrency-safe calls — a read-only class, not a command tool, not `serial` — shares a group;
- * every other call is a group of its own. Returns each call's group number.
- */
-export function executionGroups(calls: readonly CallState[], registry: ToolRegistry): number[] {
-  let group = -1;
-  let previousConcurrent = false;
-  return calls.map((call) => {
-    const concurrent = isConcurrencySafe(call, registry);
-    if (!(concurrent && previousConcurrent)) group += 1;
-    previousConcurrent = concurrent;
-    return group;
-  });
-}
-
-/** Whether a call may overlap others: read-only, not a command tool, not serial. */
-export function isConcurrencySafe(call: CallState, registry: ToolRegistry): boolean {
-  const tool = registry.get(call.name);
-  return tool !== undefined && isReadOnlyRisk(tool.risk) && tool.command === undefined && !tool.serial;
-}
-
-/** The calls of a turn cleared to run (by the gate or a person), in call order. */
-export function runnableCalls(state: SessionState, turn: TurnState): CallState[] {
-  return callsOf(state, turn).filter((call) => call.decision?.decision === "allow" || call.approval?.granted === true);
 }
 
 function findTurn(state: SessionState, turnId: string): TurnState {

@@ -6,7 +6,8 @@ import { activeTurn, pendingApprovals, type SessionState } from "../projections/
 import type { Provider } from "../providers/provider.js";
 import { ProviderError } from "../providers/provider.js";
 import { buildRequestHistory } from "../history/session-history.js";
-import { isDecisionAction, type DecisionAction } from "../core/actions.js";
+import type { DecisionAction } from "../core/actions.js";
+import { nextStep } from "../core/next-step.js";
 import type { ToolRegistry } from "../tools/tool-registry.js";
 import type { z } from "zod";
 import type { GateEnvironment } from "../policy/gate.js";
@@ -78,40 +79,24 @@ export class ProviderTurnLoop {
   async run(signal: AbortSignal): Promise<SendOutcome> {
     for (;;) {
       if (signal.aborted) return this.#cancel();
-      const action = this.#nextAction();
-      if (action === undefined) return outcomeOf(this.store.state);
-      if (action === "awaitApprovals") return outcomeOf(this.store.state, "awaiting-approval");
+      const step = nextStep(this.store.fold, this.deps.registry);
+      if (step.kind === "none") return outcomeOf(this.store.state);
+      if (step.kind === "wait") return outcomeOf(this.store.state, "awaiting-approval");
       try {
-        if (isDecisionAction(action)) {
-          if (await this.#sync(action)) continue;
-          if (action === "requestProvider") await this.#waitBeforeRetry(signal);
-          await this.store.append(this.#decideAll(action));
-        } else if (action === "callProvider") {
+        if (step.kind === "decision" && step.action !== "startTool") {
+          if (await this.#sync(step.action)) continue;
+          if (step.action === "requestProvider") await this.#waitBeforeRetry(signal);
+          await this.store.append(this.#decideAll(step.action));
+        } else if (step.kind === "effect" && step.action === "callProvider") {
           await this.#callProvider(signal);
-        } else if (action === "runToolCalls") {
-          await this.#runTools(signal);
         } else {
-          throw new Error(`turn loop: no handler for action ${action}`);
+          // startTool or runToolCalls: the runner makes each start decision and runs the call.
+          await this.#runTools(signal);
         }
       } catch (error) {
         if (signal.aborted) return this.#cancel();
         throw error;
       }
-    }
-  }
-
-  /** What is owed next: the last transition's action, or (after a recovery) the state's own work. */
-  #nextAction(): string | undefined {
-    const fold = this.store.fold;
-    const owed = fold.pending[0];
-    if (owed !== undefined) return owed;
-    switch (fold.turnState) {
-      case "awaitingApproval":
-        return "awaitApprovals";
-      case "running":
-        return "runToolCalls";
-      default:
-        return undefined;
     }
   }
 
