@@ -4,6 +4,7 @@ import type { PolicySnapshot } from "../contracts/policy.js";
 import { buildRequestHistory } from "../history/session-history.js";
 import type { HistoryCompressor } from "../history/history-compressor.js";
 import type { NativeHistory } from "../history/native-history.js";
+import type { ProviderRequest } from "../providers/provider.js";
 import { gateToolCall, type GateEnvironment } from "../policy/gate.js";
 import { defaultSecretRedactor, type SecretRedactor } from "../policy/secrets/secret-detector.js";
 import type { CallState, SessionState, TurnState } from "../projections/session-state.js";
@@ -62,26 +63,32 @@ export interface DecisionInputs {
   hostPlanOverride?: ToolPlan;
   /** Summarizes history units that no longer fit (default: the deterministic compressor). */
   compressor?: HistoryCompressor;
+}
+
+/** What a decision returns: the events to append, and for `requestProvider` the request it built. */
+export interface Decision {
+  /** The decision events, appended together in one atomic append. */
+  events: TurnlogEvent[];
   /**
-   * Receives the history `requestProvider` built, so the live loop can send exactly it instead of
-   * building it a second time (the result of the decision is unaffected).
+   * `requestProvider` only: the provider request the decision built from the history — the
+   * messages its `turn.provider.requested` counts, the system text, the tools it names. The
+   * `callProvider` effect sends exactly this.
    */
-  onRequestHistory?: (built: NativeHistory) => void;
+  request?: ProviderRequest;
 }
 
 /**
- * The decision events an action calls for, appended together in one atomic append. Every action
- * decides one event, except `requestProvider`: building the request from the history may first
- * compact it (`session.history.compacted`) and records what was selected, skipped, repaired and
- * serialized (`session.diagnostic.recorded`), then `turn.provider.requested`.
+ * The decision an action calls for. Every action decides one event, except `requestProvider`:
+ * building the request from the history may first compact it (`session.history.compacted`) and
+ * records what was selected, skipped, repaired and serialized (`session.diagnostic.recorded`),
+ * then `turn.provider.requested`; it also returns the request it built.
  */
-export function decideAll(action: DecisionAction, inputs: DecisionInputs): TurnlogEvent[] {
-  if (action !== "requestProvider") return [decide(action, inputs)];
+export function decideAll(action: DecisionAction, inputs: DecisionInputs): Decision {
+  if (action !== "requestProvider") return { events: [decide(action, inputs)] };
   const context = inputs.turn;
   const provider = inputs.state.provider;
   if (context === undefined || provider === null) throw new Error("decide(requestProvider): no active turn or no provider");
   const built = buildRequestHistory(inputs.state, inputs.compressor);
-  inputs.onRequestHistory?.(built);
   const events: TurnlogEvent[] = [];
   if (built.compaction !== undefined) events.push({ type: "session.history.compacted", data: built.compaction });
   for (const diagnostic of built.diagnostics) events.push({ type: "session.diagnostic.recorded", data: diagnostic });
@@ -96,7 +103,12 @@ export function decideAll(action: DecisionAction, inputs: DecisionInputs): Turnl
       toolNames: inputs.registry.names(),
     },
   });
-  return events;
+  return { events, request: providerRequest(built, inputs.registry) };
+}
+
+/** The request a built history makes, with the registry's tools. */
+export function providerRequest(built: NativeHistory, registry: ToolRegistry): ProviderRequest {
+  return { messages: built.messages, tools: registry.providerSchemas(), ...(built.system !== undefined ? { system: built.system } : {}) };
 }
 
 /**
@@ -117,7 +129,7 @@ export function decide(action: DecisionAction, inputs: DecisionInputs): TurnlogE
   const turnId = turn.turnId;
   switch (action) {
     case "requestProvider":
-      return decideAll(action, inputs).at(-1) as TurnlogEvent;
+      return decideAll(action, inputs).events.at(-1) as TurnlogEvent;
     case "completeTurn":
       return { type: "turn.completed", data: { turnId, text: turn.response?.content ?? "" } };
     case "failTurn": {

@@ -342,7 +342,7 @@ function recomputeAll(step: Step, fold: SessionFold, config: ReplayConfiguration
       ...(config.gate ? { gate: config.gate } : {}),
       ...(hostPlanOverride ? { hostPlanOverride } : {}),
       ...(config.compressor ? { compressor: config.compressor } : {}),
-    }).map((event) => parseEvent(event));
+    }).events.map((event) => parseEvent(event));
   } catch (error) {
     if (error instanceof NoDecisionOwedError) return `no decision owed: ${error.message}`;
     throw error;

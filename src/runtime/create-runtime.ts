@@ -355,7 +355,7 @@ async function recover(store: SessionStore, deps: { registry: ToolRegistry; gate
   let step = nextStep(fold, deps.registry);
   // A host-routed call: decide it if the process died before that, and never run it afterwards.
   if (step.kind === "decision" && step.action === "decideHostTool") {
-    await store.append(decideObserving("decideHostTool", { state: store.state, registry: deps.registry, policy: store.policy, budgets: store.budgets, gate: deps.gate, redactor: deps.redactor }));
+    await store.append(decideObserving("decideHostTool", { state: store.state, registry: deps.registry, policy: store.policy, budgets: store.budgets, gate: deps.gate, redactor: deps.redactor }).events);
     step = nextStep(fold, deps.registry);
   }
   const inDoubt = hostCallInDoubt(store.state.hostCalls);
