@@ -6,6 +6,8 @@ import { build } from "tsup";
 import { afterAll, describe, expect, it } from "vitest";
 import tsupConfig from "../../tsup.config.js";
 import { repoRoot } from "../cli/support/turnlog-bin.js";
+import * as root from "../../src/index.js";
+import * as core from "../../src/core.js";
 
 // `import { nextStep } from "turnlog/core"`: the subpath is declared, built by `npx tsup`, and loads.
 describe("the turnlog/core subpath", () => {
@@ -35,5 +37,11 @@ describe("the turnlog/core subpath", () => {
     }
     const { actionTable } = core as { actionTable: Record<string, { kind: string }> };
     expect(actionTable.callProvider?.kind).toBe("effect");
+  });
+
+  it("is where the engine lives: the root exports no part a host cannot construct, and sessions come from openSession", () => {
+    for (const name of ["ProviderTurnLoop", "ToolPlanRunner", "HostToolExecutor", "Session"]) expect(Object.keys(root)).not.toContain(name);
+    expect(Object.keys(root)).toEqual(expect.arrayContaining(["createRuntime", "AgentLoopBuilder"]));
+    expect(Object.keys(core)).toEqual(expect.arrayContaining(["providerTurnMachine", "SessionFold", "nextStep", "decideAll", "actionTable"]));
   });
 });
