@@ -32,11 +32,26 @@ export interface ResponseEvent {
  *   retryable), not the loop's crash.
  */
 export function responseEvent(turn: { turnId: string; attempt: number }, response: FinalizedResponse, redactor: SecretRedactor): ResponseEvent {
-  const secretArguments = new Map<number, string>();
   const failed = (kind: "truncated-tool-calls" | "transport", message: string): ResponseEvent => ({
     event: { type: "turn.provider.failed", data: { turnId: turn.turnId, attempt: turn.attempt, kind, retryable: true, message: redactor.redactText(message).text } },
     secretArguments: new Map(),
   });
+  try {
+    return recordResponse(turn, response, redactor, failed);
+  } catch (error) {
+    // A provider (a host's own adapter, untyped JavaScript) can resolve with anything: a value
+    // that is not a FinalizedResponse at all (a number for text) is its failure too.
+    return failed("transport", error instanceof Error ? error.message : String(error));
+  }
+}
+
+function recordResponse(
+  turn: { turnId: string; attempt: number },
+  response: FinalizedResponse,
+  redactor: SecretRedactor,
+  failed: (kind: "truncated-tool-calls" | "transport", message: string) => ResponseEvent,
+): ResponseEvent {
+  const secretArguments = new Map<number, string>();
   if (response.finishReason === "length" && response.toolCalls.length > 0) {
     return failed("truncated-tool-calls", `the response hit the length limit inside ${response.toolCalls.length} tool call(s); they were discarded`);
   }
