@@ -6,12 +6,10 @@ export { createRuntime } from "./runtime/create-runtime.js";
 export type { OpenSessionOptions, Runtime, RuntimeOptions } from "./runtime/create-runtime.js";
 export { defaultProviderRetry } from "./runtime/provider-retry.js";
 export type { ProviderRetryOptions } from "./runtime/provider-retry.js";
-export { Session } from "./runtime/session.js";
-export type { ApprovalAnswer } from "./runtime/session.js";
-export { ProviderTurnLoop } from "./runtime/provider-turn-loop.js";
-export { ToolPlanRunner } from "./runtime/tool-plan-runner.js";
+// A host gets sessions from `runtime.openSession`; the loop, the tool runner and the host-tool
+// executor inside them are built by the runtime only. The engine is `turnlog/core`.
+export type { ApprovalAnswer, Session } from "./runtime/session.js";
 export { AgentLoopBuilder } from "./runtime/agent-loop-builder.js";
-export { HostToolExecutor } from "./runtime/host-tool-executor.js";
 export type { HostToolOptions, HostToolResult } from "./runtime/host-tool-executor.js";
 export type { DeltaContext, DiscardedAttempt, PendingApproval, SendOutcome } from "./runtime/provider-turn-loop.js";
 

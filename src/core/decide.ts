@@ -5,6 +5,7 @@ import { NoDecisionOwedError } from "../errors/no-decision-owed-error.js";
 import { buildRequestHistory } from "../history/session-history.js";
 import type { HistoryCompressor } from "../history/history-compressor.js";
 import type { NativeHistory } from "../history/native-history.js";
+import type { ProviderRequest } from "../providers/provider.js";
 import { gateToolCall, type GateEnvironment } from "../policy/gate.js";
 import { defaultSecretRedactor, type SecretRedactor } from "../policy/secrets/secret-detector.js";
 import type { CallState, SessionState, TurnState } from "../projections/session-state.js";
@@ -12,55 +13,12 @@ import { packetize } from "../tools/packetizer.js";
 import { normalizeToolCalls } from "../tools/tool-call-normalizer.js";
 import { planToolCalls } from "../tools/tool-call-planner.js";
 import type { ToolPlan } from "../contracts/events.js";
-import { isReadOnlyRisk } from "../contracts/risk.js";
 import type { ToolRegistry } from "../tools/tool-registry.js";
 import type { ProviderTurnContext } from "../../machines/provider-turn.machine.js";
+import type { DecisionAction } from "./actions.js";
+import { nextToolStart } from "./tool-schedule.js";
 
-/** A decision the fold owes next: a turn machine action, or starting a turn. */
-export type DecisionAction =
-  | "startTurn"
-  | "requestProvider"
-  | "completeTurn"
-  | "failTurn"
-  | "refuseTruncated"
-  | "normalizeToolCalls"
-  | "planToolCalls"
-  | "gateToolCalls"
-  | "packetizeResults"
-  | "decideContinuation"
-  /** Which cleared call starts next, in which execution group (while `running`). */
-  | "startTool"
-  /** The plan and gate decision of a host-routed call. */
-  | "decideHostTool";
-
-/** An effect the runtime performs (never during replay). */
-export type EffectAction = "callProvider" | "runToolCalls" | "awaitApprovals";
-
-export const decisionActions: ReadonlySet<string> = new Set<DecisionAction>([
-  "startTurn",
-  "requestProvider",
-  "completeTurn",
-  "failTurn",
-  "refuseTruncated",
-  "normalizeToolCalls",
-  "planToolCalls",
-  "gateToolCalls",
-  "packetizeResults",
-  "decideContinuation",
-  "startTool",
-  "decideHostTool",
-]);
-
-/**
- * The decision the fold owes next, if any: the last transition's decision action, or — while
- * tools run — the start of the next cleared call.
- */
-export function owedDecision(pending: readonly string[], turnState: string | undefined): DecisionAction | undefined {
-  const owed = pending[0];
-  if (owed !== undefined && decisionActions.has(owed)) return owed as DecisionAction;
-  if (turnState === "running") return "startTool";
-  return undefined;
-}
+export type { DecisionAction, EffectAction, WaitAction } from "./actions.js";
 
 /** What a decision is computed from: the state before it, and the configuration it is judged by. */
 export interface DecisionInputs {
@@ -106,26 +64,32 @@ export interface DecisionInputs {
   hostPlanOverride?: ToolPlan;
   /** Summarizes history units that no longer fit (default: the deterministic compressor). */
   compressor?: HistoryCompressor;
+}
+
+/** What a decision returns: the events to append, and for `requestProvider` the request it built. */
+export interface Decision {
+  /** The decision events, appended together in one atomic append. */
+  events: TurnlogEvent[];
   /**
-   * Receives the history `requestProvider` built, so the live loop can send exactly it instead of
-   * building it a second time (the result of the decision is unaffected).
+   * `requestProvider` only: the provider request the decision built from the history — the
+   * messages its `turn.provider.requested` counts, the system text, the tools it names. The
+   * `callProvider` effect sends exactly this.
    */
-  onRequestHistory?: (built: NativeHistory) => void;
+  request?: ProviderRequest;
 }
 
 /**
- * The decision events an action calls for, appended together in one atomic append. Every action
- * decides one event, except `requestProvider`: building the request from the history may first
- * compact it (`session.history.compacted`) and records what was selected, skipped, repaired and
- * serialized (`session.diagnostic.recorded`), then `turn.provider.requested`.
+ * The decision an action calls for. Every action decides one event, except `requestProvider`:
+ * building the request from the history may first compact it (`session.history.compacted`) and
+ * records what was selected, skipped, repaired and serialized (`session.diagnostic.recorded`),
+ * then `turn.provider.requested`; it also returns the request it built.
  */
-export function decideAll(action: DecisionAction, inputs: DecisionInputs): TurnlogEvent[] {
-  if (action !== "requestProvider") return [decide(action, inputs)];
+export function decideAll(action: DecisionAction, inputs: DecisionInputs): Decision {
+  if (action !== "requestProvider") return { events: [decide(action, inputs)] };
   const context = inputs.turn;
   const provider = inputs.state.provider;
   if (context === undefined || provider === null) throw new Error("decide(requestProvider): no active turn or no provider");
   const built = buildRequestHistory(inputs.state, inputs.compressor);
-  inputs.onRequestHistory?.(built);
   const events: TurnlogEvent[] = [];
   if (built.compaction !== undefined) events.push({ type: "session.history.compacted", data: built.compaction });
   for (const diagnostic of built.diagnostics) events.push({ type: "session.diagnostic.recorded", data: diagnostic });
@@ -140,7 +104,12 @@ export function decideAll(action: DecisionAction, inputs: DecisionInputs): Turnl
       toolNames: inputs.registry.names(),
     },
   });
-  return events;
+  return { events, request: providerRequest(built, inputs.registry) };
+}
+
+/** The request a built history makes, with the registry's tools. */
+export function providerRequest(built: NativeHistory, registry: ToolRegistry): ProviderRequest {
+  return { messages: built.messages, tools: registry.providerSchemas(), ...(built.system !== undefined ? { system: built.system } : {}) };
 }
 
 /**
@@ -161,7 +130,7 @@ export function decide(action: DecisionAction, inputs: DecisionInputs): TurnlogE
   const turnId = turn.turnId;
   switch (action) {
     case "requestProvider":
-      return decideAll(action, inputs).at(-1) as TurnlogEvent;
+      return decideAll(action, inputs).events.at(-1) as TurnlogEvent;
     case "completeTurn":
       return { type: "turn.completed", data: { turnId, text: turn.response?.content ?? "" } };
     case "failTurn": {
@@ -241,20 +210,11 @@ export function decide(action: DecisionAction, inputs: DecisionInputs): TurnlogE
       return { type: "turn.results.packetized", data: { turnId, packets } };
     }
     case "startTool": {
-      const runnable = runnableCalls(state, turn);
-      const groups = executionGroups(runnable, registry);
-      const next = runnable.findIndex((call) => call.status === "allowed");
-      const call = runnable[next];
-      if (call === undefined) throw new NoDecisionOwedError(`no cleared call is left to start in ${turnId}`);
-      const group = groups[next] as number;
-      const running = runnable.filter((candidate) => candidate.status === "running");
-      // Call-order semantics (DESIGN.md §14): a call starts only when everything of earlier groups
-      // has ended, and a group never has more than `concurrency` calls running.
-      if (running.some((candidate) => groups[runnable.indexOf(candidate)] !== group)) {
-        throw new NoDecisionOwedError(`${call.callId} cannot start while a call of an earlier group runs`);
-      }
-      if (running.length >= state.concurrency) throw new NoDecisionOwedError(`${call.callId} cannot start: ${state.concurrency} calls already run`);
-      return { type: "turn.tool.started", data: { turnId, callId: call.callId, tool: call.name, group } };
+      // The one tool scheduler (tool-schedule.ts): here, a start the log holds where the scheduler
+      // says none is owed is replay's divergence.
+      const next = nextToolStart(state, turn, registry);
+      if (next.kind !== "start") throw new NoDecisionOwedError(next.reason);
+      return next.event;
     }
     case "decideContinuation": {
       const reason = budgetExceeded(state, budgets);
@@ -358,33 +318,6 @@ function gateEnvironment(inputs: DecisionInputs): GateEnvironment {
 
 // Declared in src/errors with every coded error; still importable from the decider that throws it.
 export { NoDecisionOwedError };
-
-/**
- * Cuts cleared calls, in call order, into execution groups (DESIGN.md §14): a maximal run of
- * concurrency-safe calls — a read-only class, not a command tool, not `serial` — shares a group;
- * every other call is a group of its own. Returns each call's group number.
- */
-export function executionGroups(calls: readonly CallState[], registry: ToolRegistry): number[] {
-  let group = -1;
-  let previousConcurrent = false;
-  return calls.map((call) => {
-    const concurrent = isConcurrencySafe(call, registry);
-    if (!(concurrent && previousConcurrent)) group += 1;
-    previousConcurrent = concurrent;
-    return group;
-  });
-}
-
-/** Whether a call may overlap others: read-only, not a command tool, not serial. */
-export function isConcurrencySafe(call: CallState, registry: ToolRegistry): boolean {
-  const tool = registry.get(call.name);
-  return tool !== undefined && isReadOnlyRisk(tool.risk) && tool.command === undefined && !tool.serial;
-}
-
-/** The calls of a turn cleared to run (by the gate or a person), in call order. */
-export function runnableCalls(state: SessionState, turn: TurnState): CallState[] {
-  return callsOf(state, turn).filter((call) => call.decision?.decision === "allow" || call.approval?.granted === true);
-}
 
 function findTurn(state: SessionState, turnId: string): TurnState {
   const turn = state.turns.findLast((candidate) => candidate.turnId === turnId);

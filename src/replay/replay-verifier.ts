@@ -7,7 +7,8 @@ import { firstDifference } from "../util/first-difference.js";
 import type { EventOf, GateDecisionRecord, ToolPlan, TurnlogEvent } from "../contracts/events.js";
 import type { GateEnvironment } from "../policy/gate.js";
 import type { HistoryCompressor } from "../history/history-compressor.js";
-import { decideAll, NoDecisionOwedError, owedDecision, type DecisionAction } from "../core/decide.js";
+import { decideAll, NoDecisionOwedError } from "../core/decide.js";
+import { nextStep, type Step } from "../core/next-step.js";
 import { isKnownDecisionsVersion, latestDecisionsVersion } from "../core/decision-versions.js";
 import { SessionFold, UnexpectedEventError } from "../core/session-fold.js";
 import { ToolsInForce, type ToolsAtPosition } from "./tools-in-force.js";
@@ -126,15 +127,16 @@ export async function verifyReplay(events: AsyncIterable<RecordedEvent> | Iterab
   for await (const recorded of events) {
     const event = upcastEvent(recorded);
     const position = event.meta.streamPosition;
-    const action = owedDecision(fold.pending, fold.turnState);
-    if (isDecisionEvent(event.type) && !isHostCancel(event, action)) {
+    // What the code owes here (nextStep): only a decision event is compared with it.
+    const tools = isDecisionEvent(event.type) ? toolsAt() : undefined;
+    const step = tools !== undefined ? nextStep(fold, tools.registry) : undefined;
+    if (tools !== undefined && step !== undefined && !isHostCancel(event, step)) {
       compared += 1;
       const redactedHost = event.type === "session.native_tool.decided" && fold.state.hostCalls.at(-1)?.inputRedacted === true;
       if (redactedHost) unverifiable.push({ position, type: event.type, callId: (event.data as { callId: string }).callId, reason: "redacted" });
-      const tools = toolsAt();
       if (expected.length === 0) {
         const loggedPlan = (event.data as { plan?: ToolPlan }).plan;
-        let all = recomputeAll(action, fold, config, tools.registry, redactedHost ? loggedPlan : undefined);
+        let all = recomputeAll(step, fold, config, tools.registry, redactedHost ? loggedPlan : undefined);
         const hostTool = event.type === "session.native_tool.decided" && !redactedHost ? fold.state.hostCalls.at(-1)?.tool : undefined;
         if (hostTool !== undefined && tools.fromLog.has(hostTool) && loggedPlan !== undefined && typeof all !== "string") {
           // A host-routed call on a tool rebuilt from the log: its plan is checked at schema level,
@@ -142,7 +144,7 @@ export async function verifyReplay(events: AsyncIterable<RecordedEvent> | Iterab
           // holds what the host's zod schema added).
           const recomputedPlan = (all[0]?.data as { plan?: ToolPlan } | undefined)?.plan;
           schemaLevel.push({ position, type: event.type, callId: loggedPlan.callId, tool: hostTool });
-          if (recomputedPlan?.status === loggedPlan.status && recomputedPlan.reason === loggedPlan.reason) all = recomputeAll(action, fold, config, tools.registry, loggedPlan);
+          if (recomputedPlan?.status === loggedPlan.status && recomputedPlan.reason === loggedPlan.reason) all = recomputeAll(step, fold, config, tools.registry, loggedPlan);
         }
         expected = typeof all === "string" ? [all] : all;
         turnChanges.recomputed(position, event, typeof all === "string" ? [] : all, fold.state.turns.at(-1)?.turnId);
@@ -319,8 +321,9 @@ function asLoggedWhereUnverifiable(recomputed: TurnlogEvent, logged: RecordedEve
 }
 
 /** All the decision events the current code owes at this point (see `decideAll`), or why none. */
-function recomputeAll(action: DecisionAction | undefined, fold: SessionFold, config: ReplayConfiguration, registry: ToolRegistry, hostPlanOverride?: ToolPlan): TurnlogEvent[] | string {
-  if (action === undefined) return `no decision owed (pending: ${fold.pending[0] ?? "nothing"})`;
+function recomputeAll(step: Step, fold: SessionFold, config: ReplayConfiguration, registry: ToolRegistry, hostPlanOverride?: ToolPlan): TurnlogEvent[] | string {
+  if (step.kind !== "decision") return step.kind === "effect" && step.reason !== undefined ? `no decision owed: ${step.reason}` : `no decision owed (pending: ${step.kind === "none" ? "nothing" : step.action})`;
+  const action = step.action;
   const { state } = fold;
   if (state.policy === null || state.budgets === null) return "no decision owed: session.started is missing";
   const turn = fold.turn?.context;
@@ -339,7 +342,7 @@ function recomputeAll(action: DecisionAction | undefined, fold: SessionFold, con
       ...(config.gate ? { gate: config.gate } : {}),
       ...(hostPlanOverride ? { hostPlanOverride } : {}),
       ...(config.compressor ? { compressor: config.compressor } : {}),
-    }).map((event) => parseEvent(event));
+    }).events.map((event) => parseEvent(event));
   } catch (error) {
     if (error instanceof NoDecisionOwedError) return `no decision owed: ${error.message}`;
     throw error;
@@ -350,8 +353,8 @@ function recomputeAll(action: DecisionAction | undefined, fold: SessionFold, con
  * A cancel is the host's doing, not a decision: the `turn.stopped` it causes can come in any state
  * and is taken as given, unless a continuation decision was owed at that point anyway.
  */
-function isHostCancel(event: RecordedEvent, owed: string | undefined): boolean {
-  return event.type === "turn.stopped" && (event.data as { reason?: unknown }).reason === "cancelled" && owed !== "decideContinuation";
+function isHostCancel(event: RecordedEvent, owed: Step): boolean {
+  return event.type === "turn.stopped" && (event.data as { reason?: unknown }).reason === "cancelled" && !(owed.kind === "decision" && owed.action === "decideContinuation");
 }
 
 /**

@@ -34,6 +34,7 @@ import { resolveProviderRetry, type ProviderRetryOptions } from "./provider-retr
 import { SessionStore } from "./session-store.js";
 import { checkRuntimeOptions } from "./runtime-options-schema.js";
 import { sessionIdPattern, sessionStream } from "../core/session-stream.js";
+import { nextStep } from "../core/next-step.js";
 
 export interface RuntimeOptions {
   /** Default: a LevelEventLog at $TURNLOG_DIR or ./.turnlog (closed by `runtime.close()`). */
@@ -411,9 +412,11 @@ function refuseMissingTools(store: SessionStore, registry: ToolRegistry): void {
  */
 async function recover(store: SessionStore, deps: { registry: ToolRegistry; gate: GateEnvironment; redactor: SecretRedactor }): Promise<void> {
   const fold = store.fold;
+  let step = nextStep(fold, deps.registry);
   // A host-routed call: decide it if the process died before that, and never run it afterwards.
-  if (fold.pending[0] === "decideHostTool") {
-    await store.append(decideObserving("decideHostTool", { state: store.state, registry: deps.registry, policy: store.policy, budgets: store.budgets, gate: deps.gate, redactor: deps.redactor }));
+  if (step.kind === "decision" && step.action === "decideHostTool") {
+    await store.append(decideObserving("decideHostTool", { state: store.state, registry: deps.registry, policy: store.policy, budgets: store.budgets, gate: deps.gate, redactor: deps.redactor }).events);
+    step = nextStep(fold, deps.registry);
   }
   const inDoubt = hostCallInDoubt(store.state.hostCalls);
   if (inDoubt !== undefined) {
@@ -423,23 +426,30 @@ async function recover(store: SessionStore, deps: { registry: ToolRegistry; gate
   }
   const context = fold.turn?.context;
   if (context === undefined) return;
-  if (fold.pending[0] === "callProvider") {
-    await store.append([
-      {
-        type: "turn.provider.failed",
-        data: { turnId: context.turnId, attempt: context.attempt, kind: "interrupted", retryable: true, message: "the process stopped before the provider answered" },
-      },
-    ]);
-    return;
-  }
-  if (fold.turnState === "running") {
-    // Only a call that is safe to repeat (idempotent and read-only) runs again, on resume.
-    const inDoubt = context.toRun.filter((id) => {
-      const call = store.state.calls.get(id);
-      return call?.status === "running" && !isRerunnable(call, deps.registry);
-    });
-    if (inDoubt.length > 0) {
-      await store.append(inDoubt.map((callId) => ({ type: "turn.tool.interrupted" as const, data: { turnId: context.turnId, callId } })));
+  switch (step.kind === "none" ? undefined : step.action) {
+    case "callProvider":
+      // The request was written ahead; whether the provider saw it is unknown.
+      await store.append([
+        {
+          type: "turn.provider.failed",
+          data: { turnId: context.turnId, attempt: context.attempt, kind: "interrupted", retryable: true, message: "the process stopped before the provider answered" },
+        },
+      ]);
+      return;
+    case "startTool":
+    case "runToolCalls": {
+      // Tools were running. Only a call that is safe to repeat (idempotent and read-only) runs again, on resume.
+      const inDoubt = context.toRun.filter((id) => {
+        const call = store.state.calls.get(id);
+        return call?.status === "running" && !isRerunnable(call, deps.registry);
+      });
+      if (inDoubt.length > 0) {
+        await store.append(inDoubt.map((callId) => ({ type: "turn.tool.interrupted" as const, data: { turnId: context.turnId, callId } })));
+      }
+      return;
     }
+    default:
+      // A decision owed is made by the next resume; a wait waits; nothing was in flight.
+      return;
   }
 }

@@ -76,7 +76,7 @@ export class HostToolExecutor {
         gate: this.deps.gate,
         rawHostInput: (id) => this.#rawInputs.get(id),
         redactor,
-      }),
+      }).events,
     );
     const decidedEvent = appended.at(-1);
     const decided = decidedEvent?.data as EventOf<"session.native_tool.decided">["data"];

@@ -1,14 +1,15 @@
-import { parseEvent, type ProviderRespondedSchema, type TurnlogEvent } from "../contracts/events.js";
+import type { TurnlogEvent } from "../contracts/events.js";
 import type { Clock } from "../log/event-log.js";
 import type { HistoryCompressor } from "../history/history-compressor.js";
-import type { NativeHistory } from "../history/native-history.js";
 import { activeTurn, pendingApprovals, type SessionState } from "../projections/session-state.js";
-import type { Provider } from "../providers/provider.js";
+import type { Provider, ProviderRequest } from "../providers/provider.js";
 import { ProviderError } from "../providers/provider.js";
 import { buildRequestHistory } from "../history/session-history.js";
-import { decisionActions, type DecisionAction } from "../core/decide.js";
+import type { DecisionAction } from "../core/actions.js";
+import { nextStep } from "../core/next-step.js";
+import { providerRequest, type Decision } from "../core/decide.js";
+import { responseEvent } from "../core/response-event.js";
 import type { ToolRegistry } from "../tools/tool-registry.js";
-import type { z } from "zod";
 import type { GateEnvironment } from "../policy/gate.js";
 import type { SecretRedactor } from "../policy/secrets/secret-detector.js";
 import type { SecretVault } from "./secret-vault.js";
@@ -18,8 +19,7 @@ import { decideObserving, type SessionSync } from "./session-sync.js";
 import { setTimeout as sleep } from "node:timers/promises";
 import { defaultProviderRetry, providerRetryDelayMs, type ProviderRetryPolicy } from "./provider-retry.js";
 
-/** The largest provider replay echo (as JSON text) kept for native replay. */
-export const maxEchoChars = 32_000;
+export { maxEchoChars } from "../core/response-event.js";
 
 /** A call held for a person's answer, as `send` and `resume` report it. */
 export interface PendingApproval {
@@ -108,7 +108,6 @@ export interface LoopDependencies {
  * always durable before the next action runs.
  */
 export class ProviderTurnLoop {
-  #requestHistory: { turnId: string; attempt: number; built: NativeHistory } | undefined;
   /** The `Retry-After` of the last failed attempt, for the wait before the next one. */
   #retryAfter: { turnId: string; attempt: number; ms: number } | undefined;
 
@@ -118,42 +117,32 @@ export class ProviderTurnLoop {
   ) {}
 
   async run(signal: AbortSignal): Promise<SendOutcome> {
+    // The request the last requestProvider decision built, for the callProvider it owes.
+    let request: ProviderRequest | undefined;
     for (;;) {
       if (signal.aborted) return this.#cancel();
-      const action = this.#nextAction();
-      if (action === undefined) return outcomeOf(this.store.state);
-      if (action === "awaitApprovals") return outcomeOf(this.store.state, "awaiting-approval");
+      const step = nextStep(this.store.fold, this.deps.registry);
+      if (step.kind === "none") return outcomeOf(this.store.state);
+      if (step.kind === "wait") return outcomeOf(this.store.state, "awaiting-approval");
       try {
-        if (decisionActions.has(action)) {
-          if (await this.#sync(action)) continue;
-          if (action === "requestProvider") await this.#waitBeforeRetry(signal);
-          await this.store.append(this.#decideAll(action as DecisionAction));
-        } else if (action === "callProvider") {
-          await this.#callProvider(signal);
-        } else if (action === "runToolCalls") {
-          await this.#runTools(signal);
+        if (step.kind === "decision" && step.action !== "startTool") {
+          if (await this.#sync(step.action)) continue;
+          if (step.action === "requestProvider") await this.#waitBeforeRetry(signal);
+          const decision = this.#decideAll(step.action);
+          await this.store.append(decision.events);
+          request = decision.request;
+        } else if (step.kind === "effect" && step.action === "callProvider") {
+          // Rebuilt only when the decision was made by an earlier run (the compaction it recorded changes nothing in it).
+          await this.#callProvider(signal, request ?? providerRequest(buildRequestHistory(this.store.state, this.deps.compressor), this.deps.registry));
+          request = undefined;
         } else {
-          throw new Error(`turn loop: no handler for action ${action}`);
+          // startTool or runToolCalls: the runner makes each start decision and runs the call.
+          await this.#runTools(signal);
         }
       } catch (error) {
         if (signal.aborted) return this.#cancel();
         throw error;
       }
-    }
-  }
-
-  /** What is owed next: the last transition's action, or (after a recovery) the state's own work. */
-  #nextAction(): string | undefined {
-    const fold = this.store.fold;
-    const owed = fold.pending[0];
-    if (owed !== undefined) return owed;
-    switch (fold.turnState) {
-      case "awaitingApproval":
-        return "awaitApprovals";
-      case "running":
-        return "runToolCalls";
-      default:
-        return undefined;
     }
   }
 
@@ -169,18 +158,9 @@ export class ProviderTurnLoop {
     return owed.length > 0;
   }
 
-  #decide(action: DecisionAction): TurnlogEvent {
-    const [event, ...rest] = this.#decideAll(action);
-    if (event === undefined || rest.length > 0) throw new Error(`turn loop: ${action} decides ${rest.length + (event ? 1 : 0)} events, expected one`);
-    return event;
-  }
-
-  #decideAll(action: DecisionAction): TurnlogEvent[] {
+  #decideAll(action: DecisionAction): Decision {
     const { state } = this.store;
     const turn = this.store.fold.turn?.context;
-    const remember = (built: NativeHistory) => {
-      if (turn !== undefined) this.#requestHistory = { turnId: turn.turnId, attempt: turn.attempt + 1, built };
-    };
     const vault = this.deps.vault;
     return decideObserving(action, {
       state,
@@ -192,21 +172,14 @@ export class ProviderTurnLoop {
       redactor: this.deps.redactor,
       gate: this.deps.gate,
       ...(this.deps.compressor !== undefined ? { compressor: this.deps.compressor } : {}),
-      onRequestHistory: remember,
     });
   }
 
-  async #callProvider(signal: AbortSignal): Promise<void> {
+  async #callProvider(signal: AbortSignal, request: ProviderRequest): Promise<void> {
     const { state } = this.store;
     const turn = activeTurn(state);
     if (turn === undefined) throw new Error("turn loop: callProvider without an active turn");
-    const { provider, registry } = this.deps;
-    // The history the requestProvider decision built for this attempt (the compaction it recorded
-    // changes nothing in it); rebuilt only when the decision was made by an earlier process.
-    const cached = this.#requestHistory;
-    this.#requestHistory = undefined;
-    const built = cached !== undefined && cached.turnId === turn.turnId && cached.attempt === turn.attempt ? cached.built : buildRequestHistory(state, this.deps.compressor);
-    const request = { messages: built.messages, tools: registry.providerSchemas(), ...(built.system !== undefined ? { system: built.system } : {}) };
+    const { provider } = this.deps;
     let event: TurnlogEvent;
     // Every delta says which attempt it belongs to, and a failed attempt that streamed text is
     // announced as discarded: a host showing the text as it streams knows what to take back.
@@ -219,48 +192,10 @@ export class ProviderTurnLoop {
     };
     try {
       const response = await provider.complete(request, { signal, ...(onDelta !== undefined ? { onDelta: tagged } : {}) });
-      if (response.finishReason === "length" && response.toolCalls.length > 0) {
-        // Tool calls cut off by the length limit are never executed, and their partial arguments
-        // are not written anywhere: the attempt is recorded as failed, and retried once.
-        throw new ProviderError({
-          kind: "truncated-tool-calls",
-          retryable: true,
-          message: `the response hit the length limit inside ${response.toolCalls.length} tool call(s); they were discarded`,
-        });
-      }
-      // Secrets never reach the log: arguments are logged redacted, the real text stays in memory.
-      const { redactor } = this.deps;
-      const toolCalls = response.toolCalls.map((call, index) => {
-        const redacted = redactor.redactJsonText(call.arguments);
-        if (redacted.redacted) this.deps.vault.set(turn.turnId, index, call.arguments);
-        return {
-          index,
-          // A model can put anything in an ID or a tool name, a key it saw included.
-          ...(call.id !== undefined ? { id: redactor.redactText(call.id).text } : {}),
-          ...(call.name !== undefined ? { name: redactor.redactText(call.name).text } : {}),
-          argumentsText: redacted.text,
-          ...(redacted.redacted ? { argumentsRedacted: true } : {}),
-        };
-      });
-      const data: z.input<typeof ProviderRespondedSchema>["data"] = {
-        turnId: turn.turnId,
-        attempt: turn.attempt,
-        content: redactor.redactText(response.content).text,
-        toolCalls,
-        finishReason: response.finishReason ?? (toolCalls.length > 0 ? "tool_calls" : "stop"),
-      };
-      if (response.usage !== undefined) data.usage = response.usage;
-      if (response.echo !== undefined) {
-        // The echo is kept only where it can be replayed: never beside redacted arguments (the
-        // group is unsafe), never past a size bound; what was dropped, and why, is recorded.
-        const echoText = JSON.stringify(response.echo) ?? "";
-        if (toolCalls.some((call) => call.argumentsRedacted)) data.echoDropped = "unsafe_arguments";
-        else if (echoText.length > maxEchoChars) data.echoDropped = "echo_oversized";
-        else if (redactor.containsSecret(response.echo)) data.echoDropped = "echo_secret";
-        else data.echo = response.echo;
-      }
-      // A response that does not fit the catalogue is the provider's failure, not the loop's crash.
-      event = parseEvent({ type: "turn.provider.responded", data });
+      // Truncation, redaction and the echo: one pure step (src/core/response-event.ts).
+      const recorded = responseEvent(turn, response, this.deps.redactor);
+      for (const [index, text] of recorded.secretArguments) this.deps.vault.set(turn.turnId, index, text);
+      event = recorded.event;
     } catch (error) {
       if (signal.aborted) throw error;
       const known = ProviderError.isInstance(error);
@@ -309,7 +244,7 @@ export class ProviderTurnLoop {
 
   /** Runs the turn's cleared calls (DESIGN.md §14) until none is left to start. */
   async #runTools(signal: AbortSignal): Promise<void> {
-    await new ToolPlanRunner(this.store, this.deps, (action) => this.#decide(action)).run(signal);
+    await new ToolPlanRunner(this.store, this.deps).run(signal);
   }
 
   async #cancel(): Promise<SendOutcome> {

@@ -90,10 +90,16 @@ export class SessionStore {
   /**
    * Like `append`, but the events are built once every earlier append has been folded, so a
    * decision computed by `build` sees the state right before it — even with tools running
-   * concurrently.
+   * concurrently. `options` may be computed after `build` (what it decided sets the durability);
+   * an empty build appends nothing.
    */
-  appendWith(build: () => readonly TurnlogEvent[], options: { durable?: boolean } = {}): Promise<RecordedEvent[]> {
-    const result = this.#appending.then(() => this.#append(build(), options));
+  appendWith(build: () => readonly TurnlogEvent[], options: { durable?: boolean } | (() => { durable?: boolean }) = {}): Promise<RecordedEvent[]> {
+    const result = this.#appending.then(() => {
+      const events = build();
+      // Nothing was decided: nothing is written.
+      if (events.length === 0) return [];
+      return this.#append(events, typeof options === "function" ? options() : options);
+    });
     this.#appending = result.catch(() => undefined);
     return result;
   }

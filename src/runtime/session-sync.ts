@@ -3,40 +3,15 @@ import type { TurnlogEvent } from "../contracts/events.js";
 import type { ProviderFormat } from "../contracts/provider.js";
 import type { ToolSnapshot } from "../contracts/tools.js";
 import type { SessionState } from "../projections/session-state.js";
-import { decideAll, decisionsVersionOf, type DecisionAction, type DecisionInputs } from "../core/decide.js";
 import type { ToolRegistry } from "../tools/tool-registry.js";
 import { canonicalJson } from "../util/digest.js";
-import { resolveRealPath } from "../util/real-path.js";
 
 /** What the gate reads of this machine besides real paths, as `session.started` records it. */
 export function observeEnvironment(): { tempDir: string; homeDir: string } {
   return { tempDir: tmpdir(), homeDir: homedir() };
 }
 
-/**
- * The decision events an action calls for, with what they read of this machine recorded first
- * (decisions version 2 on): every path the gate resolved through the live file system for the
- * first time goes into a `session.environment.observed` event ahead of the decision, in the same
- * atomic append, so replay reads the log where the live run read the disk. The resolver is an
- * input the caller supplies, like the clock; the decision stays a pure function of the state it
- * is computed from plus those recorded answers.
- */
-export function decideObserving(action: DecisionAction, inputs: DecisionInputs): TurnlogEvent[] {
-  if (decisionsVersionOf(inputs) < 2) return decideAll(action, inputs);
-  const observed = new Map<string, string>();
-  const observeRealPath = (absolute: string) => {
-    let real = observed.get(absolute);
-    if (real === undefined) {
-      real = resolveRealPath(absolute);
-      observed.set(absolute, real);
-    }
-    return real;
-  };
-  const events = decideAll(action, { ...inputs, observeRealPath });
-  if (observed.size === 0) return events;
-  const realPaths = [...observed].map(([path, realPath]) => ({ path, realPath }));
-  return [{ type: "session.environment.observed", data: { realPaths } }, ...events];
-}
+export { decideObserving } from "../core/decide-observing.js";
 
 /** The provider a runtime answers with, as a session records it. */
 export interface ProviderInForce {

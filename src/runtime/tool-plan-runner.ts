@@ -1,4 +1,3 @@
-import PQueue from "p-queue";
 import type { z } from "zod";
 import type { TurnlogEvent } from "../contracts/events.js";
 import { isReadOnlyRisk } from "../contracts/risk.js";
@@ -6,7 +5,7 @@ import type { Clock } from "../log/event-log.js";
 import { callFingerprint } from "../policy/fingerprint.js";
 import type { SecretRedactor } from "../policy/secrets/secret-detector.js";
 import { activeTurn, type CallState } from "../projections/session-state.js";
-import { executionGroups, isConcurrencySafe, runnableCalls, type DecisionAction } from "../core/decide.js";
+import { isConcurrencySafe, nextToolStart, runnableCalls, type ToolStart } from "../core/tool-schedule.js";
 import type { ToolContext, ToolDefinition } from "../tools/define-tool.js";
 import type { ToolRegistry } from "../tools/tool-registry.js";
 import { storedOutput } from "../tools/packetizer.js";
@@ -30,55 +29,76 @@ export const defaultMaxStoredOutputChars = 1_000_000;
 const defaultMaxResultChars = 12_000;
 
 /**
- * Runs a turn's cleared calls with call-order semantics (DESIGN.md §14): the calls, in provider
- * order, are cut into groups — a maximal run of concurrency-safe calls (read-only class, not a
- * command tool, not `serial`) shares a group and runs in a sliding `p-queue` pool of the session's
- * `concurrency`; every other call runs alone, after everything before it and before everything
- * after it. Each start is the decision replay recomputes, made durable before the handler runs;
- * ends land in the log in completion order (packets, built later, are in call order).
+ * Runs a turn's cleared calls with call-order semantics (DESIGN.md §14). It holds no schedule of
+ * its own: it asks the one tool scheduler in src/core (`nextToolStart`, the function behind
+ * `decide("startTool")`, which replay recomputes) what is next, and does what it says — `start`:
+ * append the `turn.tool.started` it returned (durable before the handler runs) and launch the call;
+ * `wait` or `none`: wait for a running call to end. The scheduler bounds how many calls overlap
+ * (the session's `concurrency`) and holds a call until everything of earlier groups has ended, so
+ * no pool library is needed here. Ends land in the log in completion order (packets, built later,
+ * are in call order).
  */
 export class ToolPlanRunner {
   constructor(
     private readonly store: SessionStore,
     private readonly deps: ToolRunDependencies,
-    private readonly decide: (action: DecisionAction) => TurnlogEvent,
   ) {}
 
   /**
-   * Runs group after group until no cleared call is left to start. A call found started but not
-   * ended (the process died while it ran) runs again only if it is idempotent and read-only —
-   * recovery has marked every other one interrupted.
+   * Runs until no cleared call is left to start and every call it started has ended. A call found
+   * started but not ended (the process died while it ran) runs again first, only if it is
+   * idempotent and read-only — recovery has marked every other one interrupted.
    */
   async run(signal: AbortSignal): Promise<void> {
     for (const call of this.#inDoubt()) {
       signal.throwIfAborted();
       await this.#finish(call, call.turnId, signal);
     }
-    while (this.store.fold.turnState === "running") {
-      const state = this.store.state;
-      const turn = activeTurn(state);
-      if (turn === undefined) return;
-      const runnable = runnableCalls(state, turn);
-      const groups = executionGroups(runnable, this.deps.registry);
-      const next = runnable.findIndex((call) => call.status === "allowed");
-      if (next === -1) return;
-      signal.throwIfAborted();
-      const group = runnable.filter((call, index) => groups[index] === groups[next] && call.status === "allowed");
-      const queue = new PQueue({ concurrency: state.concurrency });
-      const runs = group.map((call) => queue.add(() => this.#runOne(call, turn.turnId, signal)));
-      const settled = await Promise.allSettled(runs);
-      const failure = settled.find((outcome): outcome is PromiseRejectedResult => outcome.status === "rejected");
-      if (failure !== undefined) throw failure.reason;
+    const running = new Set<Promise<void>>();
+    let failure: { error: unknown } | undefined;
+    try {
+      // A cancel stops calls that have not started; running ones see the abort through their signal.
+      while (failure === undefined && !signal.aborted) {
+        const next = await this.#startNext();
+        if (next.kind === "start") {
+          const run: Promise<void> = this.#finish(next.call, next.event.data.turnId, signal)
+            .catch((error: unknown) => {
+              failure ??= { error };
+            })
+            .finally(() => running.delete(run));
+          running.add(run);
+          continue;
+        }
+        if (running.size === 0) {
+          if (next.kind === "wait") throw new Error(`tool runner: ${next.reason}, and no call of this run is running`);
+          return;
+        }
+        await Promise.race(running);
+      }
+    } finally {
+      // Every launched call ends (and its end is appended) before the runner returns or throws.
+      await Promise.all(running);
     }
+    if (failure !== undefined) throw failure.error;
+    signal.throwIfAborted();
   }
 
-  async #runOne(call: CallState, turnId: string, signal: AbortSignal): Promise<void> {
-    // A cancel stops calls that have not started; running ones see the abort through their signal.
-    if (signal.aborted) return;
-    const [started] = await this.store.appendWith(() => [this.decide("startTool")], this.#durability(call));
-    const startedId = (started?.data as { callId?: string } | undefined)?.callId;
-    if (startedId !== call.callId) throw new Error(`tool runner: expected ${call.callId} to start next, the decision started ${String(startedId)}`);
-    await this.#finish(call, turnId, signal);
+  /**
+   * Asks the scheduler, on the state right before the append, and appends the start it decides.
+   * The events of a concurrency-safe call need no fsync of their own (see `#durability`).
+   */
+  async #startNext(): Promise<ToolStart> {
+    let next: ToolStart = { kind: "none", reason: "the turn is no longer running tools" };
+    await this.store.appendWith(
+      () => {
+        const turn = activeTurn(this.store.state);
+        if (turn === undefined || this.store.fold.turnState !== "running") return [];
+        next = nextToolStart(this.store.state, turn, this.deps.registry);
+        return next.kind === "start" ? [next.event] : [];
+      },
+      () => (next.kind === "start" ? this.#durability(next.call) : {}),
+    );
+    return next;
   }
 
   /** Calls of the active turn that started and never ended, safe to run again. */
