@@ -87,6 +87,9 @@ const MAX_GROUP_SIZE = 256;
 /** Events read per LevelDB iterator call by `readAll` and `verify`. */
 const PAGE_SIZE = 1_000;
 
+/** Directories this process holds open, so a second open can say who holds the lock. */
+const openInThisProcess = new Set<string>();
+
 /**
  * The default, embedded {@link EventLog}: one LevelDB directory owned by one process.
  *
@@ -150,9 +153,10 @@ export class LevelEventLog implements EventLog {
     try {
       await db.open();
     } catch (error) {
-      if (isLockedError(error)) throw new LogLockedError(location, { cause: error });
+      if (isLockedError(error)) throw new LogLockedError(location, { cause: error, inThisProcess: openInThisProcess.has(location) });
       throw error;
     }
+    openInThisProcess.add(location);
     try {
       const format = await db.get(FORMAT_KEY);
       if (format === undefined) {
@@ -172,6 +176,7 @@ export class LevelEventLog implements EventLog {
       );
     } catch (error) {
       await db.close();
+      openInThisProcess.delete(location);
       throw error;
     }
   }
@@ -270,6 +275,7 @@ export class LevelEventLog implements EventLog {
         }
       } finally {
         await this.db.close();
+        openInThisProcess.delete(this.directory);
       }
     })();
     return this.closing;
