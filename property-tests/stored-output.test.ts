@@ -6,7 +6,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { packetize, storedOutput, truncate } from "../src/tools/packetizer.js";
+import { packetize, storedFailureMessage, storedOutput, truncate } from "../src/tools/packetizer.js";
 
 /** Outputs of every shape: short and long, ASCII, astral characters (surrogate pairs), lone halves. */
 const outputs = fc.oneof(
@@ -30,6 +30,26 @@ describe("stored tool output", () => {
       fc.property(outputs, limits, (output, { maxResultChars, maxStoredChars }) => {
         const kept = storedOutput(output, { maxResultChars, maxStoredChars });
         expect(packetOf(kept.output, maxResultChars, kept.stored)).toEqual(packetOf(output, maxResultChars));
+      }),
+      { numRuns: 2_000 },
+    );
+  });
+
+  it("a failed call's message, stored cut, packetizes to exactly the packet of the whole message", () => {
+    const codes = fc.constantFrom("tool-error", "timeout", "tool-exception", "x");
+    const failedPacketOf = (code: string, message: string, maxResultChars: number, stored?: ReturnType<typeof storedFailureMessage>["stored"]) =>
+      packetize([{ callId: "call_1", tool: "run_command", maxResultChars, result: { kind: "failed", code, message, ...(stored !== undefined ? { stored } : {}) } }]);
+    fc.assert(
+      fc.property(codes, outputs, limits, (code, message, { maxResultChars, maxStoredChars }) => {
+        const kept = storedFailureMessage(code, message, { maxResultChars, maxStoredChars });
+        expect(failedPacketOf(code, kept.message, maxResultChars, kept.stored)).toEqual(failedPacketOf(code, message, maxResultChars));
+        if (kept.stored !== undefined) {
+          // Cut: with its prefix, the stored message is exactly the cap (raised to maxResultChars).
+          expect(`Error (${code}): `.length + kept.message.length).toBe(Math.max(maxStoredChars, maxResultChars));
+          expect(kept.stored.originalChars).toBe(message.length);
+          expect(message.startsWith(kept.message.slice(0, kept.stored.headChars))).toBe(true);
+          expect(message.endsWith(kept.message.slice(kept.stored.headChars))).toBe(true);
+        }
       }),
       { numRuns: 2_000 },
     );

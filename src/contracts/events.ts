@@ -306,6 +306,11 @@ export const ToolFailedSchema = event(
     durationMs: z.number().nonnegative(),
     /** Secrets in the message were replaced before it was logged. */
     redacted: z.boolean().optional(),
+    /**
+     * Present when the message was longer than the runtime stores: `message` is its head and tail
+     * (cut so that the packet's text, `Error (<code>): <message>`, is computed exactly).
+     */
+    stored: StoredCutSchema.optional(),
   }),
 );
 
@@ -363,7 +368,10 @@ export const NativeToolCompletedSchema = event(
     message: z.string().optional(),
     durationMs: z.number().nonnegative(),
     redacted: z.boolean().optional(),
-    /** Present when the output was longer than the runtime stores: `output` is its head and tail. */
+    /**
+     * Present when the output (or, for a failed call, the message) was longer than the runtime
+     * stores: it is its head and tail.
+     */
     stored: StoredCutSchema.optional(),
   }),
 );

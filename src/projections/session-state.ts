@@ -60,7 +60,7 @@ export interface CallState {
   decision?: { decision: GateDecision; rule: string; riskClass: RiskClass | null; fingerprint: string; contained?: boolean };
   approval?: { granted: boolean; by: string; note?: string; scope: string; fingerprint: string };
   /** `stored`: the output was logged cut (`turn.tool.succeeded.stored`); `output` is its head and tail. */
-  result?: { kind: "succeeded"; output: string; stored?: StoredCut } | { kind: "failed"; code: string; message: string } | { kind: "interrupted" };
+  result?: { kind: "succeeded"; output: string; stored?: StoredCut } | { kind: "failed"; code: string; message: string; stored?: StoredCut } | { kind: "interrupted" };
   packet?: Packet;
   startedAt?: string;
   endedAt?: string;
@@ -406,7 +406,7 @@ function evolve(draft: Draft, recorded: RecordedEvent): void {
       Object.assign(call, {
         position,
         status: "failed",
-        result: { kind: "failed", code: event.data.code, message: event.data.message },
+        result: { kind: "failed", code: event.data.code, message: event.data.message, ...(event.data.stored !== undefined ? { stored: event.data.stored } : {}) },
         endedAt: recorded.meta.recordedAt,
         durationMs: event.data.durationMs,
       });

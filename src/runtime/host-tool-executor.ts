@@ -115,7 +115,8 @@ export class HostToolExecutor {
     const content = this.deps.redactor.redactText(result.content);
     const ok = result.status === "succeeded";
     // The same cap as a model's call (tool-plan-runner.ts): a huge output is stored cut, the cut recorded.
-    const { output, stored } = ok ? storedOutput(content.text, this.#storageLimits(tool)) : { output: content.text, stored: undefined };
+    // A host-routed call is never packetized, so a failure's message is cut like an output.
+    const { output, stored } = storedOutput(content.text, this.#storageLimits(tool));
     await this.store.append([
       {
         type: "session.native_tool.completed",
@@ -123,7 +124,7 @@ export class HostToolExecutor {
           callId: result.callId,
           ok,
           durationMs,
-          ...(ok ? { output } : { code: result.errorCode ?? "error", message: content.text }),
+          ...(ok ? { output } : { code: result.errorCode ?? "error", message: output }),
           ...(content.redacted ? { redacted: true } : {}),
           ...(stored !== undefined ? { stored } : {}),
         },

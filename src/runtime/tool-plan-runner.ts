@@ -8,7 +8,7 @@ import { activeTurn, type CallState } from "../projections/session-state.js";
 import { isConcurrencySafe, nextToolStart, runnableCalls, type ToolStart } from "../core/tool-schedule.js";
 import type { ToolContext, ToolDefinition } from "../tools/define-tool.js";
 import type { ToolRegistry } from "../tools/tool-registry.js";
-import { storedOutput } from "../tools/packetizer.js";
+import { storedFailureMessage, storedOutput } from "../tools/packetizer.js";
 import type { SecretVault } from "./secret-vault.js";
 import type { SessionStore } from "./session-store.js";
 
@@ -236,10 +236,15 @@ function redactOutcome(event: TurnlogEvent, redactor: SecretRedactor): TurnlogEv
 }
 
 /**
- * Cuts a (redacted) output longer than the log keeps to its head and tail, recording the cut
- * (`storedOutput`): the packet computed from what is stored equals the one the whole output gives.
+ * Cuts a (redacted) output — or a failed call's message — longer than the log keeps to its head
+ * and tail, recording the cut (`storedOutput`, `storedFailureMessage`): the packet computed from
+ * what is stored equals the one the whole text gives.
  */
 function capOutcome(event: TurnlogEvent, maxResultChars: number, maxStoredChars: number): TurnlogEvent {
+  if (event.type === "turn.tool.failed") {
+    const { message, stored } = storedFailureMessage(event.data.code, event.data.message, { maxResultChars, maxStoredChars });
+    return stored === undefined ? event : { ...event, data: { ...event.data, message, stored } };
+  }
   if (event.type !== "turn.tool.succeeded") return event;
   const { output, stored } = storedOutput(event.data.output, { maxResultChars, maxStoredChars });
   return stored === undefined ? event : { ...event, data: { ...event.data, output, stored } };

@@ -10,7 +10,7 @@ export interface CallForPacket {
   decision?: GateDecision;
   approval?: { granted: boolean; note?: string };
   /** `stored`: the output was logged cut (`turn.tool.succeeded.stored`); `output` is its head and tail. */
-  result?: { kind: "succeeded"; output: string; stored?: StoredCut } | { kind: "failed"; code: string; message: string } | { kind: "interrupted" };
+  result?: { kind: "succeeded"; output: string; stored?: StoredCut } | { kind: "failed"; code: string; message: string; stored?: StoredCut } | { kind: "interrupted" };
 }
 
 /** What the model is told first for each planning rejection, in words it can act on. */
@@ -52,8 +52,15 @@ function packetFor(call: CallForPacket): Packet {
       // Only a result logged cut carries `stored`; every other one is truncated as it always was.
       if (call.result.stored !== undefined) return { ...base, ok: true, ...truncateStored(call.result.output, call.result.stored, call.maxResultChars) };
       return { ...base, ok: true, ...truncate(call.result.output, call.maxResultChars) };
-    case "failed":
-      return { ...base, ok: false, errorCode: call.result.code, ...truncate(`Error (${call.result.code}): ${call.result.message}`, call.maxResultChars) };
+    case "failed": {
+      const { code, message, stored } = call.result;
+      const prefix = failurePrefix(code);
+      // A message logged cut (`storedFailureMessage`) is packetized as the whole one would be.
+      if (stored !== undefined) {
+        return { ...base, ok: false, errorCode: code, ...truncateStored(prefix + message, { originalChars: prefix.length + stored.originalChars, headChars: prefix.length + stored.headChars }, call.maxResultChars) };
+      }
+      return { ...base, ok: false, errorCode: code, ...truncate(prefix + message, call.maxResultChars) };
+    }
     case "interrupted":
       return notRun(base, "interrupted", "Error: the call was interrupted before it finished (the process stopped) and was not run again.", call.maxResultChars);
     default:
@@ -114,6 +121,28 @@ export function storedOutput(text: string, limits: { maxResultChars: number; max
   const headChars = shown.head + Math.ceil(spare / 2);
   const tailChars = cap - headChars;
   return { output: text.slice(0, headChars) + text.slice(text.length - tailChars), stored: { originalChars: text.length, headChars } };
+}
+
+/** What the model reads before a failed call's message. */
+function failurePrefix(code: string): string {
+  return `Error (${code}): `;
+}
+
+/**
+ * What the log stores of a failed call's message: {@link storedOutput} of the packet's text
+ * (`Error (<code>): <message>`), without that prefix, so the packet computed from the stored
+ * message is the one the whole message gives. `stored` counts the message's characters. Kept
+ * whole when the limits are too small for the prefix to fit in the stored head.
+ *
+ * @example
+ * storedFailureMessage("boom", "x".repeat(5_000_000), { maxResultChars: 12_000, maxStoredChars: 1_000_000 });
+ * // { message: <999 985 characters>, stored: { originalChars: 5000000, headChars: 499985 } }
+ */
+export function storedFailureMessage(code: string, message: string, limits: { maxResultChars: number; maxStoredChars: number }): { message: string; stored?: StoredCut } {
+  const prefix = failurePrefix(code);
+  const { output, stored } = storedOutput(prefix + message, limits);
+  if (stored === undefined || stored.headChars < prefix.length) return { message };
+  return { message: output.slice(prefix.length), stored: { originalChars: message.length, headChars: stored.headChars - prefix.length } };
 }
 
 /**

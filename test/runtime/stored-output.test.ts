@@ -35,13 +35,22 @@ const buildLog = defineTool({
   run: () => hugeOutput,
 });
 
-async function runSession(maxStoredOutputChars: number | undefined) {
+/** A tool that fails with the whole build log as its error. */
+const failingBuild = defineTool({
+  name: "failing_build",
+  description: "Run the build",
+  risk: "read-only-local",
+  input: z.object({}),
+  run: () => ({ ok: false, content: hugeOutput }),
+});
+
+async function runSession(maxStoredOutputChars: number | undefined, tool: "build_log" | "failing_build" = "build_log") {
   const log = await freshLog();
-  const provider = scriptedProvider([{ toolCalls: [{ id: "call_1", name: "build_log", arguments: "{}" }] }, { content: "the build failed at the end" }]);
+  const provider = scriptedProvider([{ toolCalls: [{ id: "call_1", name: tool, arguments: "{}" }] }, { content: "the build failed at the end" }]);
   const runtime = await createRuntime({
     log,
     provider,
-    tools: [buildLog],
+    tools: [buildLog, failingBuild],
     clock: steppingClock(),
     ids: sequentialIds("session"),
     ...(maxStoredOutputChars !== undefined ? { maxStoredOutputChars } : {}),
@@ -50,7 +59,7 @@ async function runSession(maxStoredOutputChars: number | undefined) {
   const outcome = await session.send("why did the build fail?");
   const events = await runtime.events("s1");
   const of = (type: string) => events.find((event) => event.type === type) as RecordedEvent<string, Record<string, unknown>>;
-  return { runtime, session, outcome, events, provider, succeeded: of("turn.tool.succeeded"), packetized: of("turn.results.packetized") };
+  return { runtime, session, outcome, events, provider, succeeded: of("turn.tool.succeeded"), failed: of("turn.tool.failed"), packetized: of("turn.results.packetized") };
 }
 
 describe("the cap on stored tool output (maxStoredOutputChars)", () => {
@@ -74,6 +83,22 @@ describe("the cap on stored tool output (maxStoredOutputChars)", () => {
     expect(capped.provider.requests[1]).toEqual(whole.provider.requests[1]);
 
     // Replay recomputes the packets from the stored form: identical.
+    expect(await capped.runtime.replay("s1")).toMatchObject({ identical: true });
+  });
+
+  it("stores a failed call's 5 MB message cut the same way, and the model's packet is the uncapped one", async () => {
+    const capped = await runSession(100_000, "failing_build");
+    const whole = await runSession(10_000_000, "failing_build");
+    const message = capped.failed.data.message as string;
+    expect(message.length).toBeLessThan(100_000);
+    expect(capped.failed.data.stored).toEqual({ originalChars: 5_000_000, headChars: expect.any(Number) });
+    expect(hugeOutput.startsWith(message.slice(0, 1_000))).toBe(true);
+    expect(hugeOutput.endsWith(message.slice(-1_000))).toBe(true);
+    expect((whole.failed.data.message as string).length).toBe(5_000_000);
+
+    expect(capped.packetized.data).toEqual(whole.packetized.data);
+    expect(capped.packetized.data.packets).toEqual([expect.objectContaining({ ok: false, errorCode: "tool-error", truncated: true })]);
+    expect(capped.provider.requests[1]).toEqual(whole.provider.requests[1]);
     expect(await capped.runtime.replay("s1")).toMatchObject({ identical: true });
   });
 
