@@ -14,7 +14,7 @@ import { activeTurn, type SessionState } from "../projections/session-state.js";
 import type { Provider } from "../providers/provider.js";
 import type { ReplayReport } from "../replay/replay-verifier.js";
 import type { ForkResult } from "../replay/fork.js";
-import { createLogReader } from "../reader/log-reader.js";
+import { createLogReader, type ReaderReplayOptions } from "../reader/log-reader.js";
 import type { ToolDefinition } from "../tools/define-tool.js";
 import type { ToolSnapshot } from "../contracts/tools.js";
 import { ToolRegistry, type ToolProvider } from "../tools/tool-registry.js";
@@ -22,7 +22,8 @@ import { connectMcpServers, type McpServerConfig } from "../tools/mcp/mcp-tools.
 import { resolveRealPath } from "../util/real-path.js";
 import { SecretVault } from "./secret-vault.js";
 import { isKnownDecisionsVersion, latestDecisionsVersion, resolveDecisionsVersion } from "../core/decision-versions.js";
-import { decideObserving, observeEnvironment, providerChange, SessionSync } from "./session-sync.js";
+import { observeEnvironment, providerChange, SessionSync } from "./session-sync.js";
+import { decideObserving } from "../core/decide-observing.js";
 import { defaultHistoryMaxTokens } from "../history/session-history.js";
 import type { HistoryCompressor } from "../history/history-compressor.js";
 import type { GateEnvironment } from "../policy/gate.js";
@@ -185,14 +186,7 @@ export interface OpenSessionOptions {
 }
 
 /** What `runtime.replay` may judge a session under instead of what it recorded. */
-export interface ReplayOptions {
-  /** A partial policy merged over the recorded one. */
-  policy?: PolicyInput;
-  /** These tools instead of the ones the session offered. */
-  tools?: readonly ToolDefinition[];
-  /** Compute every decision under this decisions version (`"latest"`: the newest) instead of the session's own. */
-  decisionsVersion?: number | "latest";
-}
+export type ReplayOptions = ReaderReplayOptions;
 
 
 /**

@@ -3,7 +3,7 @@ import type { GateDecision } from "../contracts/policy.js";
 import { SessionStateError } from "../errors/session-state-error.js";
 import { callFingerprint } from "../policy/fingerprint.js";
 import { activeTurn, type CallState, type HostCallState } from "../projections/session-state.js";
-import { decideObserving } from "./session-sync.js";
+import { decideObserving } from "../core/decide-observing.js";
 import type { LoopDependencies } from "./provider-turn-loop.js";
 import type { SessionStore } from "./session-store.js";
 import { defaultMaxStoredOutputChars, logDirectoryOf, runTool } from "./tool-plan-runner.js";

@@ -15,11 +15,11 @@ import type { SecretRedactor } from "../policy/secrets/secret-detector.js";
 import type { SecretVault } from "./secret-vault.js";
 import type { SessionStore } from "./session-store.js";
 import { ToolPlanRunner } from "./tool-plan-runner.js";
-import { decideObserving, type SessionSync } from "./session-sync.js";
+import type { SessionSync } from "./session-sync.js";
+import { decideObserving } from "../core/decide-observing.js";
 import { setTimeout as sleep } from "node:timers/promises";
 import { defaultProviderRetry, providerRetryDelayMs, type ProviderRetryPolicy } from "./provider-retry.js";
 
-export { maxEchoChars } from "../core/response-event.js";
 
 /** A call held for a person's answer, as `send` and `resume` report it. */
 export interface PendingApproval {

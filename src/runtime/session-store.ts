@@ -13,7 +13,7 @@ export { sessionStream } from "../core/session-stream.js";
  * (a second writer is detected, never interleaved), then folds what the log recorded.
  */
 export class SessionStore {
-  #fold = new SessionFold();
+  readonly #fold = new SessionFold();
   #version = 0;
   /** Appends run one at a time: each carries the exact expected version of the one before. */
   #appending: Promise<unknown> = Promise.resolve();
@@ -31,24 +31,22 @@ export class SessionStore {
   }
 
   /**
-   * Folds the stream again from the log, for when another writer appended to it (an append hit
-   * an `ExpectedVersionConflictError`, or the session is opened again): the state is then the
-   * log's, not this process's stale copy. Call it only while no append is in flight.
+   * Folds what the log holds beyond this store's version, for when another writer appended to the
+   * stream (an append hit an `ExpectedVersionConflictError`, or the session is opened again): the
+   * state is then the log's, not this process's stale copy. Only the new events are read — a
+   * failed append folded nothing, so what the store holds is a prefix of the log. Call it only
+   * while no append is in flight.
    */
   async reload(): Promise<void> {
-    const fold = new SessionFold();
-    let version = 0;
     // Paged so a long session never sits in memory twice.
     const page = 10_000;
-    for (let from = 1; ; from += page) {
-      const events = await this.log.readStream(sessionStream(this.sessionId), { from, maxCount: page });
-      fold.applyAll(events);
+    for (;;) {
+      const events = await this.log.readStream(sessionStream(this.sessionId), { from: this.#version + 1, maxCount: page });
+      this.#fold.applyAll(events);
       const last = events.at(-1);
-      if (last !== undefined) version = last.meta.streamPosition;
+      if (last !== undefined) this.#version = last.meta.streamPosition;
       if (events.length < page) break;
     }
-    this.#fold = fold;
-    this.#version = version;
   }
 
   /** Whether the log holds events of this session that this store has not folded (another writer's). */

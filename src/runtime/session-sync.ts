@@ -11,8 +11,6 @@ export function observeEnvironment(): { tempDir: string; homeDir: string } {
   return { tempDir: tmpdir(), homeDir: homedir() };
 }
 
-export { decideObserving } from "../core/decide-observing.js";
-
 /** The provider a runtime answers with, as a session records it. */
 export interface ProviderInForce {
   id: string;
