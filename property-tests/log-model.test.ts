@@ -18,6 +18,8 @@ import type { ExpectedStreamVersion } from "../src/errors/expected-version-confl
 import type { AppendResult, EventLog, ReadStreamOptions, RecordedEvent } from "../src/log/event-log.js";
 import { LevelEventLog } from "../src/log/level-event-log.js";
 import { MemoryEventLog } from "../src/log/memory-event-log.js";
+import { PostgresEventLog } from "../src/log/postgres/postgres-event-log.js";
+import { dropSchema, freshSchemaName, postgresUrl } from "../test/support/postgres.js";
 
 interface ModelEvent {
   type: string;
@@ -352,4 +354,27 @@ describe("the event log against a model", () => {
       { numRuns: 200 },
     );
   });
+
+  // Against a real server, one schema per run; reopening closes the handle and opens another on
+  // the same tables.
+  it.runIf(postgresUrl !== undefined)("PostgresEventLog does what a Map of arrays does", async () => {
+    const url = postgresUrl ?? "";
+    await fc.assert(
+      fc.asyncProperty(fc.commands(commandArbitraries(true), { maxCommands: 40, size: "max" }), async (commands) => {
+        const schema = freshSchemaName("model");
+        const real: Real = { log: await PostgresEventLog.open(url, { schema, poolSize: 4 }) };
+        real.reopen = async () => {
+          await real.log.close();
+          real.log = await PostgresEventLog.open(url, { schema, poolSize: 4 });
+        };
+        try {
+          await fc.asyncModelRun(() => ({ model: emptyModel(), real }), commands);
+        } finally {
+          await real.log.close();
+          await dropSchema(schema);
+        }
+      }),
+      { numRuns: 40 },
+    );
+  }, 240_000);
 });

@@ -40,6 +40,10 @@ export { callFingerprint } from "./policy/fingerprint.js";
 
 export { MemoryEventLog } from "./log/memory-event-log.js";
 export { LevelEventLog } from "./log/level-event-log.js";
+export { PostgresEventLog } from "./log/postgres/postgres-event-log.js";
+export type { PostgresEventLogOptions } from "./log/postgres/postgres-event-log.js";
+export { migratePostgres } from "./log/postgres/postgres-migrations.js";
+export type { MigrationReport } from "./log/postgres/postgres-migrations.js";
 export { followStream } from "./log/follow-stream.js";
 export type { FollowStreamOptions } from "./log/follow-stream.js";
 export type {

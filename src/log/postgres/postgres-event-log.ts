@@ -1,0 +1,452 @@
+import pg from "pg";
+import { ExpectedVersionConflictError, NO_CONCURRENCY_CHECK } from "../../errors/expected-version-conflict-error.js";
+import type { ExpectedStreamVersion } from "../../errors/expected-version-conflict-error.js";
+import { LogClosedError } from "../../errors/log-closed-error.js";
+import { LogCorruptedError } from "../../errors/log-corrupted-error.js";
+import type {
+  AppendOptions,
+  AppendResult,
+  Clock,
+  EventLog,
+  EventToAppend,
+  IdSource,
+  ReadAllOptions,
+  ReadStreamOptions,
+  RecordedEvent,
+  SubscribeOptions,
+  VerifyReport,
+} from "../event-log.js";
+import { assertStreamName, prepareEvents, randomIds, recordEvents, systemClock } from "../event-recording.js";
+import type { PreparedEvent } from "../event-recording.js";
+import { assertExpectedStreamVersion, findVersionConflict } from "../expected-version.js";
+import { ChainVerifier, EMPTY_STREAM_HEAD, verifyStreams } from "../hash-chain.js";
+import type { ChainVerification, StreamHead } from "../hash-chain.js";
+import { resolveReadAll, resolveStreamWindow } from "../read-options.js";
+import type { ListenerErrorHandler } from "../subscriber-registry.js";
+import { assertSchemaName, migratePostgres } from "./postgres-migrations.js";
+import { PostgresTail } from "./postgres-tail.js";
+import { redactConnectionString } from "./connection-string.js";
+
+/** Options of {@link PostgresEventLog.open}. */
+export interface PostgresEventLogOptions {
+  /** The schema holding the log's tables. Default `turnlog`. One database can hold many logs. */
+  schema?: string;
+  /** Connections in the pool this log creates from a URL (ignored for a pool you pass). Default 10. */
+  poolSize?: number;
+  /** Apply missing migrations on open. Default true; `false` refuses a schema that is not current. */
+  migrate?: boolean;
+  /** Where `recordedAt` comes from. Default: the system clock. */
+  clock?: Clock;
+  /** Where event IDs come from. Default: `crypto.randomUUID`. */
+  ids?: IdSource;
+  /** Told about a subscriber that threw. Default: ignore it (the append has committed anyway). */
+  onListenerError?: ListenerErrorHandler;
+  /** How often a subscription polls when no notification arrives. Default 1 000 ms. */
+  pollIntervalMs?: number;
+}
+
+interface StreamRow {
+  version: string;
+  head_hash: string;
+}
+
+/** Rows read per query by `readAll`, `verify` and the live tail. */
+const PAGE_SIZE = 1_000;
+/** How long a one-shot `readAll` waits for older transactions to finish before it stops early. */
+const HORIZON_WAIT_MS = 30_000;
+
+/**
+ * The {@link EventLog} on PostgreSQL: many processes, on many machines, share one log.
+ *
+ * - One append is one transaction. Its stream is locked for the transaction (an advisory
+ *   transaction lock on the stream, then its head row is read), the expected version is checked
+ *   against that head, and a unique `(stream_id, stream_position)` backs the check in the
+ *   database itself. A conflict carries the stream's real version.
+ * - Global positions are reserved together with the transaction ID (see `reserve_positions` in
+ *   the migrations), so readers of the global order can use the snapshot-xmin technique: they
+ *   return only events whose transaction is older than every transaction still running, and so
+ *   never pass an event that commits late. Positions increase strictly; an append that fails
+ *   after reserving leaves a gap.
+ * - `durable: false` commits with `synchronous_commit = off`: the commit returns before its WAL
+ *   reaches disk (a server crash may lose it, never corrupt the log).
+ * - `subscribe` follows the global order through `LISTEN/NOTIFY`, polling when no notification
+ *   comes, so it sees appends made by every process.
+ *
+ * @example
+ * const log = await PostgresEventLog.open("postgres://turnlog@db.internal/agents"); // password from PGPASSWORD or ~/.pgpass
+ * await log.appendToStream("session-s1", [{ type: "session.opened", data: {} }]);
+ * await log.close();
+ */
+export class PostgresEventLog implements EventLog {
+  readonly #pool: pg.Pool;
+  readonly #ownsPool: boolean;
+  readonly #s: string;
+  readonly #clock: Clock;
+  readonly #ids: IdSource;
+  readonly #tail: PostgresTail;
+  /** Appends (and reads) under way, so that `close()` lets them finish. */
+  readonly #inFlight = new Set<Promise<unknown>>();
+  /** Settles when the latest append of this process has reserved its positions (or gave up). */
+  #reservationTurn: Promise<void> = Promise.resolve();
+  #closed = false;
+  #closing: Promise<void> | undefined;
+
+  private constructor(
+    pool: pg.Pool,
+    ownsPool: boolean,
+    /** The schema holding this log. */
+    readonly schema: string,
+    /** Where the log is, for messages: the URL without its password, and the schema. */
+    readonly location: string,
+    options: PostgresEventLogOptions,
+  ) {
+    this.#pool = pool;
+    this.#ownsPool = ownsPool;
+    this.#s = pg.escapeIdentifier(schema);
+    this.#clock = options.clock ?? systemClock;
+    this.#ids = options.ids ?? randomIds;
+    this.#tail = new PostgresTail(pool, schema, {
+      pollIntervalMs: options.pollIntervalMs ?? 1_000,
+      pageSize: PAGE_SIZE,
+      ...(options.onListenerError === undefined ? {} : { onListenerError: options.onListenerError }),
+    });
+  }
+
+  /**
+   * Opens the log in `schema` (default `turnlog`) of the database at `urlOrPool`, creating or
+   * migrating its tables. A URL gets a pool of its own (closed by `close()`); a pool you pass
+   * stays yours. The password is best kept out of the URL (`PGPASSWORD`, `~/.pgpass`): turnlog
+   * never prints one, but a URL travels through shells and process lists.
+   *
+   * @example
+   * const log = await PostgresEventLog.open(process.env.DATABASE_URL!, { schema: "agents" });
+   */
+  static async open(urlOrPool: string | pg.Pool, options: PostgresEventLogOptions = {}): Promise<PostgresEventLog> {
+    const schema = options.schema ?? "turnlog";
+    assertSchemaName(schema);
+    const poolSize = options.poolSize ?? 10;
+    if (!Number.isSafeInteger(poolSize) || poolSize < 1) throw new TypeError(`poolSize must be a positive integer, got ${String(poolSize)}`);
+    let pool: pg.Pool;
+    let location: string;
+    if (typeof urlOrPool === "string") {
+      if (!/^postgres(ql)?:\/\//.test(urlOrPool)) throw new TypeError("PostgresEventLog.open takes a postgres:// URL or a pg.Pool");
+      pool = new pg.Pool({ connectionString: urlOrPool, max: poolSize, application_name: "turnlog" });
+      // An idle connection that breaks (a server restart) is dropped from the pool; the next
+      // query opens a new one. Without a listener, node-postgres would crash the process.
+      pool.on("error", () => {});
+      location = `${redactConnectionString(urlOrPool)} (schema ${schema})`;
+    } else if (urlOrPool instanceof pg.Pool) {
+      pool = urlOrPool;
+      location = `a pg.Pool (schema ${schema})`;
+    } else {
+      throw new TypeError("PostgresEventLog.open takes a postgres:// URL or a pg.Pool");
+    }
+    try {
+      if (options.migrate === false) {
+        await assertCurrentSchema(pool, schema);
+      } else {
+        await migratePostgres(pool, schema);
+      }
+    } catch (error) {
+      if (typeof urlOrPool === "string") await pool.end().catch(() => undefined);
+      throw error;
+    }
+    const log = new PostgresEventLog(pool, typeof urlOrPool === "string", schema, location, options);
+    try {
+      log.#tail.noteHead(await log.#lastPosition(pool));
+    } catch (error) {
+      await log.close().catch(() => undefined);
+      throw error;
+    }
+    return log;
+  }
+
+  /**
+   * Appends in one transaction. Resolves once it is committed (and, when someone subscribed in
+   * this process, once the subscribers were told); rejects with `ExpectedVersionConflictError`
+   * carrying the stream's real version, or with the database's error (then nothing was written).
+   */
+  async appendToStream(stream: string, events: readonly EventToAppend[], options?: AppendOptions): Promise<AppendResult> {
+    this.#assertOpen();
+    assertStreamName(stream);
+    const expected = options?.expectedStreamVersion;
+    assertExpectedStreamVersion(expected);
+    const durable = options?.durable ?? true;
+    if (typeof durable !== "boolean") throw new TypeError("durable must be a boolean");
+    const prepared = prepareEvents(events);
+    // Appends of this process take their positions in call order: each waits until the one
+    // before it has reserved its positions (or given up). Only that short phase is ordered; the
+    // inserts and commits (the slow, synced part) run in parallel. Nothing waits here while
+    // holding a database lock, so processes waiting on each other's locks cannot deadlock.
+    const turn = this.#reservationTurn;
+    let passTurn!: () => void;
+    this.#reservationTurn = new Promise<void>((resolve) => {
+      passTurn = resolve;
+    });
+    const result = await this.#track(turn.then(() => this.#append(stream, prepared, expected, durable, passTurn)));
+    // Subscribers in this process see the events before the appender continues, as on LevelDB.
+    if (result.events.length > 0) await this.#tail.deliveredThrough(result.lastGlobalPosition);
+    return result;
+  }
+
+  async readStream(stream: string, options?: ReadStreamOptions): Promise<RecordedEvent[]> {
+    this.#assertOpen();
+    assertStreamName(stream);
+    const window = resolveStreamWindow(options);
+    if (window === undefined) return [];
+    const { rows } = await this.#track(
+      this.#pool.query<{ event: string }>(
+        `SELECT event::text AS event FROM ${this.#s}.events WHERE stream_id = $1 AND stream_position BETWEEN $2 AND $3
+         ORDER BY stream_position ${window.backwards ? "DESC" : "ASC"} ${Number.isFinite(window.limit) ? "LIMIT $4" : ""}`,
+        Number.isFinite(window.limit) ? [stream, window.low, window.high, window.limit] : [stream, window.low, window.high],
+      ),
+    );
+    return rows.map((row) => parseStoredEvent(row.event, stream));
+  }
+
+  readAll(options?: ReadAllOptions): AsyncIterable<RecordedEvent> {
+    const { after, limit } = resolveReadAll(options);
+    return this.#iterateAll(after, limit);
+  }
+
+  async streamVersion(stream: string): Promise<number> {
+    this.#assertOpen();
+    assertStreamName(stream);
+    const { rows } = await this.#track(this.#pool.query<StreamRow>(`SELECT version FROM ${this.#s}.streams WHERE stream_id = $1`, [stream]));
+    return rows.length === 0 ? 0 : Number(rows[0]?.version);
+  }
+
+  async streamExists(stream: string): Promise<boolean> {
+    return (await this.streamVersion(stream)) > 0;
+  }
+
+  async listStreams(): Promise<string[]> {
+    this.#assertOpen();
+    const { rows } = await this.#track(this.#pool.query<{ stream_id: string }>(`SELECT stream_id FROM ${this.#s}.streams WHERE version > 0`));
+    // Sorted here, by UTF-16 code units, as every other backend sorts (a collation would differ).
+    return rows.map((row) => row.stream_id).sort();
+  }
+
+  subscribe(listener: (event: RecordedEvent) => void, options?: SubscribeOptions): () => void {
+    this.#assertOpen();
+    return this.#tail.add(listener, options);
+  }
+
+  /** Walks each stream's chain a page at a time from the stored JSON text, then checks its head. */
+  async verify(options?: { stream?: string }): Promise<VerifyReport> {
+    this.#assertOpen();
+    const streams = options?.stream === undefined ? await this.listStreams() : [options.stream];
+    return verifyStreams(streams, (stream) => {
+      assertStreamName(stream);
+      return this.#track(this.#verifyStream(stream));
+    });
+  }
+
+  /** Lets appends and reads under way finish, stops the live tail, and ends the pool it owns. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    this.#closing ??= (async () => {
+      while (this.#inFlight.size > 0) await Promise.allSettled([...this.#inFlight]);
+      await this.#tail.close();
+      if (this.#ownsPool) await this.#pool.end();
+    })();
+    return this.#closing;
+  }
+
+  /** The pool this log queries through (for a lease on the same server; see `sessionLease`). */
+  get pool(): pg.Pool {
+    return this.#pool;
+  }
+
+  async #append(
+    stream: string,
+    prepared: PreparedEvent[],
+    expected: ExpectedStreamVersion | undefined,
+    durable: boolean,
+    passTurn: () => void,
+  ): Promise<AppendResult> {
+    let client: pg.PoolClient;
+    try {
+      client = await this.#pool.connect();
+    } catch (error) {
+      passTurn();
+      throw error;
+    }
+    let broken = false;
+    let reserving = false;
+    try {
+      await client.query(durable ? "BEGIN" : "BEGIN; SET LOCAL synchronous_commit = off");
+      try {
+        // The stream's lock is an advisory transaction lock, not a row lock: a row lock would
+        // take a transaction ID now, before the positions are reserved, and the global order's
+        // readers need IDs that grow with positions.
+        await client.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [`turnlog.stream:${this.schema}:${stream}`]);
+        const { rows } = await client.query<StreamRow>(`SELECT version, head_hash FROM ${this.#s}.streams WHERE stream_id = $1`, [stream]);
+        const head: StreamHead = rows[0] === undefined ? EMPTY_STREAM_HEAD : { version: Number(rows[0].version), hash: rows[0].head_hash };
+        const conflict = findVersionConflict(stream, expected, head.version);
+        if (conflict !== undefined) throw conflict;
+        if (prepared.length === 0) {
+          await client.query("ROLLBACK");
+          return { nextExpectedStreamVersion: head.version, lastGlobalPosition: await this.#lastPosition(client), events: [] };
+        }
+        reserving = true;
+        const reserved = await client.query<{ first: string }>(`SELECT ${this.#s}.reserve_positions($1) AS first`, [prepared.length]);
+        reserving = false;
+        passTurn();
+        const first = Number(reserved.rows[0]?.first);
+        const appended = recordEvents(stream, head, first - 1, prepared, this.#clock, this.#ids);
+        const rowsToInsert = appended.events.map((event, index) => ({ event, raw: appended.raws[index] ?? "" }));
+        const written = await client.query<{ inserted: string; heads: string }>(
+          `WITH inserted AS (
+             INSERT INTO ${this.#s}.events (global_position, stream_id, stream_position, event_id, type, recorded_at, event)
+             SELECT g, $1, p, i, t, r, e::json FROM unnest($2::bigint[], $3::bigint[], $4::text[], $5::text[], $6::timestamptz[], $7::text[]) AS x(g, p, i, t, r, e)
+             RETURNING 1
+           ), head AS (
+             INSERT INTO ${this.#s}.streams (stream_id, version, head_hash) VALUES ($1, $8, $9)
+             ON CONFLICT (stream_id) DO UPDATE SET version = EXCLUDED.version, head_hash = EXCLUDED.head_hash
+             WHERE ${this.#s}.streams.version = $10
+             RETURNING 1
+           )
+           SELECT (SELECT count(*) FROM inserted) AS inserted, (SELECT count(*) FROM head) AS heads, pg_notify($11, $12)`,
+          [
+            stream,
+            rowsToInsert.map((row) => row.event.meta.globalPosition),
+            rowsToInsert.map((row) => row.event.meta.streamPosition),
+            rowsToInsert.map((row) => row.event.meta.eventId),
+            rowsToInsert.map((row) => row.event.type),
+            rowsToInsert.map((row) => row.event.meta.recordedAt),
+            rowsToInsert.map((row) => row.raw),
+            appended.head.version,
+            appended.head.hash,
+            head.version,
+            this.#tail.channel,
+            String(appended.lastGlobalPosition),
+          ],
+        );
+        if (Number(written.rows[0]?.heads) !== 1) {
+          // The head moved although the stream was locked: a writer that does not take the lock.
+          throw new ExpectedVersionConflictError(stream, expected ?? NO_CONCURRENCY_CHECK, await this.streamVersion(stream));
+        }
+        await client.query("COMMIT");
+        return { nextExpectedStreamVersion: appended.head.version, lastGlobalPosition: appended.lastGlobalPosition, events: appended.events };
+      } catch (error) {
+        await client.query("ROLLBACK").catch(() => undefined);
+        if (isUniqueViolation(error)) {
+          // Another writer got past the lock (one that does not take it): the database's unique
+          // position is the last word, and the caller hears the stream's real version.
+          throw new ExpectedVersionConflictError(stream, expected ?? NO_CONCURRENCY_CHECK, await this.streamVersion(stream));
+        }
+        throw error;
+      }
+    } catch (error) {
+      // After any other failure the connection's state is unknown (it may even hold the
+      // reservation lock, had the reservation itself failed half-way): it is closed, never
+      // handed to the next append.
+      broken = reserving || !ExpectedVersionConflictError.isInstance(error);
+      throw error;
+    } finally {
+      passTurn();
+      client.release(broken);
+    }
+  }
+
+  async #lastPosition(client: pg.PoolClient | pg.Pool): Promise<number> {
+    const { rows } = await client.query<{ last: string | null }>(`SELECT max(global_position) AS last FROM ${this.#s}.events`);
+    return rows[0]?.last === null || rows[0]?.last === undefined ? 0 : Number(rows[0].last);
+  }
+
+  async *#iterateAll(after: number, limit: number): AsyncGenerator<RecordedEvent> {
+    this.#assertOpen();
+    // The end is fixed when reading starts (what had committed then), so a reader that appends
+    // as it goes still finishes; events below it that are still being written are waited for.
+    const end = Math.min(await this.#track(this.#lastPosition(this.#pool)), after + limit);
+    let cursor = after;
+    let waitedMs = 0;
+    let pause = 2;
+    while (cursor < end) {
+      this.#assertOpen();
+      const { rows } = await this.#track(
+        this.#pool.query<{ event: string; global_position: string }>(
+          `SELECT global_position, event::text AS event FROM ${this.#s}.events
+           WHERE global_position > $1 AND global_position <= $2 AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
+           ORDER BY global_position LIMIT ${PAGE_SIZE}`,
+          [cursor, end],
+        ),
+      );
+      for (const row of rows) {
+        this.#assertOpen();
+        yield parseStoredEvent(row.event, `global position ${row.global_position}`);
+      }
+      if (rows.length > 0) {
+        cursor = Number(rows[rows.length - 1]?.global_position);
+        waitedMs = 0;
+        pause = 2;
+        continue;
+      }
+      // Nothing is safe to return yet: a transaction older than the ones that wrote the rest is
+      // still running (it may be writing an event below them). Wait for it, within reason.
+      if (waitedMs >= HORIZON_WAIT_MS) return;
+      await new Promise((resolve) => setTimeout(resolve, pause));
+      waitedMs += pause;
+      pause = Math.min(pause * 2, 100);
+    }
+  }
+
+  async #verifyStream(stream: string): Promise<ChainVerification> {
+    const { rows: heads } = await this.#pool.query<StreamRow>(`SELECT version, head_hash FROM ${this.#s}.streams WHERE stream_id = $1`, [stream]);
+    const verifier = new ChainVerifier(stream);
+    let after = 0;
+    for (;;) {
+      const { rows } = await this.#pool.query<{ stream_position: string; global_position: string; event: string }>(
+        `SELECT stream_position, global_position, event::text AS event FROM ${this.#s}.events
+         WHERE stream_id = $1 AND stream_position > $2 ORDER BY stream_position LIMIT ${PAGE_SIZE}`,
+        [stream, after],
+      );
+      let intact = true;
+      for (const row of rows) {
+        intact = verifier.check({ position: Number(row.stream_position), globalPosition: Number(row.global_position), raw: row.event });
+        if (!intact) break;
+      }
+      if (!intact || rows.length < PAGE_SIZE) break;
+      after = Number(rows[rows.length - 1]?.stream_position);
+    }
+    const head = heads[0];
+    return verifier.finish(head === undefined ? EMPTY_STREAM_HEAD : { version: Number(head.version), hash: head.head_hash });
+  }
+
+  #track<T>(work: Promise<T>): Promise<T> {
+    this.#inFlight.add(work);
+    void work.catch(() => undefined).then(() => this.#inFlight.delete(work));
+    return work;
+  }
+
+  #assertOpen(): void {
+    if (this.#closed) throw new LogClosedError();
+  }
+}
+
+/** Refuses a schema that is missing or not at this turnlog's version (for `migrate: false`). */
+async function assertCurrentSchema(pool: pg.Pool, schema: string): Promise<void> {
+  const { latestSchemaVersion } = await import("./postgres-migrations.js");
+  const { LogFormatError } = await import("../../errors/log-format-error.js");
+  const { rows } = await pool.query<{ version: number | null }>(
+    `SELECT (SELECT max(version) FROM ${pg.escapeIdentifier(schema)}.schema_migrations) AS version WHERE to_regclass($1) IS NOT NULL`,
+    [`${schema}.schema_migrations`],
+  ).catch(() => ({ rows: [] as Array<{ version: number | null }> }));
+  const version = rows[0]?.version ?? 0;
+  if (version !== latestSchemaVersion) {
+    throw new LogFormatError(`PostgreSQL schema ${schema}`, version === 0 ? "no turnlog tables" : `schema version ${version}`, `schema version ${latestSchemaVersion} (run "turnlog migrate")`);
+  }
+}
+
+function isUniqueViolation(error: unknown): boolean {
+  return typeof error === "object" && error !== null && (error as { code?: unknown }).code === "23505";
+}
+
+function parseStoredEvent(raw: string, where: string): RecordedEvent {
+  try {
+    return JSON.parse(raw) as RecordedEvent;
+  } catch (error) {
+    throw new LogCorruptedError(`the event stored at ${where} is unreadable; run verify()`, { cause: error });
+  }
+}

@@ -1,0 +1,126 @@
+import pg from "pg";
+import { LogFormatError } from "../../errors/log-format-error.js";
+
+/** One step of the schema: applied once, in order, inside the migration transaction. */
+interface Migration {
+  version: number;
+  name: string;
+  /** SQL for schema `s` (already quoted). */
+  sql(s: string, lockKey: string): string;
+}
+
+/**
+ * The schema, as versioned steps. A step is never edited once released: a change is a new step.
+ *
+ * Why `reserve_positions` exists: the global order is read with the snapshot-xmin technique (a
+ * reader returns only events whose writing transaction is older than every transaction still
+ * running). That is sound only if transaction IDs grow with global positions, so a writer takes
+ * its transaction ID and its block of positions together, under a lock held for those two steps
+ * only (a session-level advisory lock released at once — not until commit, so appends to
+ * different streams still commit in parallel). The block is consecutive: one `nextval` and one
+ * `setval` under the same lock.
+ */
+const migrations: readonly Migration[] = [
+  {
+    version: 1,
+    name: "streams, events and the global position",
+    sql: (s, lockKey) => `
+      CREATE SEQUENCE ${s}.global_position AS bigint MINVALUE 1 START 1;
+      CREATE TABLE ${s}.streams (
+        stream_id text PRIMARY KEY,
+        version bigint NOT NULL CHECK (version >= 0),
+        head_hash text NOT NULL
+      );
+      CREATE TABLE ${s}.events (
+        global_position bigint PRIMARY KEY,
+        stream_id text NOT NULL,
+        stream_position bigint NOT NULL CHECK (stream_position >= 1),
+        transaction_id xid8 NOT NULL DEFAULT pg_current_xact_id(),
+        event_id text NOT NULL,
+        type text NOT NULL,
+        recorded_at timestamptz NOT NULL,
+        event json NOT NULL,
+        UNIQUE (stream_id, stream_position)
+      );
+      CREATE INDEX events_transaction_order ON ${s}.events (transaction_id, global_position);
+      CREATE FUNCTION ${s}.reserve_positions(n integer) RETURNS bigint LANGUAGE plpgsql AS $fn$
+      DECLARE
+        first_position bigint;
+      BEGIN
+        PERFORM pg_advisory_lock(${lockKey});
+        PERFORM pg_current_xact_id();
+        first_position := nextval('${s}.global_position');
+        IF n > 1 THEN
+          PERFORM setval('${s}.global_position', first_position + n - 1);
+        END IF;
+        PERFORM pg_advisory_unlock(${lockKey});
+        RETURN first_position;
+      END
+      $fn$;
+    `,
+  },
+];
+
+/** The schema version this turnlog writes and reads. */
+export const latestSchemaVersion = migrations.length;
+
+/** What `migrate` did: the versions it applied now (empty when the schema was current). */
+export interface MigrationReport {
+  schema: string;
+  applied: Array<{ version: number; name: string }>;
+  version: number;
+}
+
+/** Validates a schema name: an unquoted-style SQL identifier, so it needs no escaping surprises. */
+export function assertSchemaName(schema: unknown): asserts schema is string {
+  if (typeof schema !== "string" || !/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) {
+    throw new TypeError(`a PostgreSQL schema name must be lower-case letters, digits and _ (starting with a letter or _), at most 63 characters; got ${String(schema)}`);
+  }
+}
+
+/** The advisory-lock key (as SQL) that serialises position reservations of one schema. */
+export function reserveLockKey(schema: string): string {
+  return `hashtextextended(${pg.escapeLiteral(`turnlog.reserve:${schema}`)}, 0)`;
+}
+
+/**
+ * Brings `schema` to the latest version, creating it when missing. Idempotent, and safe to run
+ * from many processes at once: the whole migration holds a transaction-level advisory lock, so
+ * one process applies the steps and the others find them applied. Refuses (LogFormatError) a
+ * schema that a newer turnlog has already moved past this version.
+ *
+ * @example
+ * const report = await migratePostgres(pool, "turnlog");
+ */
+export async function migratePostgres(pool: pg.Pool, schema: string): Promise<MigrationReport> {
+  assertSchemaName(schema);
+  const s = pg.escapeIdentifier(schema);
+  const client = await pool.connect();
+  let failed = false;
+  try {
+    await client.query("BEGIN");
+    await client.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [`turnlog.migrate:${schema}`]);
+    await client.query(`CREATE SCHEMA IF NOT EXISTS ${s}`);
+    await client.query(`CREATE TABLE IF NOT EXISTS ${s}.schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);
+    const { rows } = await client.query<{ version: number }>(`SELECT version FROM ${s}.schema_migrations ORDER BY version`);
+    const current = rows.reduce((highest, row) => Math.max(highest, Number(row.version)), 0);
+    if (current > latestSchemaVersion) {
+      throw new LogFormatError(`PostgreSQL schema ${schema}`, `schema version ${current}`, `schema version ${latestSchemaVersion} or older`);
+    }
+    const applied: Array<{ version: number; name: string }> = [];
+    for (const migration of migrations) {
+      if (migration.version <= current) continue;
+      await client.query(migration.sql(s, reserveLockKey(schema)));
+      await client.query(`INSERT INTO ${s}.schema_migrations (version, name) VALUES ($1, $2)`, [migration.version, migration.name]);
+      applied.push({ version: migration.version, name: migration.name });
+    }
+    await client.query("COMMIT");
+    return { schema, applied, version: latestSchemaVersion };
+  } catch (error) {
+    failed = true;
+    await client.query("ROLLBACK").catch(() => undefined);
+    throw error;
+  } finally {
+    client.release(failed);
+  }
+}

@@ -1,0 +1,230 @@
+import { createHash } from "node:crypto";
+import pg from "pg";
+import type { RecordedEvent, SubscribeOptions } from "../event-log.js";
+import type { ListenerErrorHandler } from "../subscriber-registry.js";
+
+interface Subscription {
+  listener: (event: RecordedEvent) => void;
+  stream: string | undefined;
+  /** Told only of events above this global position: the log's head as this process knew it. */
+  after: number;
+}
+
+interface Waiter {
+  position: number;
+  resolve(): void;
+}
+
+export interface PostgresTailOptions {
+  pollIntervalMs: number;
+  pageSize: number;
+  onListenerError?: ListenerErrorHandler;
+}
+
+/** How long an append waits for its own events to reach this process's subscribers. */
+const DELIVERY_WAIT_MS = 5_000;
+
+/**
+ * The live tail of a PostgreSQL log: one reader per log handle, running only while someone is
+ * subscribed. It reads the global order with the snapshot-xmin rule (only rows whose transaction
+ * is older than every running one, so a row that commits late is never passed), wakes on the
+ * schema's `NOTIFY` channel, and polls when no notification comes (a lost connection, a proxy
+ * that drops them).
+ *
+ * Why this is written by hand: node-postgres has no subscription helper, and libraries that
+ * tail tables (pg-listen, graphile-worker) tail their own shapes, not this global order.
+ */
+export class PostgresTail {
+  /** The `LISTEN/NOTIFY` channel of the schema (at most 63 bytes, as identifiers are). */
+  readonly channel: string;
+  readonly #subscriptions = new Set<Subscription>();
+  readonly #waiters: Waiter[] = [];
+  /** Every event at or below this position has been told to the subscribers (or was before them). */
+  #cursor = 0;
+  /** The highest position this process knows of (its own appends, what it has read). */
+  #knownHead = 0;
+  #running: Promise<void> | undefined;
+  #wake: (() => void) | undefined;
+  #poked = false;
+  #closed = false;
+  #listener: pg.PoolClient | undefined;
+
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly schema: string,
+    private readonly options: PostgresTailOptions,
+  ) {
+    const name = `turnlog:${schema}`;
+    this.channel = Buffer.byteLength(name) <= 63 ? name : `turnlog:${createHash("sha256").update(schema).digest("hex").slice(0, 32)}`;
+  }
+
+  /** The log's head as this process knows it (set on open, raised by appends and reads). */
+  noteHead(position: number): void {
+    if (position > this.#knownHead) this.#knownHead = position;
+  }
+
+  add(listener: (event: RecordedEvent) => void, options?: SubscribeOptions): () => void {
+    if (typeof listener !== "function") throw new TypeError("subscribe takes a listener function");
+    const stream = options?.stream;
+    if (stream !== undefined && typeof stream !== "string") throw new TypeError("subscribe's stream must be a string");
+    const subscription: Subscription = { listener, stream, after: Math.max(this.#knownHead, this.#cursor) };
+    if (this.#subscriptions.size === 0 && this.#running === undefined) this.#cursor = subscription.after;
+    this.#subscriptions.add(subscription);
+    this.#start();
+    return () => {
+      this.#subscriptions.delete(subscription);
+      this.#poke();
+    };
+  }
+
+  /**
+   * Resolves once every subscriber of this process has been told of the events up to
+   * `position` (at once when there is none). Bounded: an unrelated transaction left open holds
+   * the global order back, and an append must not hang on it; its subscribers hear later.
+   */
+  async deliveredThrough(position: number): Promise<void> {
+    this.noteHead(position);
+    if (this.#subscriptions.size === 0 || this.#cursor >= position || this.#closed) return;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, DELIVERY_WAIT_MS);
+      timer.unref();
+      this.#waiters.push({
+        position,
+        resolve: () => {
+          clearTimeout(timer);
+          resolve();
+        },
+      });
+      this.#poke();
+    });
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    this.#subscriptions.clear();
+    this.#poke();
+    await this.#running;
+  }
+
+  #start(): void {
+    if (this.#running !== undefined || this.#closed) return;
+    this.#running = this.#run().finally(() => {
+      this.#running = undefined;
+      this.#settleWaiters(true);
+      if (this.#subscriptions.size > 0 && !this.#closed) this.#start();
+    });
+  }
+
+  #poke(): void {
+    this.#poked = true;
+    this.#wake?.();
+  }
+
+  async #run(): Promise<void> {
+    let pause = 1;
+    try {
+      while (this.#subscriptions.size > 0 && !this.#closed) {
+        await this.#ensureListening();
+        this.#poked = false;
+        let rows: Array<{ event: string; global_position: string }>;
+        try {
+          ({ rows } = await this.pool.query<{ event: string; global_position: string }>(
+            `SELECT global_position, event::text AS event FROM ${pg.escapeIdentifier(this.schema)}.events
+             WHERE global_position > $1 AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
+             ORDER BY global_position LIMIT ${this.options.pageSize}`,
+            [this.#cursor],
+          ));
+        } catch {
+          // The server is unreachable for now: try again at the next poll.
+          await this.#sleep(this.options.pollIntervalMs);
+          continue;
+        }
+        for (const row of rows) this.#deliver(JSON.parse(row.event) as RecordedEvent);
+        this.#settleWaiters(false);
+        if (rows.length === this.options.pageSize) continue;
+        if (this.#waiters.length > 0) {
+          // An append of this process is committed but not yet readable: an older transaction is
+          // still running. It is short-lived (an append), so look again soon.
+          await this.#sleep(pause);
+          pause = Math.min(pause * 2, 50);
+          continue;
+        }
+        pause = 1;
+        if (!this.#poked) await this.#sleep(this.options.pollIntervalMs);
+      }
+    } finally {
+      await this.#stopListening();
+    }
+  }
+
+  #deliver(event: RecordedEvent): void {
+    const position = event.meta.globalPosition;
+    this.#cursor = Math.max(this.#cursor, position);
+    this.noteHead(position);
+    for (const subscription of [...this.#subscriptions]) {
+      if (!this.#subscriptions.has(subscription)) continue;
+      if (position <= subscription.after) continue;
+      if (subscription.stream !== undefined && subscription.stream !== event.meta.stream) continue;
+      try {
+        subscription.listener(event);
+      } catch (error) {
+        try {
+          this.options.onListenerError?.(error, event);
+        } catch {
+          // Nobody is left to tell; the append stands.
+        }
+      }
+    }
+  }
+
+  #settleWaiters(all: boolean): void {
+    for (let index = this.#waiters.length - 1; index >= 0; index -= 1) {
+      const waiter = this.#waiters[index];
+      if (waiter !== undefined && (all || waiter.position <= this.#cursor || this.#subscriptions.size === 0)) {
+        this.#waiters.splice(index, 1);
+        waiter.resolve();
+      }
+    }
+  }
+
+  async #sleep(ms: number): Promise<void> {
+    if (this.#poked || this.#closed) return;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done(): void {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.#wake = done;
+    });
+    this.#wake = undefined;
+  }
+
+  async #ensureListening(): Promise<void> {
+    if (this.#listener !== undefined) return;
+    let client: pg.PoolClient | undefined;
+    try {
+      client = await this.pool.connect();
+      client.on("notification", (message) => {
+        if (message.channel === this.channel) this.#poke();
+      });
+      client.on("error", () => {
+        // The connection broke: polling carries on, and the next round listens again.
+        if (this.#listener === client) this.#listener = undefined;
+        client?.release(true);
+      });
+      await client.query(`LISTEN ${pg.escapeIdentifier(this.channel)}`);
+      this.#listener = client;
+    } catch {
+      client?.release(true);
+    }
+  }
+
+  async #stopListening(): Promise<void> {
+    const client = this.#listener;
+    this.#listener = undefined;
+    if (client === undefined) return;
+    // A connection that listened goes back closed, so no later borrower receives notifications.
+    client.release(true);
+  }
+}

@@ -1,0 +1,144 @@
+import { afterEach, describe, expect, it } from "vitest";
+import pg from "pg";
+import { ExpectedVersionConflictError, STREAM_DOES_NOT_EXIST } from "../../src/errors/expected-version-conflict-error.js";
+import { LogFormatError } from "../../src/errors/log-format-error.js";
+import type { RecordedEvent } from "../../src/log/event-log.js";
+import { PostgresEventLog } from "../../src/log/postgres/postgres-event-log.js";
+import { redactConnectionString } from "../../src/log/postgres/connection-string.js";
+import { describeWithPostgres, dropSchema, freshSchemaName, requirePostgresUrl } from "../support/postgres.js";
+import { runEventLogConformance, someEvents } from "./event-log.conformance.js";
+
+describeWithPostgres("PostgreSQL", () => {
+  runEventLogConformance("PostgresEventLog", async (options) => {
+    const schema = freshSchemaName("conf");
+    const log = await PostgresEventLog.open(requirePostgresUrl(), { schema, poolSize: 4, pollIntervalMs: 200, ...options });
+    return {
+      log,
+      dispose: async () => {
+        await log.close();
+        await dropSchema(schema);
+      },
+    };
+  });
+
+  describe("PostgresEventLog", () => {
+    const cleanups: Array<() => Promise<void>> = [];
+    afterEach(async () => {
+      for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+    });
+
+    async function open(schema: string, options: Parameters<typeof PostgresEventLog.open>[1] = {}): Promise<PostgresEventLog> {
+      const log = await PostgresEventLog.open(requirePostgresUrl(), { schema, poolSize: 4, pollIntervalMs: 200, ...options });
+      cleanups.push(() => log.close());
+      return log;
+    }
+
+    function schemaForTest(label: string): string {
+      const schema = freshSchemaName(label);
+      cleanups.unshift(() => dropSchema(schema));
+      return schema;
+    }
+
+    it("migrates once, however many handles open the schema at the same moment", async () => {
+      const schema = schemaForTest("migrate");
+      const logs = await Promise.all(Array.from({ length: 6 }, () => open(schema)));
+      await logs[0]?.appendToStream("a", someEvents(1));
+      const client = new pg.Client({ connectionString: requirePostgresUrl() });
+      await client.connect();
+      try {
+        const { rows } = await client.query(`SELECT version FROM ${schema}.schema_migrations`);
+        expect(rows.map((row) => row.version)).toEqual([1]);
+      } finally {
+        await client.end();
+      }
+      expect(await logs[5]?.streamVersion("a")).toBe(1);
+    });
+
+    it("refuses a schema written by a newer turnlog, and with migrate: false one that was never migrated", async () => {
+      const schema = schemaForTest("newer");
+      await open(schema);
+      const client = new pg.Client({ connectionString: requirePostgresUrl() });
+      await client.connect();
+      try {
+        await client.query(`INSERT INTO ${schema}.schema_migrations (version, name) VALUES (99, 'from the future')`);
+      } finally {
+        await client.end();
+      }
+      await expect(PostgresEventLog.open(requirePostgresUrl(), { schema })).rejects.toThrow(LogFormatError);
+      await expect(PostgresEventLog.open(requirePostgresUrl(), { schema: schemaForTest("never"), migrate: false })).rejects.toThrow(/turnlog migrate/);
+    });
+
+    it("two handles (as two processes would) racing on one stream: one append wins, the other hears the real version", async () => {
+      const schema = schemaForTest("race");
+      const [first, second] = await Promise.all([open(schema), open(schema)]);
+      const outcomes = await Promise.allSettled(
+        Array.from({ length: 8 }, (_, index) =>
+          (index % 2 === 0 ? first! : second!).appendToStream("session-x", someEvents(2), { expectedStreamVersion: STREAM_DOES_NOT_EXIST }),
+        ),
+      );
+      expect(outcomes.filter((outcome) => outcome.status === "fulfilled")).toHaveLength(1);
+      for (const outcome of outcomes) {
+        if (outcome.status === "rejected") {
+          expect(outcome.reason).toBeInstanceOf(ExpectedVersionConflictError);
+          expect((outcome.reason as ExpectedVersionConflictError).current).toBe(2);
+        }
+      }
+      expect(await first!.verify()).toEqual({ ok: true, checked: 2 });
+    });
+
+    it("a subscriber in one handle hears appends made through another", async () => {
+      const schema = schemaForTest("listen");
+      const [writer, reader] = await Promise.all([open(schema), open(schema)]);
+      const seen: RecordedEvent[] = [];
+      const heard = new Promise<void>((resolve) => {
+        reader.subscribe((event) => {
+          seen.push(event);
+          if (seen.length === 3) resolve();
+        });
+      });
+      await writer.appendToStream("a", someEvents(2));
+      await writer.appendToStream("b", someEvents(1));
+      await heard;
+      expect(seen.map((event) => `${event.meta.stream}:${event.meta.globalPosition}`)).toEqual(["a:1", "a:2", "b:3"]);
+    });
+
+    it("readAll does not pass an event that commits after a later position did (the snapshot-xmin rule)", async () => {
+      const schema = schemaForTest("xmin");
+      const log = await open(schema);
+      await log.appendToStream("a", someEvents(1));
+      // A transaction reserves position 2 and stays open; another append takes 3 and commits.
+      const client = new pg.Client({ connectionString: requirePostgresUrl() });
+      await client.connect();
+      cleanups.push(() => client.end());
+      await client.query("BEGIN");
+      const { rows } = await client.query(`SELECT ${schema}.reserve_positions(1) AS first`);
+      expect(Number(rows[0].first)).toBe(2);
+      await log.appendToStream("b", someEvents(1));
+      const seen: number[] = [];
+      const reading = (async () => {
+        for await (const event of log.readAll()) seen.push(event.meta.globalPosition);
+      })();
+      // The late event commits while the reader waits; the reader then returns every position in order.
+      const late = JSON.stringify({ type: "test.late", data: {}, meta: { globalPosition: 2 } });
+      await client.query(`INSERT INTO ${schema}.events (global_position, stream_id, stream_position, event_id, type, recorded_at, event) VALUES (2, 'c', 1, 'late', 'test.late', now(), $1)`, [late]);
+      await client.query(`INSERT INTO ${schema}.streams VALUES ('c', 1, 'x')`);
+      await client.query("COMMIT");
+      await reading;
+      expect(seen).toEqual([1, 2, 3]);
+    });
+
+    it("never names the password of a URL it was opened with", async () => {
+      expect(redactConnectionString("postgres://ada:s3cret@db.example:5432/agents?sslmode=require")).toBe("postgres://ada:***@db.example:5432/agents?sslmode=require");
+      expect(redactConnectionString("postgresql://db/agents?password=s3cret")).not.toContain("s3cret");
+      const url = new URL(requirePostgresUrl());
+      url.password = "not-the-password";
+      const log = await open(schemaForTest("redact"), {});
+      expect(log.location).not.toContain("s3cret");
+      // A wrong password is refused by trust auth only when the server asks; the location never carries it.
+      const withPassword = await PostgresEventLog.open(url.toString(), { schema: schemaForTest("redact2") });
+      cleanups.push(() => withPassword.close());
+      expect(withPassword.location).not.toContain("not-the-password");
+      expect(withPassword.location).toContain("***");
+    });
+  });
+});
