@@ -102,6 +102,15 @@ describeWithPostgres("PostgreSQL", () => {
       expect(seen.map((event) => `${event.meta.stream}:${event.meta.globalPosition}`)).toEqual(["a:1", "a:2", "b:3"]);
     });
 
+    it("a pool of one connection still appends while someone subscribes (the tail listens on a connection of its own)", async () => {
+      const log = await open(schemaForTest("pool1"), { poolSize: 1 });
+      const seen: number[] = [];
+      log.subscribe((event) => seen.push(event.meta.globalPosition));
+      await log.appendToStream("a", someEvents(2));
+      await log.appendToStream("b", someEvents(1));
+      expect(seen).toEqual([1, 2, 3]);
+    });
+
     it("readAll does not pass an event that commits after a later position did (the snapshot-xmin rule)", async () => {
       const schema = schemaForTest("xmin");
       const log = await open(schema);
