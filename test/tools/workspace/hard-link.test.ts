@@ -179,3 +179,61 @@ describe("a path swapped between an ordinary file and a hard link while it is re
     expect(outcomes.refused).toBeGreaterThan(0);
   }, 180_000);
 });
+
+/**
+ * A real process that does nothing but `link(canary, target)` and `unlink(target)`, as fast as it
+ * can, until killed: the path names the canary (two links) or nothing. Aimed at a check that looks
+ * the path up and reads the count in two steps: the name can be found, then removed, and the count
+ * read afterwards says one link — while the only name left is the canary's own, outside.
+ */
+function startLinkUnlinkSwapper(target: string, canaryPath: string): Promise<ChildProcess> {
+  const script = `
+    const fs = require("node:fs");
+    const [target, canary] = process.argv.slice(1);
+    process.stdout.write("ready\\n");
+    for (;;) {
+      try { fs.linkSync(canary, target); } catch {}
+      try { fs.unlinkSync(target); } catch {}
+    }`;
+  const child = spawn(process.execPath, ["-e", script, target, canaryPath], { stdio: ["ignore", "pipe", "inherit"] });
+  return new Promise((resolve, reject) => {
+    child.once("error", reject);
+    child.stdout?.once("data", () => resolve(child));
+  });
+}
+
+describe("a hard link to the canary made and removed over and over while it is read", () => {
+  it("never yields the canary's text: read_file, search_text and edit_file refuse or miss it every time", async () => {
+    const tool = toolsWith();
+    await writeFile(join(root, "plain.txt"), benign);
+    swapper = await startLinkUnlinkSwapper(join(root, "target.txt"), canary);
+    const outcomes = { refused: 0, missing: 0 };
+    // 10 000 rounds: the check this replaced let the canary through two or three times in 5 000.
+    for (let index = 0; index < 10_000; index += 1) {
+      const results = await Promise.all([
+        run(tool("read_file"), { path: "target.txt" }),
+        run(tool("search_text"), { pattern: "e" }),
+        run(tool("edit_file"), { path: "target.txt", oldText: "second line", newText: "changed" }),
+      ]);
+      for (const result of results) {
+        expect(result.content).not.toContain("CANARY");
+        expect(result.content).not.toContain("second line");
+      }
+      expect(results[2]?.ok).toBe(false);
+      // The ordinary file beside it is found every time: the search itself goes on.
+      expect(results[1]?.content).toContain("plain.txt:1: ordinary workspace text");
+      const [read] = results;
+      if (read?.content.includes("refused") === true) outcomes.refused += 1;
+      if (read?.content.includes("does not exist") === true) outcomes.missing += 1;
+    }
+    swapper.kill("SIGKILL");
+    swapper = undefined;
+    expect(await readFile(canary, "utf8")).toBe(`${secret}\nsecond line\n`);
+    for (const name of await readdir(root)) {
+      if ((await stat(join(root, name))).nlink === 1) expect(await readFile(join(root, name), "utf8"), name).not.toContain("CANARY");
+    }
+    // Both states of the race were met: the link was there to refuse, and gone.
+    expect(outcomes.refused).toBeGreaterThan(0);
+    expect(outcomes.missing).toBeGreaterThan(0);
+  }, 300_000);
+});
