@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { link, mkdir, mkdtemp, readdir, readFile, realpath, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { workspaceTools } from "../../../src/index.js";
 import type { ToolContext, ToolDefinition, ToolResult, WorkspaceToolsOptions } from "../../../src/index.js";
 
@@ -12,6 +12,14 @@ import type { ToolContext, ToolDefinition, ToolResult, WorkspaceToolsOptions } f
  * result, and the canary is unchanged after writes and edits through the link. The canary and the
  * workspace share one parent, so link() works (same file system).
  */
+
+// The kernel release the tools see: this machine's, unless a test stands in an older one (this
+// machine cannot boot one) to reach the branch for file systems without fine-grained ctimes.
+const kernel = vi.hoisted(() => ({ release: undefined as string | undefined }));
+vi.mock("node:os", async (importOriginal) => {
+  const actual = await importOriginal<typeof import("node:os")>();
+  return { ...actual, release: () => kernel.release ?? actual.release() };
+});
 
 const secret = "CANARY-7f3a-do-not-leak";
 const benign = "ordinary workspace text\n";
@@ -31,6 +39,7 @@ beforeEach(async () => {
 });
 
 afterEach(async () => {
+  kernel.release = undefined;
   swapper?.kill("SIGKILL");
   swapper = undefined;
   await rm(base, { recursive: true, force: true });
@@ -178,4 +187,88 @@ describe("a path swapped between an ordinary file and a hard link while it is re
     expect(outcomes.read).toBeGreaterThan(0);
     expect(outcomes.refused).toBeGreaterThan(0);
   }, 180_000);
+});
+
+/**
+ * A real process that does nothing but `link(canary, target)` and `unlink(target)`, as fast as it
+ * can, until killed: the path names the canary (two links) or nothing. Aimed at a check that looks
+ * the path up and reads the count in two steps: the name can be found, then removed, and the count
+ * read afterwards says one link — while the only name left is the canary's own, outside.
+ */
+function startLinkUnlinkSwapper(target: string, canaryPath: string): Promise<ChildProcess> {
+  const script = `
+    const fs = require("node:fs");
+    const [target, canary] = process.argv.slice(1);
+    process.stdout.write("ready\\n");
+    for (;;) {
+      try { fs.linkSync(canary, target); } catch {}
+      try { fs.unlinkSync(target); } catch {}
+    }`;
+  const child = spawn(process.execPath, ["-e", script, target, canaryPath], { stdio: ["ignore", "pipe", "inherit"] });
+  return new Promise((resolve, reject) => {
+    child.once("error", reject);
+    child.stdout?.once("data", () => resolve(child));
+  });
+}
+
+describe("a hard link to the canary made and removed over and over while it is read", () => {
+  it("never yields the canary's text: read_file, search_text and edit_file refuse or miss it every time", async () => {
+    const tool = toolsWith();
+    await writeFile(join(root, "plain.txt"), benign);
+    swapper = await startLinkUnlinkSwapper(join(root, "target.txt"), canary);
+    const outcomes = { refused: 0, missing: 0 };
+    // 10 000 rounds: the check this replaced let the canary through two or three times in 5 000.
+    for (let index = 0; index < 10_000; index += 1) {
+      const results = await Promise.all([
+        run(tool("read_file"), { path: "target.txt" }),
+        run(tool("search_text"), { pattern: "e" }),
+        run(tool("edit_file"), { path: "target.txt", oldText: "second line", newText: "changed" }),
+      ]);
+      for (const result of results) {
+        expect(result.content).not.toContain("CANARY");
+        expect(result.content).not.toContain("second line");
+      }
+      expect(results[2]?.ok).toBe(false);
+      // The ordinary file beside it is found every time: the search itself goes on.
+      expect(results[1]?.content).toContain("plain.txt:1: ordinary workspace text");
+      const [read] = results;
+      if (read?.content.includes("refused") === true) outcomes.refused += 1;
+      if (read?.content.includes("does not exist") === true) outcomes.missing += 1;
+    }
+    swapper.kill("SIGKILL");
+    swapper = undefined;
+    expect(await readFile(canary, "utf8")).toBe(`${secret}\nsecond line\n`);
+    for (const name of await readdir(root)) {
+      if ((await stat(join(root, name))).nlink === 1) expect(await readFile(join(root, name), "utf8"), name).not.toContain("CANARY");
+    }
+    // Both states of the race were met: the link was there to refuse, and gone.
+    expect(outcomes.refused).toBeGreaterThan(0);
+    expect(outcomes.missing).toBeGreaterThan(0);
+  }, 300_000);
+});
+
+describe("where a link or unlink may leave the ctime as it was (a kernel before 6.13)", () => {
+  it("a file changed a moment ago is read once its change is a second old; the link-and-unlink race still never yields the canary", async () => {
+    kernel.release = "6.1.0";
+    const tool = toolsWith();
+    await writeFile(join(root, "plain.txt"), benign);
+    expect(await run(tool("read_file"), { path: "plain.txt" })).toMatchObject({ ok: true, content: benign });
+    expect(await run(tool("edit_file"), { path: "plain.txt", oldText: "ordinary", newText: "plain" })).toMatchObject({ ok: true });
+    expect(await run(tool("search_text"), { pattern: "plain" })).toMatchObject({ ok: true, content: "plain.txt:1: plain workspace text\n[1 match in 1 file; 1 file searched]" });
+
+    swapper = await startLinkUnlinkSwapper(join(root, "target.txt"), canary);
+    for (let index = 0; index < 20; index += 1) {
+      const results = await Promise.all([
+        run(tool("read_file"), { path: "target.txt" }),
+        run(tool("search_text"), { pattern: "e" }),
+        run(tool("edit_file"), { path: "target.txt", oldText: "second line", newText: "changed" }),
+      ]);
+      for (const result of results) expect(result.content).not.toContain("CANARY");
+      expect(results[0]?.ok).toBe(false);
+      expect(results[2]?.ok).toBe(false);
+    }
+    swapper.kill("SIGKILL");
+    swapper = undefined;
+    expect(await readFile(canary, "utf8")).toBe(`${secret}\nsecond line\n`);
+  }, 300_000);
 });
