@@ -111,6 +111,34 @@ describeWithPostgres("PostgreSQL", () => {
       expect(seen).toEqual([1, 2, 3]);
     });
 
+    it("a subscriber hears an event that another process commits late, below positions that committed before it subscribed", async () => {
+      const schema = schemaForTest("latesub");
+      const writer = await open(schema);
+      await writer.appendToStream("s", someEvents(1));
+      // Another process's append holds position 2 open; a third commits position 3.
+      const client = new pg.Client({ connectionString: requirePostgresUrl() });
+      await client.connect();
+      cleanups.push(() => client.end());
+      await client.query("BEGIN");
+      await client.query(`SELECT ${schema}.reserve_positions(1)`);
+      await writer.appendToStream("t", someEvents(1));
+      // A host opens the log now and subscribes: the late event must still reach it.
+      const host = await open(schema);
+      const seen: number[] = [];
+      const heard = new Promise<void>((resolve) => {
+        host.subscribe((event) => {
+          seen.push(event.meta.globalPosition);
+          if (event.meta.globalPosition === 2) resolve();
+        });
+      });
+      const late = JSON.stringify({ type: "test.late", data: {}, meta: { globalPosition: 2 } });
+      await client.query(`INSERT INTO ${schema}.events (global_position, stream_id, stream_position, event_id, type, recorded_at, event) VALUES (2, 'late', 1, 'late', 'test.late', now(), $1)`, [late]);
+      await client.query(`INSERT INTO ${schema}.streams VALUES ('late', 1, 'x')`);
+      await client.query("COMMIT");
+      await heard;
+      expect(seen[0]).toBe(2);
+    });
+
     it("readAll does not pass an event that commits after a later position did (the snapshot-xmin rule)", async () => {
       const schema = schemaForTest("xmin");
       const log = await open(schema);

@@ -153,7 +153,7 @@ export class PostgresEventLog implements EventLog {
     }
     const log = new PostgresEventLog(pool, typeof urlOrPool === "string", schema, location, options);
     try {
-      log.#tail.noteHead(await log.#lastPosition(pool));
+      log.#tail.noteSafe(await log.#tail.safePosition());
     } catch (error) {
       await log.close().catch(() => undefined);
       throw error;
@@ -185,7 +185,11 @@ export class PostgresEventLog implements EventLog {
     });
     const result = await this.#track(turn.then(() => this.#append(stream, prepared, expected, durable, passTurn)));
     // Subscribers in this process see the events before the appender continues, as on LevelDB.
-    if (result.events.length > 0) await this.#tail.deliveredThrough(result.lastGlobalPosition);
+    if (result.events.length > 0) {
+      const first = result.events[0]?.meta.globalPosition ?? result.lastGlobalPosition;
+      await this.#tail.deliveredThrough(result.lastGlobalPosition);
+      this.#tail.noteAppend(first, result.lastGlobalPosition);
+    }
     return result;
   }
 

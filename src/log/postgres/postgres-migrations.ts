@@ -42,7 +42,6 @@ const migrations: readonly Migration[] = [
         event json NOT NULL,
         UNIQUE (stream_id, stream_position)
       );
-      CREATE INDEX events_transaction_order ON ${s}.events (transaction_id, global_position);
       CREATE FUNCTION ${s}.reserve_positions(n integer) RETURNS bigint LANGUAGE plpgsql AS $fn$
       DECLARE
         first_position bigint;

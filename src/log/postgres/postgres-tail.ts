@@ -6,9 +6,12 @@ import type { ListenerErrorHandler } from "../subscriber-registry.js";
 interface Subscription {
   listener: (event: RecordedEvent) => void;
   stream: string | undefined;
-  /** Told only of events above this global position: the log's head as this process knew it. */
-  after: number;
+  /** This process's own appends up to here resolved before the subscription: not told. */
+  localUpTo: number;
 }
+
+/** How many of this process's recent appends are remembered (see `#localAppends`). */
+const LOCAL_APPENDS_KEPT = 1_024;
 
 interface Waiter {
   position: number;
@@ -39,10 +42,25 @@ export class PostgresTail {
   readonly channel: string;
   readonly #subscriptions = new Set<Subscription>();
   readonly #waiters: Waiter[] = [];
-  /** Every event at or below this position has been told to the subscribers (or was before them). */
-  #cursor = 0;
-  /** The highest position this process knows of (its own appends, what it has read). */
+  /**
+   * Every event at or below this position has been told to the subscribers (or was before them).
+   * Always a safe position (nothing below it can still commit); `undefined` until the tail's first
+   * round has read one from the server.
+   */
+  #cursor: number | undefined;
+  /** The highest position this process has appended. */
   #knownHead = 0;
+  /** A safe position this process once read (on open, or where the tail stopped). */
+  #knownSafe = 0;
+  /** Where a starting tail may begin at the latest: what this process knew when it subscribed. */
+  #startCeiling = 0;
+  /**
+   * This process's recent appends, as [first, last] position ranges. A subscription starts at the
+   * server's safe position, which may be below appends this process made before subscribing
+   * (an older transaction elsewhere was still running); those are not told to it. Only the most
+   * recent ones are kept: an older append is long below any safe position.
+   */
+  readonly #localAppends: Array<[number, number]> = [];
   #running: Promise<void> | undefined;
   #wake: (() => void) | undefined;
   #poked = false;
@@ -58,17 +76,30 @@ export class PostgresTail {
     this.channel = Buffer.byteLength(name) <= 63 ? name : `turnlog:${createHash("sha256").update(schema).digest("hex").slice(0, 32)}`;
   }
 
-  /** The log's head as this process knows it (set on open, raised by appends and reads). */
-  noteHead(position: number): void {
-    if (position > this.#knownHead) this.#knownHead = position;
+  /** Records a position below which nothing can still commit (read on open). */
+  noteSafe(position: number): void {
+    if (position > this.#knownSafe) this.#knownSafe = position;
+  }
+
+  /** Records an append of this process (positions `first`..`last`), resolved to its caller now. */
+  noteAppend(first: number, last: number): void {
+    if (last > this.#knownHead) this.#knownHead = last;
+    this.#localAppends.push([first, last]);
+    if (this.#localAppends.length > LOCAL_APPENDS_KEPT) this.#localAppends.shift();
   }
 
   add(listener: (event: RecordedEvent) => void, options?: SubscribeOptions): () => void {
     if (typeof listener !== "function") throw new TypeError("subscribe takes a listener function");
     const stream = options?.stream;
     if (stream !== undefined && typeof stream !== "string") throw new TypeError("subscribe's stream must be a string");
-    const subscription: Subscription = { listener, stream, after: Math.max(this.#knownHead, this.#cursor) };
-    if (this.#subscriptions.size === 0 && this.#running === undefined) this.#cursor = subscription.after;
+    const subscription: Subscription = { listener, stream, localUpTo: this.#knownHead };
+    // The first subscriber of a stopped tail. Its first round starts at the server's safe
+    // position then, or earlier: at what this process knew now. Starting at the position then
+    // alone would skip an event that committed between this call and that round.
+    if (this.#subscriptions.size === 0 && this.#running === undefined) {
+      this.#cursor = undefined;
+      this.#startCeiling = Math.max(this.#knownSafe, this.#knownHead);
+    }
     this.#subscriptions.add(subscription);
     this.#start();
     return () => {
@@ -83,8 +114,7 @@ export class PostgresTail {
    * the global order back, and an append must not hang on it; its subscribers hear later.
    */
   async deliveredThrough(position: number): Promise<void> {
-    this.noteHead(position);
-    if (this.#subscriptions.size === 0 || this.#cursor >= position || this.#closed) return;
+    if (this.#subscriptions.size === 0 || (this.#cursor ?? 0) >= position || this.#closed) return;
     await new Promise<void>((resolve) => {
       const timer = setTimeout(resolve, DELIVERY_WAIT_MS);
       timer.unref();
@@ -128,6 +158,7 @@ export class PostgresTail {
         this.#poked = false;
         let rows: Array<{ event: string; global_position: string }>;
         try {
+          this.#cursor ??= Math.min(await this.safePosition(), this.#startCeiling);
           ({ rows } = await this.pool.query<{ event: string; global_position: string }>(
             `SELECT global_position, event::text AS event FROM ${pg.escapeIdentifier(this.schema)}.events
              WHERE global_position > $1 AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
@@ -153,17 +184,32 @@ export class PostgresTail {
         if (!this.#poked) await this.#sleep(this.options.pollIntervalMs);
       }
     } finally {
+      if (this.#cursor !== undefined) this.noteSafe(this.#cursor);
       await this.#stopListening();
     }
   }
 
+  /** The highest position below which nothing can still commit (0 for an empty log). */
+  async safePosition(): Promise<number> {
+    const { rows } = await this.pool.query<{ safe: string | null }>(
+      `SELECT max(global_position) AS safe FROM ${pg.escapeIdentifier(this.schema)}.events WHERE transaction_id < pg_snapshot_xmin(pg_current_snapshot())`,
+    );
+    return rows[0]?.safe === null || rows[0]?.safe === undefined ? 0 : Number(rows[0].safe);
+  }
+
+  #isLocalAppend(position: number): boolean {
+    return this.#localAppends.some(([first, last]) => first <= position && position <= last);
+  }
+
   #deliver(event: RecordedEvent): void {
     const position = event.meta.globalPosition;
-    this.#cursor = Math.max(this.#cursor, position);
-    this.noteHead(position);
+    this.#cursor = Math.max(this.#cursor ?? 0, position);
+    // An event at or below a subscription's start that another process appended may have
+    // committed after it subscribed (late, below later positions): it is told, never skipped.
+    const local = this.#isLocalAppend(position);
     for (const subscription of [...this.#subscriptions]) {
       if (!this.#subscriptions.has(subscription)) continue;
-      if (position <= subscription.after) continue;
+      if (local && position <= subscription.localUpTo) continue;
       if (subscription.stream !== undefined && subscription.stream !== event.meta.stream) continue;
       try {
         subscription.listener(event);
@@ -180,7 +226,7 @@ export class PostgresTail {
   #settleWaiters(all: boolean): void {
     for (let index = this.#waiters.length - 1; index >= 0; index -= 1) {
       const waiter = this.#waiters[index];
-      if (waiter !== undefined && (all || waiter.position <= this.#cursor || this.#subscriptions.size === 0)) {
+      if (waiter !== undefined && (all || waiter.position <= (this.#cursor ?? 0) || this.#subscriptions.size === 0)) {
         this.#waiters.splice(index, 1);
         waiter.resolve();
       }
