@@ -102,6 +102,15 @@ describeWithPostgres("PostgreSQL", () => {
       expect(seen.map((event) => `${event.meta.stream}:${event.meta.globalPosition}`)).toEqual(["a:1", "a:2", "b:3"]);
     });
 
+    it("a pool of one connection still appends while someone subscribes (the tail listens on a connection of its own)", async () => {
+      const log = await open(schemaForTest("pool1"), { poolSize: 1 });
+      const seen: number[] = [];
+      log.subscribe((event) => seen.push(event.meta.globalPosition));
+      await log.appendToStream("a", someEvents(2));
+      await log.appendToStream("b", someEvents(1));
+      expect(seen).toEqual([1, 2, 3]);
+    });
+
     it("readAll does not pass an event that commits after a later position did (the snapshot-xmin rule)", async () => {
       const schema = schemaForTest("xmin");
       const log = await open(schema);
@@ -127,15 +136,30 @@ describeWithPostgres("PostgreSQL", () => {
       expect(seen).toEqual([1, 2, 3]);
     });
 
+    it("verify finds an event edited in the table, and a tail deleted with its head left behind", async () => {
+      const schema = schemaForTest("tamper");
+      const log = await open(schema);
+      await log.appendToStream("a", someEvents(3));
+      await log.appendToStream("b", someEvents(2));
+      expect(await log.verify()).toEqual({ ok: true, checked: 5 });
+      const client = new pg.Client({ connectionString: requirePostgresUrl() });
+      await client.connect();
+      cleanups.push(() => client.end());
+      await client.query(`UPDATE ${schema}.events SET event = replace(event::text, '"index":1', '"index":7')::json WHERE stream_id = 'a' AND stream_position = 2`);
+      expect(await log.verify({ stream: "a" })).toMatchObject({ ok: false, stream: "a", firstBadPosition: 2 });
+      await client.query(`DELETE FROM ${schema}.events WHERE stream_id = 'b' AND stream_position = 2`);
+      expect(await log.verify({ stream: "b" })).toMatchObject({ ok: false, stream: "b" });
+      expect((await log.verify({ stream: "b" })).reason).toMatch(/head-mismatch/);
+    });
+
     it("never names the password of a URL it was opened with", async () => {
       expect(redactConnectionString("postgres://ada:s3cret@db.example:5432/agents?sslmode=require")).toBe("postgres://ada:***@db.example:5432/agents?sslmode=require");
       expect(redactConnectionString("postgresql://db/agents?password=s3cret")).not.toContain("s3cret");
       const url = new URL(requirePostgresUrl());
       url.password = "not-the-password";
-      const log = await open(schemaForTest("redact"), {});
-      expect(log.location).not.toContain("s3cret");
-      // A wrong password is refused by trust auth only when the server asks; the location never carries it.
-      const withPassword = await PostgresEventLog.open(url.toString(), { schema: schemaForTest("redact2") });
+      // The test server trusts loopback, so it accepts (and ignores) the password; the log's
+      // location, used in every message about it, never carries it.
+      const withPassword = await PostgresEventLog.open(url.toString(), { schema: schemaForTest("redact") });
       cleanups.push(() => withPassword.close());
       expect(withPassword.location).not.toContain("not-the-password");
       expect(withPassword.location).toContain("***");

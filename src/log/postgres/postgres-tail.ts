@@ -47,7 +47,7 @@ export class PostgresTail {
   #wake: (() => void) | undefined;
   #poked = false;
   #closed = false;
-  #listener: pg.PoolClient | undefined;
+  #listener: pg.Client | undefined;
 
   constructor(
     private readonly pool: pg.Pool,
@@ -202,29 +202,29 @@ export class PostgresTail {
 
   async #ensureListening(): Promise<void> {
     if (this.#listener !== undefined) return;
-    let client: pg.PoolClient | undefined;
+    // A connection of its own, outside the pool: it is held for as long as someone subscribes,
+    // and a pool of one connection would otherwise have none left for appends.
+    const client = new pg.Client(this.pool.options);
+    client.on("notification", (message) => {
+      if (message.channel === this.channel) this.#poke();
+    });
+    client.on("error", () => {
+      // The connection broke: polling carries on, and the next round listens again.
+      if (this.#listener === client) this.#listener = undefined;
+      void client.end().catch(() => undefined);
+    });
     try {
-      client = await this.pool.connect();
-      client.on("notification", (message) => {
-        if (message.channel === this.channel) this.#poke();
-      });
-      client.on("error", () => {
-        // The connection broke: polling carries on, and the next round listens again.
-        if (this.#listener === client) this.#listener = undefined;
-        client?.release(true);
-      });
+      await client.connect();
       await client.query(`LISTEN ${pg.escapeIdentifier(this.channel)}`);
       this.#listener = client;
     } catch {
-      client?.release(true);
+      await client.end().catch(() => undefined);
     }
   }
 
   async #stopListening(): Promise<void> {
     const client = this.#listener;
     this.#listener = undefined;
-    if (client === undefined) return;
-    // A connection that listened goes back closed, so no later borrower receives notifications.
-    client.release(true);
+    await client?.end().catch(() => undefined);
   }
 }
