@@ -45,9 +45,9 @@ export async function runCli(argv: readonly string[], given: CliIo = processIo()
     demo: "$TURNLOG_LOG, else $TURNLOG_DIR, else ./.turnlog",
   } as const;
   const logOption = (kind: "read" | "run" | "demo" = "read") =>
-    new Option("--log <dir|url>", "the log: a directory, or a PostgreSQL URL, postgres://user@host/db (keep the password in PGPASSWORD or ~/.pgpass)").default(undefined, defaultsText[kind]);
+    new Option("--log <dir|url>", `the log: a directory, or a PostgreSQL URL, postgres://user@host/db (keep the password in PGPASSWORD or ~/.pgpass); default: ${defaultsText[kind]}`);
   const dirOption = () => new Option("--dir <path>", "the log directory (the same as --log <path>)");
-  const schemaOption = () => new Option("--schema <name>", "with a PostgreSQL log: the schema that holds it").default(undefined, "$TURNLOG_SCHEMA, else turnlog");
+  const schemaOption = () => new Option("--schema <name>", "with a PostgreSQL log: the schema that holds it; default: $TURNLOG_SCHEMA, else turnlog");
   const defaults = { read: () => defaultLogLocation(io.env), run: () => runLogLocation(io.env), demo: () => demoLogLocation(io.env) };
   program.hook("preAction", (_program, command) => {
     if (!command.options.some((option) => option.long === "--log")) return;

@@ -220,17 +220,22 @@ describeWithPostgres("the CLI on a PostgreSQL log", () => {
     });
     let stdout = "";
     let stderr = "";
+    const checks = new Set<() => void>();
+    child.stdout.on("data", (chunk: Buffer) => {
+      stdout += chunk.toString();
+      for (const check of checks) check();
+    });
     child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
     const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+    /** Resolves once the follower has printed `text` (the test's own time limit applies). */
     const seen = (text: string) =>
       new Promise<void>((resolve, reject) => {
         const check = () => {
-          if (stdout.includes(text)) resolve();
+          if (!stdout.includes(text)) return;
+          checks.delete(check);
+          resolve();
         };
-        child.stdout.on("data", (chunk: Buffer) => {
-          stdout += chunk.toString();
-          check();
-        });
+        checks.add(check);
         exited.then((code) => reject(new Error(`the follower exited (${code}); stderr: ${stderr}`)));
         check();
       });

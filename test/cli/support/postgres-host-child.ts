@@ -21,7 +21,7 @@ process.stdin.resume();
 const lookup = defineTool({
   name: "lookup",
   description: "Looks a word up.",
-  risk: "read-only",
+  risk: "read-only-local",
   input: z.object({ word: z.string() }),
   run: ({ word }) => `${word}: a word`,
 });
