@@ -44,6 +44,7 @@ export { PostgresEventLog } from "./log/postgres/postgres-event-log.js";
 export type { PostgresEventLogOptions } from "./log/postgres/postgres-event-log.js";
 export { migratePostgres } from "./log/postgres/postgres-migrations.js";
 export type { MigrationReport } from "./log/postgres/postgres-migrations.js";
+export type { LogLocation } from "./log/log-location.js";
 export { followStream } from "./log/follow-stream.js";
 export type { FollowStreamOptions } from "./log/follow-stream.js";
 export type {

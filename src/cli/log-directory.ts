@@ -2,58 +2,105 @@ import { existsSync } from "node:fs";
 import { cp, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { LogFormatError } from "../errors/log-format-error.js";
 import { LogLockedError } from "../errors/log-locked-error.js";
 import { LevelEventLog } from "../log/level-event-log.js";
-import type { Clock } from "../log/event-log.js";
+import type { Clock, EventLog } from "../log/event-log.js";
+import {
+  defaultPostgresSchema,
+  describeLogLocation,
+  isPostgresLocation,
+  logLocationFromEnvironment,
+  urlHasPassword,
+  urlPasswords,
+  urlWithoutPassword,
+  type ResolvedLogLocation,
+} from "../log/log-location.js";
+import { PostgresEventLog } from "../log/postgres/postgres-event-log.js";
 import { CliError } from "./cli-error.js";
 import { defaultRunLogDirectory } from "../log/seal/user-directories.js";
 
-function fromEnvironment(env: NodeJS.ProcessEnv): string | undefined {
-  const fromEnv = env.TURNLOG_DIR;
-  return fromEnv !== undefined && fromEnv !== "" ? fromEnv : undefined;
-}
-
 /**
- * The log directory a command reads (and `approve`, `deny`, `resume`, `fork` append to) when
- * `--dir` is not given, in this order (docs/cli-run.md):
- * 1. `$TURNLOG_DIR`;
+ * The log a command reads (and `approve`, `deny`, `resume`, `fork` append to) when neither `--log`
+ * nor `--dir` is given, in this order (docs/cli-run.md):
+ * 1. `$TURNLOG_LOG` (a directory or a `postgres://` URL, with `$TURNLOG_SCHEMA`), then `$TURNLOG_DIR`;
  * 2. the log `turnlog run` keeps for this workspace (the current directory) in the user's state
  *    directory, when it exists — before `./.turnlog`, so a log planted in the workspace cannot
  *    stand in for the real one;
  * 3. `./.turnlog` (the demo's, and a host's default).
  *
  * @example
- * defaultLogDirectory(process.env); // "/home/ada/.local/state/turnlog/logs/app-3f2a9c0d1e4b"
+ * defaultLogLocation(process.env); // { dir: "/home/ada/.local/state/turnlog/logs/app-3f2a9c0d1e4b" }
  */
-export function defaultLogDirectory(env: NodeJS.ProcessEnv = process.env, cwd: string = process.cwd()): string {
-  const fromEnv = fromEnvironment(env);
+export function defaultLogLocation(env: NodeJS.ProcessEnv = process.env, cwd: string = process.cwd()): ResolvedLogLocation {
+  const fromEnv = logLocationFromEnvironment(env);
   if (fromEnv !== undefined) return fromEnv;
   const runLog = defaultRunLogDirectory(cwd, env);
-  return logExists(runLog) ? runLog : "./.turnlog";
+  return { dir: logExists(runLog) ? runLog : "./.turnlog" };
 }
 
 /**
- * Where `turnlog run` logs when `--dir` is not given: `$TURNLOG_DIR`, else the workspace's log in
- * the user's state directory ({@link defaultRunLogDirectory}) — never inside the workspace, where
- * the model's commands could reach it.
+ * Where `turnlog run` logs when neither `--log` nor `--dir` is given: `$TURNLOG_LOG`, `$TURNLOG_DIR`,
+ * else the workspace's log in the user's state directory ({@link defaultRunLogDirectory}) — never
+ * inside the workspace, where the model's commands could reach it.
  */
-export function runLogDirectory(env: NodeJS.ProcessEnv = process.env, cwd: string = process.cwd()): string {
-  return fromEnvironment(env) ?? defaultRunLogDirectory(cwd, env);
+export function runLogLocation(env: NodeJS.ProcessEnv = process.env, cwd: string = process.cwd()): ResolvedLogLocation {
+  return logLocationFromEnvironment(env) ?? { dir: defaultRunLogDirectory(cwd, env) };
 }
 
-/** Where `turnlog demo` records when `--dir` is not given: `$TURNLOG_DIR`, else `./.turnlog`. */
-export function demoLogDirectory(env: NodeJS.ProcessEnv = process.env): string {
-  return fromEnvironment(env) ?? "./.turnlog";
+/** Where `turnlog demo` records when neither `--log` nor `--dir` is given: `$TURNLOG_LOG`, `$TURNLOG_DIR`, else `./.turnlog`. */
+export function demoLogLocation(env: NodeJS.ProcessEnv = process.env): ResolvedLogLocation {
+  return logLocationFromEnvironment(env) ?? { dir: "./.turnlog" };
 }
 
-/** Whether `directory` is the one the CLI would read without `--dir`, so a printed command can leave it out. */
-export function isDefaultLogDirectory(directory: string, env: NodeJS.ProcessEnv = process.env): boolean {
-  return path.resolve(directory) === path.resolve(defaultLogDirectory(env));
+/** Whether `location` is the one the CLI would use without `--log`, so a printed command can leave it out. */
+export function isDefaultLogLocation(location: ResolvedLogLocation, env: NodeJS.ProcessEnv = process.env): boolean {
+  const fallback = defaultLogLocation(env);
+  if (isPostgresLocation(location) || isPostgresLocation(fallback)) {
+    return isPostgresLocation(location) && isPostgresLocation(fallback) && location.url === fallback.url && location.schema === fallback.schema;
+  }
+  return path.resolve(location.dir) === path.resolve(fallback.dir);
 }
 
-/** ` --dir <directory>` for a printed command, or "" when the directory is the default. */
-export function dirFlag(directory: string, env: NodeJS.ProcessEnv = process.env): string {
-  return isDefaultLogDirectory(directory, env) ? "" : ` --dir ${shellQuote(directory)}`;
+/**
+ * The flags that name `location` in a printed command, or "" when it is the default: ` --dir
+ * <directory>`, or ` --log <url>` (and ` --schema <name>` for another than `turnlog`) with the
+ * URL's password left out — the command line is shown and pasted, and libpq reads the password
+ * from `PGPASSWORD` or `~/.pgpass` ({@link passwordNote} says so).
+ *
+ * @example
+ * logFlag({ url: "postgres://ada:pw@db/agents", schema: "turnlog" }, {}); // " --log postgres://ada@db/agents"
+ */
+export function logFlag(location: ResolvedLogLocation, env: NodeJS.ProcessEnv = process.env): string {
+  if (isDefaultLogLocation(location, env)) return "";
+  if (!isPostgresLocation(location)) return ` --dir ${shellQuote(location.dir)}`;
+  const schema = location.schema === defaultPostgresSchema ? "" : ` --schema ${shellQuote(location.schema)}`;
+  return ` --log ${shellQuote(urlWithoutPassword(location.url))}${schema}`;
+}
+
+/**
+ * The note printed under commands whose `--log` URL lost its password, or undefined when there is
+ * none to explain.
+ */
+export function passwordNote(location: ResolvedLogLocation, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  if (!isPostgresLocation(location) || !urlHasPassword(location.url) || logFlag(location, env) === "") return undefined;
+  return "(the password is left out of --log: set PGPASSWORD or use ~/.pgpass, which libpq reads)";
+}
+
+/** The location as messages name it: the directory, or the URL without its password and the schema. */
+export function describeLocation(location: ResolvedLogLocation): string {
+  return describeLogLocation(location);
+}
+
+/**
+ * `text` with every password of `location` replaced by `***`: for a database's own error message,
+ * which turnlog does not write and so cannot vouch for.
+ */
+export function withoutPasswords(text: string, location: ResolvedLogLocation): string {
+  if (!isPostgresLocation(location)) return text;
+  let scrubbed = text;
+  for (const password of urlPasswords(location.url)) scrubbed = scrubbed.split(password).join("***");
+  return scrubbed;
 }
 
 /**
@@ -103,16 +150,23 @@ export function readOnly(io: { stderr: { write(text: string): unknown } }): Open
 const copyAttempts = 3;
 
 /**
- * Opens the log in `directory`, runs `work` with it, and closes it whatever happens, so the
- * LevelDB lock is released even when `work` throws. A missing log and a log held by another
- * process become one-line {@link CliError}s.
+ * Opens the log at `location`, runs `work` with it, and closes it whatever happens, so the
+ * LevelDB lock is released (or the PostgreSQL pool ended) even when `work` throws. A missing log,
+ * a log held by another process and a database that cannot be reached become one-line
+ * {@link CliError}s, never with a password in them.
+ *
+ * On PostgreSQL many processes share the log: a read command opens it directly, while hosts
+ * write, and nothing is copied. Without `create` the schema is not created or migrated (a typo
+ * in `--schema` leaves nothing behind).
  *
  * @example
- * const sessions = await withLog("./.turnlog", {}, (log) => log.listStreams());
+ * const sessions = await withLog({ dir: "./.turnlog" }, {}, (log) => log.listStreams());
  */
-export async function withLog<T>(directory: string, options: OpenLogOptions, work: (log: LevelEventLog) => Promise<T>): Promise<T> {
+export async function withLog<T>(location: ResolvedLogLocation, options: OpenLogOptions, work: (log: EventLog) => Promise<T>): Promise<T> {
+  if (isPostgresLocation(location)) return withPostgresLog(location, options, work);
+  const directory = location.dir;
   if (!options.create && !logExists(directory)) {
-    throw new CliError(`no log at ${directory} — run "npx turnlog demo" first or pass --dir`);
+    throw new CliError(`no log at ${directory} — run "npx turnlog demo" first or pass --log`);
   }
   let log: LevelEventLog;
   try {
@@ -123,7 +177,7 @@ export async function withLog<T>(directory: string, options: OpenLogOptions, wor
   } catch (error) {
     if (LogLockedError.isInstance(error)) {
       if (options.readOnly !== undefined) return withCopyOfLog(directory, options.readOnly, work, error);
-      throw new CliError(`the log at ${directory} is in use by another process — one process owns a log at a time; try again when it is done`, { cause: error });
+      throw new CliError(`the log at ${directory} is in use by another process — one process owns a log directory at a time (PostgreSQL, --log postgres://…, lets many share one); try again when it is done`, { cause: error });
     }
     throw new CliError(`cannot open the log at ${directory}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
   }
@@ -134,13 +188,56 @@ export async function withLog<T>(directory: string, options: OpenLogOptions, wor
   }
 }
 
+/** Whether `error` (or the error a {@link CliError} wraps) says that a PostgreSQL schema holds no turnlog tables. */
+export function isMissingPostgresLog(error: unknown): boolean {
+  const cause = error instanceof CliError ? error.cause : error;
+  return LogFormatError.isInstance(cause) && cause.found === "no turnlog tables";
+}
+
+/** Connections a CLI command needs: a few reads at a time, and a listener for `--follow`. */
+const cliPoolSize = 4;
+
+async function withPostgresLog<T>(location: { url: string; schema: string }, options: OpenLogOptions, work: (log: EventLog) => Promise<T>): Promise<T> {
+  const where = describeLogLocation(location);
+  let log: PostgresEventLog;
+  try {
+    log = await PostgresEventLog.open(location.url, {
+      schema: location.schema,
+      poolSize: cliPoolSize,
+      migrate: options.create === true,
+      ...(options.clock !== undefined ? { clock: options.clock } : {}),
+    });
+  } catch (error) {
+    throw postgresOpenError(error, location, where);
+  }
+  try {
+    return await work(log);
+  } finally {
+    await log.close();
+  }
+}
+
+/**
+ * The one line for a PostgreSQL log that did not open: a schema without turnlog's tables is "no
+ * log" (as a missing directory is); anything else names the location and the database's reason,
+ * scrubbed of the password.
+ */
+export function postgresOpenError(error: unknown, location: { url: string; schema: string }, where: string = describeLogLocation(location)): CliError {
+  if (isMissingPostgresLog(error)) {
+    return new CliError(`no log at ${where} — "npx turnlog migrate --log …" creates its tables, and a host or "turnlog run" writes to it`, { cause: error });
+  }
+  if (error instanceof TypeError) return new CliError(withoutPasswords(error.message, location), { exitCode: 2, cause: error });
+  const reason = error instanceof Error ? error.message || (error as { code?: string }).code || error.name : String(error);
+  return new CliError(`cannot open the log at ${where}: ${withoutPasswords(reason, location)}`, { cause: error });
+}
+
 /**
  * Runs `work` on a copy of the log in `directory`, taken now, whether or not another process
  * holds it: the log's own lock is never taken, so no writer is ever kept waiting (`turnlog events
  * --follow` reads this way). A missing log is a one-line {@link CliError}.
  */
 export async function withCopyOfLogDirectory<T>(directory: string, work: (log: LevelEventLog) => Promise<T>): Promise<T> {
-  if (!logExists(directory)) throw new CliError(`no log at ${directory} — run "npx turnlog demo" first or pass --dir`);
+  if (!logExists(directory)) throw new CliError(`no log at ${directory} — run "npx turnlog demo" first or pass --log`);
   return withCopyOfLog(directory, undefined, work, undefined);
 }
 

@@ -1,3 +1,4 @@
+import type { ResolvedLogLocation } from "../log/log-location.js";
 import type { DiscardedAttempt } from "../runtime/provider-turn-loop.js";
 import type { RecordedEvent } from "../log/event-log.js";
 import { createLogReader } from "../reader/index.js";
@@ -56,15 +57,15 @@ export interface OpenSessionOptions {
  * tools and answers it was never meant to get.
  *
  * @example
- * await withRecordedSession(".turnlog", id, { env: process.env, command: "resume" }, ({ session }) => session.resume());
+ * await withRecordedSession({ dir: ".turnlog" }, id, { env: process.env, command: "resume" }, ({ session }) => session.resume());
  */
-export async function withRecordedSession<T>(dir: string, sessionId: string, options: OpenSessionOptions, work: (opened: OpenedSession) => Promise<T>): Promise<T> {
+export async function withRecordedSession<T>(location: ResolvedLogLocation, sessionId: string, options: OpenSessionOptions, work: (opened: OpenedSession) => Promise<T>): Promise<T> {
   const { env, command } = options;
-  return withLog(dir, {}, async (log) => {
+  return withLog(location, {}, async (log) => {
     // Whatever this command appends (an answer, a resumed turn, a recovery) is sealed like the rest.
-    const seals = await userSeals(dir, env);
+    const seals = await userSeals(location, env);
     const reader = createLogReader(log);
-    const recorded = await readSessionEvents(reader, sessionId, dir, env);
+    const recorded = await readSessionEvents(reader, sessionId, location, env);
     const run = await findRunRecord(log, sessionId, recorded);
     let runtime: Runtime;
     let redact: ((text: string) => string) | undefined;

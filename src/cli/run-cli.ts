@@ -1,7 +1,7 @@
 import { Command, CommanderError, Option, type OutputConfiguration } from "commander";
 import packageJson from "../../package.json" with { type: "json" };
 import { TurnlogError } from "../errors/turnlog-error.js";
-import { commandContext, type CliIo } from "./cli-io.js";
+import { commandContext, type CliIo, type TextSink } from "./cli-io.js";
 import { CliError, exitCodes } from "./cli-error.js";
 import { approveCommand, denyCommand, type AnswerOptions } from "./commands/approve-command.js";
 import { auditCommand, type AuditOptions } from "./commands/audit-command.js";
@@ -15,7 +15,11 @@ import { runCommand, type RunOptions } from "./commands/run-command.js";
 import { sessionsCommand } from "./commands/sessions-command.js";
 import { showCommand } from "./commands/show-command.js";
 import { verifyCommand } from "./commands/verify-command.js";
-import { defaultLogDirectory, demoLogDirectory, runLogDirectory } from "./log-directory.js";
+import { migrateCommand } from "./commands/migrate-command.js";
+import { defaultLogLocation, demoLogLocation, runLogLocation } from "./log-directory.js";
+import { isPostgresUrl } from "../log/postgres/connection-string.js";
+import { isPostgresLocation, parseLogLocation, schemaFromEnvironment, urlPasswords, type ResolvedLogLocation } from "../log/log-location.js";
+import { assertSchemaName } from "../log/postgres/postgres-migrations.js";
 import { approverName } from "./run/run-driver.js";
 
 /**
@@ -27,22 +31,28 @@ import { approverName } from "./run/run-driver.js";
  * @example
  * process.exitCode = await runCli(process.argv.slice(2));
  */
-export async function runCli(argv: readonly string[], io: CliIo = processIo()): Promise<number> {
+export async function runCli(argv: readonly string[], given: CliIo = processIo()): Promise<number> {
+  const io = withoutUrlPasswords(given, argv);
   const context = commandContext(io);
   let exitCode: number = exitCodes.ok;
   const program = buildProgram(io);
-  // Each default is looked up only when the command runs without --dir (a lookup reads the disk).
-  const dirOption = (kind: "read" | "run" | "demo" = "read") =>
-    kind === "run"
-      ? new Option("--dir <path>", "the log directory").default(undefined, "$TURNLOG_DIR, else this workspace's log in ~/.local/state/turnlog")
-      : kind === "demo"
-        ? new Option("--dir <path>", "the log directory").default(undefined, "$TURNLOG_DIR or ./.turnlog")
-        : new Option("--dir <path>", "the log directory").default(undefined, "$TURNLOG_DIR, else this workspace's run log if there is one, else ./.turnlog");
-  const defaults = { read: () => defaultLogDirectory(io.env), run: () => runLogDirectory(io.env), demo: () => demoLogDirectory(io.env) };
+  // Each command names its log with --log (a directory or a postgres:// URL), or --dir (a
+  // directory, the older flag), and --schema; the default is looked up only when neither is given
+  // (a lookup reads the disk). The resolved location reaches the command as `options.location`.
+  const defaultsText = {
+    read: "$TURNLOG_LOG, else $TURNLOG_DIR, else this workspace's run log if there is one, else ./.turnlog",
+    run: "$TURNLOG_LOG, else $TURNLOG_DIR, else this workspace's log in ~/.local/state/turnlog",
+    demo: "$TURNLOG_LOG, else $TURNLOG_DIR, else ./.turnlog",
+  } as const;
+  const logOption = (kind: "read" | "run" | "demo" = "read") =>
+    new Option("--log <dir|url>", `the log: a directory, or a PostgreSQL URL, postgres://user@host/db (keep the password in PGPASSWORD or ~/.pgpass); default: ${defaultsText[kind]}`);
+  const dirOption = () => new Option("--dir <path>", "the log directory (the same as --log <path>)");
+  const schemaOption = () => new Option("--schema <name>", "with a PostgreSQL log: the schema that holds it; default: $TURNLOG_SCHEMA, else turnlog");
+  const defaults = { read: () => defaultLogLocation(io.env), run: () => runLogLocation(io.env), demo: () => demoLogLocation(io.env) };
   program.hook("preAction", (_program, command) => {
-    if (command.getOptionValue("dir") !== undefined || !command.options.some((option) => option.long === "--dir")) return;
+    if (!command.options.some((option) => option.long === "--log")) return;
     const kind = command.name() === "run" ? "run" : command.name() === "demo" ? "demo" : "read";
-    command.setOptionValue("dir", defaults[kind]());
+    command.setOptionValue("location", resolveLocation(command.opts(), io.env, defaults[kind]));
   });
   const jsonOption = () => new Option("--json", "print JSON instead of text");
   const byOption = () => new Option("--by <name>", "who answers, as the log records it").default(approverName(io.env), "$USER or cli");
@@ -52,9 +62,11 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo()): 
   program
     .command("demo")
     .description("record a built-in scripted session (no network, no API key, no real files) and print its timeline")
-    .addOption(dirOption("demo"))
+    .addOption(logOption("demo"))
+    .addOption(dirOption())
+    .addOption(schemaOption())
     .option("--pause", "stop at the first call held for approval and print the commands that answer it (exit 3)")
-    .action(async (options: { dir: string; pause?: boolean }) => {
+    .action(async (options: { location: ResolvedLogLocation; pause?: boolean }) => {
       exitCode = await demoCommand(options, context);
     });
 
@@ -72,7 +84,9 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo()): 
     .option("--yes", "approve every call the gate holds (recorded as approved by --yes)")
     .option("--config <path>", "a config file instead of ./turnlog.config.json")
     .option("--trust-config", "apply what the config file asks for that needs your confirmation (a higher mode, MCP servers, the endpoint and key variable), and remember it")
-    .addOption(dirOption("run"))
+    .addOption(logOption("run"))
+    .addOption(dirOption())
+    .addOption(schemaOption())
     .addHelpText("after", "\nExit codes: 0 completed · 1 failed · 2 usage error · 3 a turn awaits approval · 4 stopped (budget, cancel, refusal).")
     .action(async (message: string[], options: RunOptions) => {
       exitCode = await runCommand(message, options, context);
@@ -81,9 +95,11 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo()): 
   program
     .command("sessions")
     .description("list the sessions in the log with their event count, last event and status")
+    .addOption(logOption())
     .addOption(dirOption())
+    .addOption(schemaOption())
     .addOption(jsonOption())
-    .action(async (options: { dir: string; json?: boolean }) => {
+    .action(async (options: { location: ResolvedLogLocation; json?: boolean }) => {
       exitCode = await sessionsCommand(options, context);
     });
 
@@ -91,11 +107,13 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo()): 
     .command("events")
     .description("print a session's events as a timeline (or as recorded, with --json); --follow keeps printing new ones")
     .argument("<session>", "the session ID")
+    .addOption(logOption())
     .addOption(dirOption())
+    .addOption(schemaOption())
     .addOption(jsonOption())
     .option("--follow", "then print each new event as another process appends it, until Ctrl-C (with --json: one JSON object per line); never locks the log")
-    .option("--interval <ms>", "with --follow: how often to look for new events, in milliseconds (default 500)")
-    .action(async (session: string, options: { dir: string; json?: boolean; follow?: boolean; interval?: string }) => {
+    .option("--interval <ms>", "with --follow on a log directory: how often to look for new events, in milliseconds (default 500); a PostgreSQL log tells of them itself")
+    .action(async (session: string, options: { location: ResolvedLogLocation; json?: boolean; follow?: boolean; interval?: string }) => {
       exitCode = await eventsCommand(session, options, context);
     });
 
@@ -105,9 +123,11 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo()): 
     .argument("<session>", "the session ID")
     .requiredOption("--format <format>", "openai-chat or anthropic-messages")
     .option("--max-tokens <n>", "the token budget (default: the session's own)")
+    .addOption(logOption())
     .addOption(dirOption())
+    .addOption(schemaOption())
     .addOption(jsonOption())
-    .action(async (session: string, options: { dir: string; format: string; maxTokens?: string; json?: boolean }) => {
+    .action(async (session: string, options: { location: ResolvedLogLocation; format: string; maxTokens?: string; json?: boolean }) => {
       exitCode = await historyCommand(session, options, context);
     });
 
@@ -117,8 +137,10 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo()): 
     .argument("<session>", "the session ID")
     .option("--at <position>", "time travel: the timeline up to stream position N and the state there")
     .option("--events", "also print every event (the full timeline)")
+    .addOption(logOption())
     .addOption(dirOption())
-    .action(async (session: string, options: { dir: string; at?: string; events?: boolean }) => {
+    .addOption(schemaOption())
+    .action(async (session: string, options: { location: ResolvedLogLocation; at?: string; events?: boolean }) => {
       exitCode = await showCommand(session, options, context);
     });
 
@@ -128,8 +150,10 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo()): 
     .argument("<session>", "the session to fork")
     .requiredOption("--at <position>", "the last stream position to copy")
     .requiredOption("--to <session>", "the new session's ID (must not exist)")
+    .addOption(logOption())
     .addOption(dirOption())
-    .action(async (session: string, options: { dir: string; at: string; to: string }) => {
+    .addOption(schemaOption())
+    .action(async (session: string, options: { location: ResolvedLogLocation; at: string; to: string }) => {
       exitCode = await forkCommand(session, options, context);
     });
 
@@ -140,7 +164,9 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo()): 
     .addOption(new Option("--decision <decision>", "only calls the gate decided so").choices(["allow", "ask", "deny", "block"]))
     .option("--tool <name>", "only calls of this tool")
     .addOption(new Option("--outcome <outcome>", "only calls that ended so").choices(["succeeded", "failed", "rejected", "denied", "blocked", "interrupted", "pending"]))
+    .addOption(logOption())
     .addOption(dirOption())
+    .addOption(schemaOption())
     .addOption(jsonOption())
     .action(async (session: string, options: AuditOptions) => {
       exitCode = await auditCommand(session, options, context);
@@ -150,13 +176,15 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo()): 
     .command("replay")
     .description("recompute every decision of a session and compare it with the log (exit 1 on a divergence)")
     .argument("<session>", "the session ID")
+    .addOption(logOption())
     .addOption(dirOption())
+    .addOption(schemaOption())
     .addOption(jsonOption())
     .addOption(new Option("--policy <file>", "what-if: a partial policy JSON merged over the recorded one; lists the decisions it would change (exit 1 if any)"))
     .addOption(
       new Option("--decisions <version>", "upgrade preview: recompute under this decisions version (`latest` or a number) instead of the recorded one; lists the decisions it would change (exit 1 if any)"),
     )
-    .action(async (session: string, options: { dir: string; json?: boolean; policy?: string; decisions?: string }) => {
+    .action(async (session: string, options: { location: ResolvedLogLocation; json?: boolean; policy?: string; decisions?: string }) => {
       exitCode = await replayCommand(session, options, context);
     });
 
@@ -168,7 +196,9 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo()): 
     .addOption(byOption())
     .addOption(noteOption())
     .addOption(new Option("--scope <scope>", "call: this call only; tool: also this tool for the rest of the session").choices(["call", "tool"]).default("call"))
+    .addOption(logOption())
     .addOption(dirOption())
+    .addOption(schemaOption())
     .action(async (session: string, callId: string, options: AnswerOptions) => {
       exitCode = await approveCommand(session, callId, options, context);
     });
@@ -180,7 +210,9 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo()): 
     .argument("<callId>", "the held call's ID (`demo`, `run`, `resume` and `show` print it)")
     .addOption(byOption())
     .addOption(noteOption())
+    .addOption(logOption())
     .addOption(dirOption())
+    .addOption(schemaOption())
     .action(async (session: string, callId: string, options: AnswerOptions) => {
       exitCode = await denyCommand(session, callId, options, context);
     });
@@ -189,18 +221,33 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo()): 
     .command("resume")
     .description("continue a demo or run session's unfinished turn (exit 0 completed, 3 awaiting approval, 4 stopped, 1 failed)")
     .argument("<session>", "the session ID")
+    .addOption(logOption())
     .addOption(dirOption())
-    .action(async (session: string, options: { dir: string }) => {
+    .addOption(schemaOption())
+    .action(async (session: string, options: { location: ResolvedLogLocation }) => {
       exitCode = await resumeCommand(session, options, context);
+    });
+
+  program
+    .command("migrate")
+    .description("bring a PostgreSQL log's schema to this turnlog's version, creating its tables (a LevelDB directory needs no migration)")
+    .addOption(logOption())
+    .addOption(dirOption())
+    .addOption(schemaOption())
+    .addOption(jsonOption())
+    .action(async (options: { location: ResolvedLogLocation; json?: boolean }) => {
+      exitCode = await migrateCommand(options, context);
     });
 
   program
     .command("verify")
     .description("check every hash chain and every seal in the log, and the log against its witness (exit 1 on tampering; an unsealed tail after a crash is not)")
+    .addOption(logOption())
     .addOption(dirOption())
+    .addOption(schemaOption())
     .addOption(jsonOption())
     .option("--public-key <file>", "also trust seals of this Ed25519 public key (PEM), e.g. a log sealed on another machine (repeatable)", (value: string, previous: string[] | undefined) => [...(previous ?? []), value])
-    .action(async (options: { dir: string; json?: boolean; publicKey?: string[] }) => {
+    .action(async (options: { location: ResolvedLogLocation; json?: boolean; publicKey?: string[] }) => {
       exitCode = await verifyCommand(options, context);
     });
 
@@ -213,6 +260,58 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo()): 
   } catch (error) {
     return reportError(error, io);
   }
+}
+
+/**
+ * The log a command works on: `--log` or `--dir` (one of them), else what the environment or the
+ * command's default names. `--schema` (else `$TURNLOG_SCHEMA`, else `turnlog`) applies to a
+ * PostgreSQL log only.
+ */
+function resolveLocation(options: { log?: string; dir?: string; schema?: string }, env: NodeJS.ProcessEnv, fallback: () => ResolvedLogLocation): ResolvedLogLocation {
+  if (options.log !== undefined && options.dir !== undefined) throw new CliError("--log and --dir both name the log — give one of them", { exitCode: exitCodes.usage });
+  if (options.dir !== undefined && isPostgresUrl(options.dir)) throw new CliError("--dir takes a directory — a PostgreSQL URL goes in --log", { exitCode: exitCodes.usage });
+  const named = options.log ?? options.dir;
+  if (named === "") throw new CliError("--log needs a directory or a postgres:// URL", { exitCode: exitCodes.usage });
+  let location = named !== undefined ? parseLogLocation(named, schemaFromEnvironment(env)) : fallback();
+  if (options.schema !== undefined) {
+    if (!isPostgresLocation(location)) throw new CliError("--schema names a schema of a PostgreSQL log (--log postgres://…); a log directory has none", { exitCode: exitCodes.usage });
+    location = { ...location, schema: options.schema };
+  }
+  if (isPostgresLocation(location)) {
+    try {
+      assertSchemaName(location.schema);
+    } catch (error) {
+      throw new CliError(`--schema: ${error instanceof Error ? error.message : String(error)}`, { exitCode: exitCodes.usage });
+    }
+  }
+  return location;
+}
+
+/**
+ * The streams with every password of a PostgreSQL URL given on the command line or in
+ * `$TURNLOG_LOG` replaced by `***`. Messages are built without passwords in the first place; this
+ * is the second line of defence, for text turnlog does not write itself (a database's or a
+ * driver's error message, a stack trace with TURNLOG_DEBUG). The streams are untouched when no
+ * URL carries a password.
+ */
+function withoutUrlPasswords(io: CliIo, argv: readonly string[]): CliIo {
+  const urls = [...argv.map((word) => word.replace(/^--[a-z-]+=/, "")), io.env.TURNLOG_LOG ?? ""].filter(isPostgresUrl);
+  const passwords = [...new Set(urls.flatMap(urlPasswords))].sort((a, b) => b.length - a.length);
+  if (passwords.length === 0) return io;
+  const scrub = (text: string) => passwords.reduce((scrubbed, password) => scrubbed.split(password).join("***"), text);
+  const scrubbing = <Sink extends TextSink>(sink: Sink): Sink =>
+    new Proxy(sink, {
+      get(target, property) {
+        if (property === "write") return (text: unknown, ...rest: unknown[]) => (target.write as (...args: unknown[]) => unknown)(typeof text === "string" ? scrub(text) : text, ...rest);
+        const value: unknown = Reflect.get(target, property, target);
+        return typeof value === "function" ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+  // Copied property by property, so that a lazy `stdin` stays lazy.
+  const scrubbed = Object.defineProperties({}, Object.getOwnPropertyDescriptors(io)) as CliIo;
+  scrubbed.stdout = scrubbing(io.stdout);
+  scrubbed.stderr = scrubbing(io.stderr);
+  return scrubbed;
 }
 
 /** The real process's streams and environment; stdin is only touched when a command reads it. */

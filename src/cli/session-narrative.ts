@@ -1,8 +1,9 @@
+import type { ResolvedLogLocation } from "../log/log-location.js";
 import type { RecordedEvent } from "../log/event-log.js";
 import type { SessionState } from "../reader/index.js";
 import type { PendingApproval, SendOutcome } from "../runtime/provider-turn-loop.js";
 import { concurrentRuns, describeConcurrentRun } from "./concurrent-runs.js";
-import { dirFlag } from "./log-directory.js";
+import { logFlag, passwordNote } from "./log-directory.js";
 import type { Paint } from "./terminal-style.js";
 import { formatTimeline, plural, truncate } from "./timeline.js";
 
@@ -102,21 +103,24 @@ export function heldCallLines(pending: PendingApproval, paint: Paint): string[] 
  * @example
  * commandLines([["npx turnlog verify", "check the hash chains"]], paint); // ["  npx turnlog verify  # check the hash chains"]
  */
-export function commandLines(commands: readonly (readonly [command: string, what: string])[], paint: Paint): string[] {
+export function commandLines(commands: readonly (readonly [command: string, what: string])[], paint: Paint, location?: ResolvedLogLocation, env?: NodeJS.ProcessEnv): string[] {
   const width = Math.max(...commands.map(([command]) => command.length));
-  return commands.map(([command, what]) => `  ${command.padEnd(width)}  ${paint("dim", `# ${what}`)}`);
+  const lines = commands.map(([command, what]) => `  ${command.padEnd(width)}  ${paint("dim", `# ${what}`)}`);
+  // A --log URL is printed without its password: say where libpq finds it.
+  const note = location === undefined ? undefined : passwordNote(location, env);
+  return note === undefined ? lines : [...lines, `  ${paint("dim", note)}`];
 }
 
 /**
- * The commands that answer held calls and then continue the turn, ready to paste (with `--dir`
- * when the log is not in the default directory).
+ * The commands that answer held calls and then continue the turn, ready to paste (with `--dir` or
+ * `--log` when the log is not the default one).
  *
  * @example
- * answerCommands("demo-1", outcome.pendingApprovals, ".turnlog", process.env);
+ * answerCommands("demo-1", outcome.pendingApprovals, { dir: ".turnlog" }, process.env);
  * // [["npx turnlog approve demo-1 call_save_summary", "let write_file run …"], [… deny …], ["npx turnlog resume demo-1", "then continue the turn"]]
  */
-export function answerCommands(sessionId: string, pending: readonly PendingApproval[], dir: string, env: NodeJS.ProcessEnv): [string, string][] {
-  const flag = dirFlag(dir, env);
+export function answerCommands(sessionId: string, pending: readonly PendingApproval[], location: ResolvedLogLocation, env: NodeJS.ProcessEnv): [string, string][] {
+  const flag = logFlag(location, env);
   const commands: [string, string][] = [];
   for (const call of pending) {
     commands.push([`npx turnlog approve ${sessionId} ${call.callId}${flag}`, `let ${call.tool} run (options: --by, --note, --scope tool)`]);

@@ -1,31 +1,46 @@
 import { existsSync } from "node:fs";
 import path from "node:path";
+import { LogFormatError } from "../errors/log-format-error.js";
 import { LogNotFoundError } from "../errors/log-not-found-error.js";
 import type { Clock } from "../log/event-log.js";
-import { LevelEventLog } from "../log/level-event-log.js";
+import { describeLogLocation, openLogLocation, type LogLocation } from "../log/log-location.js";
 import { readerOver, type LogReader, type LogReaderOptions } from "./log-reader.js";
 
-/** Where {@link openLog} opens a log, and how it reads it. */
-export interface OpenLogOptions extends LogReaderOptions {
-  /** The LevelDB log directory (a runtime's `.turnlog`, `$TURNLOG_DIR`). */
-  dir: string;
-  /** How `fork` (the one method that appends) is made durable. Default `"sync"`. */
+/** How {@link openLog} opens a log and reads it. */
+interface OpenLogSettings extends LogReaderOptions {
+  /** How `fork` (the one method that appends) is made durable on LevelDB. Default `"sync"`. */
   durability?: "sync" | "relaxed";
   /** Where `recordedAt` of a fork's events comes from. Default: the system clock. */
   clock?: Clock;
-  /** Create an empty log when `dir` holds none. Default false: a missing log throws `LogNotFoundError`. */
+  /**
+   * Create an empty log when there is none (LevelDB: the directory; PostgreSQL: the schema and its
+   * tables). Default false: a missing log throws `LogNotFoundError`, and nothing is created.
+   */
   create?: boolean;
 }
 
 /**
- * Opens the LevelDB log at a directory for reading, with no provider and no runtime: the
- * returned {@link LogReader} owns the log, and its `close()` closes it (and releases the
- * directory's lock, so a runtime can open it afterwards). One process owns a log directory at a
- * time: a log a running runtime holds throws `LogLockedError` — read that one through
- * `createLogReader(runtime.log)` instead.
+ * Where {@link openLog} opens a log, and how it reads it: `{ dir }` for a LevelDB log directory
+ * (a runtime's `.turnlog`, `$TURNLOG_DIR`), or `{ url, schema? }` for a PostgreSQL log (schema
+ * default `turnlog`).
+ */
+export type OpenLogOptions = OpenLogSettings & ({ dir: string; url?: never; schema?: never } | { url: string; schema?: string; dir?: never });
+
+/**
+ * Opens a log for reading, with no provider and no runtime: the returned {@link LogReader} owns
+ * the log, and its `close()` closes it.
+ *
+ * - A LevelDB directory (`{ dir }`, or the directory as a string): one process owns it at a time,
+ *   so a log a running runtime holds throws `LogLockedError` — read that one through
+ *   `createLogReader(runtime.log)` instead; `close()` releases the directory's lock.
+ * - A PostgreSQL schema (`{ url, schema? }`): any number of processes read and write it at once,
+ *   so a reader opens it while hosts run. Without `create`, the schema is neither created nor
+ *   migrated: one without turnlog's tables throws `LogNotFoundError`, one at another version
+ *   `LogFormatError` ("turnlog migrate" brings it up to date).
  *
  * @example
  * const reader = await openLog({ dir: ".turnlog" });
+ * // or: await openLog({ url: "postgres://turnlog@db.internal/agents", schema: "turnlog" }); // password from PGPASSWORD or ~/.pgpass
  * try {
  *   for (const session of await reader.sessions()) console.log(session.id, session.status);
  * } finally {
@@ -33,11 +48,26 @@ export interface OpenLogOptions extends LogReaderOptions {
  * }
  */
 export async function openLog(options: OpenLogOptions | string): Promise<LogReader> {
-  const { dir, durability, clock, create, ...readerOptions } = typeof options === "string" ? { dir: options } : options;
-  if (typeof dir !== "string" || dir === "") throw new TypeError("openLog needs the log directory: openLog({ dir })");
-  // LevelDB creates a missing directory on open; a reader must not leave an empty log behind a typo.
-  // LevelDB writes CURRENT when it creates a database and never removes it.
-  if (create !== true && !existsSync(path.join(dir, "CURRENT"))) throw new LogNotFoundError(dir);
-  const log = await LevelEventLog.open(dir, { durability: durability ?? "sync", ...(clock !== undefined ? { clock } : {}) });
+  const settings: OpenLogOptions = typeof options === "string" ? { dir: options } : options;
+  const { dir, url, schema, durability, clock, create, ...readerOptions } = settings;
+  let location: LogLocation;
+  if (url !== undefined) {
+    if (typeof url !== "string" || url === "") throw new TypeError("openLog needs a postgres:// URL: openLog({ url, schema? })");
+    location = schema !== undefined ? { url, schema } : { url };
+  } else {
+    if (typeof dir !== "string" || dir === "") throw new TypeError("openLog needs the log directory or a PostgreSQL URL: openLog({ dir }) or openLog({ url, schema? })");
+    // LevelDB creates a missing directory on open; a reader must not leave an empty log behind a typo.
+    // LevelDB writes CURRENT when it creates a database and never removes it.
+    if (create !== true && !existsSync(path.join(dir, "CURRENT"))) throw new LogNotFoundError(dir);
+    location = { dir };
+  }
+  let log;
+  try {
+    log = await openLogLocation(location, { durability: durability ?? "sync", migrate: create === true, ...(clock !== undefined ? { clock } : {}) });
+  } catch (error) {
+    // The lead's PostgresEventLog says "no turnlog tables" for a schema that holds no log.
+    if (url !== undefined && LogFormatError.isInstance(error) && error.found === "no turnlog tables") throw new LogNotFoundError(describeLogLocation(location));
+    throw error;
+  }
   return readerOver(log, readerOptions, () => log.close());
 }

@@ -7,7 +7,7 @@ import { SessionStateError, UnknownSessionError } from "../errors/session-state-
 import type { Clock, EventLog, IdSource, RecordedEvent } from "../log/event-log.js";
 import { StreamSealer, type SealOptions } from "../log/seal/stream-sealer.js";
 import type { SealedVerifyReport } from "../log/seal/seal-verifier.js";
-import { LevelEventLog } from "../log/level-event-log.js";
+import { logLocationFromEnvironment, openLogLocation } from "../log/log-location.js";
 import { resolvePolicy } from "../policy/default-policy.js";
 import type { AuditRow } from "../projections/audit.js";
 import { activeTurn, type SessionState } from "../projections/session-state.js";
@@ -38,7 +38,11 @@ import { sessionIdPattern, sessionStream } from "../core/session-stream.js";
 import { nextStep } from "../core/next-step.js";
 
 export interface RuntimeOptions {
-  /** Default: a LevelEventLog at $TURNLOG_DIR or ./.turnlog (closed by `runtime.close()`). */
+  /**
+   * Default (closed by `runtime.close()`): the log `$TURNLOG_LOG` names — a directory, or a
+   * `postgres://` URL opened as a PostgresEventLog in schema `$TURNLOG_SCHEMA` (else `turnlog`) —
+   * else a LevelEventLog at `$TURNLOG_DIR` or `./.turnlog`.
+   */
   log?: EventLog;
   provider: Provider;
   tools?: readonly ToolDefinition[];
@@ -213,7 +217,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const ownsLog = options.log === undefined;
   const log =
     options.log ??
-    (await LevelEventLog.open(process.env.TURNLOG_DIR ?? ".turnlog", { durability: "sync" }).catch(async (error: unknown) => {
+    (await openLogLocation(logLocationFromEnvironment(process.env) ?? { dir: ".turnlog" }, { durability: "sync" }).catch(async (error: unknown) => {
       await closeMcp();
       throw error;
     }));

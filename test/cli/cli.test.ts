@@ -606,7 +606,7 @@ describe("user mistakes: one line on stderr, no stack trace", () => {
   it.each([["sessions"], ["verify"], ["events", "x"], ["replay", "x"], ["show", "x"], ["resume", "x"], ["approve", "x", "y"], ["deny", "x", "y"]])("%s with a missing log directory, which it does not create", async (...args) => {
     const run = await turnlog(...args, "--dir", "missing-log");
     expect(run.code).toBe(1);
-    expect(run.stderr).toBe(`turnlog: no log at missing-log — run "npx turnlog demo" first or pass --dir\n`);
+    expect(run.stderr).toBe(`turnlog: no log at missing-log — run "npx turnlog demo" first or pass --log\n`);
     expect(existsSync(path.join(workDir, "missing-log"))).toBe(false);
   });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { runSecrets } from "../../src/cli/run/run-runtime.js";
+import { commandEnvironment, runSecrets } from "../../src/cli/run/run-runtime.js";
 import type { RunRecord } from "../../src/cli/run/run-record.js";
 import { RunPresenter } from "../../src/cli/run/run-presenter.js";
 import { createSecretRedactor } from "../../src/policy/secrets/secret-detector.js";
@@ -43,5 +43,33 @@ describe("the model's streamed text in turnlog run", () => {
 
   it("benign twin: ordinary text streams through unchanged, line by line", () => {
     expect(shown(["Hello, ", "world.\nSecond ", "line."])).toBe("assistant › Hello, world.\nSecond line.\n");
+  });
+});
+
+describe("what turnlog run's commands may see of the log's database", () => {
+  it("their environment holds no PG* variable, no TURNLOG_LOG or TURNLOG_SCHEMA, and no postgres:// URL under any name", () => {
+    const env = {
+      PATH: "/usr/bin",
+      HOME: "/home/ada",
+      PGPASSWORD: "pw",
+      PGHOST: "db.internal",
+      PGPASSFILE: "/home/ada/.pgpass-work",
+      PGUSER: "ada",
+      TURNLOG_LOG: "postgres://ada:pw@db.internal/agents",
+      TURNLOG_SCHEMA: "team_a",
+      DATABASE_URL: "postgresql://ada:pw@db.internal/agents",
+      APP_DB: " postgres://db.internal/agents",
+      LLM_AUTH: "sk-key",
+    };
+    expect(commandEnvironment(env, "LLM_AUTH")).toEqual({ PATH: "/usr/bin", HOME: "/home/ada" });
+  });
+
+  it("benign twin: other variables, a directory log in TURNLOG_DIR included, pass through", () => {
+    expect(commandEnvironment({ PATH: "/usr/bin", LANG: "C.UTF-8", TURNLOG_DIR: "/var/log/agent", POSTGRES_VERSION_NOTE: "16" }, "OPENAI_API_KEY")).toEqual({
+      PATH: "/usr/bin",
+      LANG: "C.UTF-8",
+      TURNLOG_DIR: "/var/log/agent",
+      POSTGRES_VERSION_NOTE: "16",
+    });
   });
 });

@@ -1,16 +1,17 @@
+import type { ResolvedLogLocation } from "../../log/log-location.js";
 import { SessionStateError } from "../../errors/session-state-error.js";
 import { pendingApprovals } from "../../reader/index.js";
 import { outcomeOf } from "../../runtime/provider-turn-loop.js";
 import type { CommandContext } from "../cli-io.js";
 import { CliError, exitCodes } from "../cli-error.js";
-import { dirFlag } from "../log-directory.js";
+import { logFlag } from "../log-directory.js";
 import { withRecordedSession } from "../open-recorded-session.js";
 import { answerCommands, commandLines, heldCallLines } from "../session-narrative.js";
 import { preview } from "../timeline.js";
 
 /** Options of `turnlog approve` and `turnlog deny`. */
 export interface AnswerOptions {
-  dir: string;
+  location: ResolvedLogLocation;
   by: string;
   note?: string;
   /** `approve` only: `tool` also approves the tool for the rest of the session. */
@@ -34,7 +35,7 @@ export function denyCommand(sessionId: string, callId: string, options: AnswerOp
 async function answer(sessionId: string, callId: string, options: AnswerOptions, context: CommandContext, granted: boolean): Promise<number> {
   if (options.by.trim() === "") throw new CliError("--by needs a name: who answers", { exitCode: exitCodes.usage });
   const command = granted ? "approve" : "deny";
-  return withRecordedSession(options.dir, sessionId, { env: context.io.env, command }, async ({ session }) => {
+  return withRecordedSession(options.location, sessionId, { env: context.io.env, command }, async ({ session }) => {
     const held = pendingApprovals(session.state()).find((call) => call.callId === callId);
     const answer = { by: options.by, ...(options.note !== undefined ? { note: options.note } : {}), ...(granted && options.scope !== undefined ? { scope: options.scope } : {}) };
     try {
@@ -42,7 +43,7 @@ async function answer(sessionId: string, callId: string, options: AnswerOptions,
       else await session.deny(callId, answer);
     } catch (error) {
       if (SessionStateError.isInstance(error)) {
-        throw new CliError(`${error.message} — "npx turnlog show ${sessionId}${dirFlag(options.dir, context.io.env)}" lists the held calls`, { cause: error });
+        throw new CliError(`${error.message} — "npx turnlog show ${sessionId}${logFlag(options.location, context.io.env)}" lists the held calls`, { cause: error });
       }
       throw error;
     }
@@ -60,10 +61,10 @@ async function answer(sessionId: string, callId: string, options: AnswerOptions,
       for (const pending of stillHeld) for (const line of heldCallLines(pending, paint)) print(line);
       print();
       print(paint("bold", stillHeld.length > 1 ? "Answer them, then continue the turn:" : "Answer it, then continue the turn:"));
-      for (const line of commandLines(answerCommands(sessionId, stillHeld, options.dir, context.io.env), paint)) print(line);
+      for (const line of commandLines(answerCommands(sessionId, stillHeld, options.location, context.io.env), paint, options.location, context.io.env)) print(line);
     } else {
       print(paint("bold", "Every held call is answered. Continue the turn:"));
-      for (const line of commandLines(answerCommands(sessionId, [], options.dir, context.io.env), paint)) print(line);
+      for (const line of commandLines(answerCommands(sessionId, [], options.location, context.io.env), paint, options.location, context.io.env)) print(line);
     }
     return exitCodes.ok;
   });

@@ -1,3 +1,4 @@
+import type { ResolvedLogLocation } from "../../log/log-location.js";
 import type { GateDecision } from "../../contracts/policy.js";
 import { createLogReader, type AuditOutcome, type AuditRow } from "../../reader/index.js";
 import { printJson, type CommandContext } from "../cli-io.js";
@@ -7,7 +8,7 @@ import { forSession } from "../session-events.js";
 import { outcomeTones, type Tone } from "../terminal-style.js";
 
 export interface AuditOptions {
-  dir: string;
+  location: ResolvedLogLocation;
   json?: boolean;
   /** Filters; they combine with AND. Decision and outcome values are checked by commander. */
   decision?: GateDecision;
@@ -20,7 +21,7 @@ export const auditTableWidth = 120;
 
 /** `turnlog audit <session>`: one row per tool call, as a table or (with `--json`) the audit rows. */
 export async function auditCommand(sessionId: string, options: AuditOptions, context: CommandContext): Promise<number> {
-  const all = await withLog(options.dir, readOnly(context.io), (log) => forSession(createLogReader(log).audit(sessionId), sessionId, options.dir, context.io.env));
+  const all = await withLog(options.location, readOnly(context.io), (log) => forSession(createLogReader(log).audit(sessionId), sessionId, options.location, context.io.env));
   const rows = all.filter(
     (row) =>
       (options.decision === undefined || row.decision === options.decision) &&

@@ -1,3 +1,4 @@
+import type { ResolvedLogLocation } from "../../log/log-location.js";
 import { runDemo } from "../demo/demo-session.js";
 import type { CommandContext } from "../cli-io.js";
 import { exitCodes } from "../cli-error.js";
@@ -8,8 +9,8 @@ import { exitCodes } from "../cli-error.js";
  * iteration budget, which the demo shows on purpose — and, with `--pause`, 3: a turn left awaiting
  * approval (DESIGN.md §12).
  */
-export async function demoCommand(options: { dir: string; pause?: boolean }, context: CommandContext): Promise<number> {
-  const result = await runDemo({ dir: options.dir, out: context.io.stdout, color: context.color, env: context.io.env, pause: options.pause === true });
+export async function demoCommand(options: { location: ResolvedLogLocation; pause?: boolean }, context: CommandContext): Promise<number> {
+  const result = await runDemo({ location: options.location, out: context.io.stdout, color: context.color, env: context.io.env, pause: options.pause === true });
   // Anything else means the runtime no longer behaves as the script expects.
   if (result.paused) return result.first.status === "awaiting-approval" ? exitCodes.awaitingApproval : exitCodes.failure;
   const asScripted = result.first.status === "completed" && result.second?.status === "stopped" && result.second.reason === "budget:max-iterations";

@@ -1,4 +1,6 @@
-import { createLogReader } from "../../reader/index.js";
+import { isPostgresLocation, type ResolvedLogLocation } from "../../log/log-location.js";
+import { createLogReader, sessionStream } from "../../reader/index.js";
+import { followStream } from "../../log/follow-stream.js";
 import { printJson, type CommandContext } from "../cli-io.js";
 import { CliError, exitCodes } from "../cli-error.js";
 import { followLogDirectory, logDirectoryState } from "../follow-log-directory.js";
@@ -8,9 +10,9 @@ import { formatTimeline } from "../timeline.js";
 import type { RecordedEvent } from "../../log/event-log.js";
 
 /** `turnlog events <session>`: the timeline, or the recorded events as JSON. */
-export async function eventsCommand(sessionId: string, options: { dir: string; json?: boolean; follow?: boolean; interval?: string }, context: CommandContext): Promise<number> {
+export async function eventsCommand(sessionId: string, options: { location: ResolvedLogLocation; json?: boolean; follow?: boolean; interval?: string }, context: CommandContext): Promise<number> {
   if (options.follow) return followEvents(sessionId, options, context);
-  const events = await withLog(options.dir, readOnly(context.io), (log) => readSessionEvents(createLogReader(log), sessionId, options.dir, context.io.env));
+  const events = await withLog(options.location, readOnly(context.io), (log) => readSessionEvents(createLogReader(log), sessionId, options.location, context.io.env));
   if (options.json) {
     printJson(context, events);
   } else {
@@ -21,18 +23,18 @@ export async function eventsCommand(sessionId: string, options: { dir: string; j
 
 /**
  * `turnlog events <session> --follow`: the recorded events, then each new one as another process
- * appends it, until SIGINT (exit 0). With `--json`, one JSON object per line. It reads copies of
- * the log and never takes its lock (see `followLogDirectory` and docs/cli-run.md).
+ * appends it, until SIGINT (exit 0). With `--json`, one JSON object per line. On a LevelDB
+ * directory it reads copies of the log and never takes its lock (see `followLogDirectory` and
+ * docs/cli-run.md); on PostgreSQL it follows the log itself (`followStream`: LISTEN/NOTIFY, with
+ * polling as the fallback), as every process may.
  */
-async function followEvents(sessionId: string, options: { dir: string; json?: boolean; interval?: string }, context: CommandContext): Promise<number> {
+async function followEvents(sessionId: string, options: { location: ResolvedLogLocation; json?: boolean; interval?: string }, context: CommandContext): Promise<number> {
   const intervalMs = options.interval === undefined ? 500 : Number(options.interval);
   if (!Number.isSafeInteger(intervalMs) || intervalMs < 10) throw new CliError(`--interval takes milliseconds, at least 10 (got ${options.interval})`, { exitCode: exitCodes.usage });
   const controller = new AbortController();
   const stop = () => controller.abort();
   process.on("SIGINT", stop);
   try {
-    const seen = await logDirectoryState(options.dir).catch(() => "");
-    const recorded = await withCopyOfLogDirectory(options.dir, (log) => readSessionEvents(createLogReader(log), sessionId, options.dir, context.io.env));
     // The timeline is computed over every event seen (a tool's name comes from an earlier event),
     // and only the lines not printed yet are printed.
     const all: RecordedEvent[] = [];
@@ -47,8 +49,19 @@ async function followEvents(sessionId: string, options: { dir: string; json?: bo
       for (const line of lines.slice(printed)) context.print(line);
       printed = lines.length;
     };
+    const { location } = options;
+    if (isPostgresLocation(location)) {
+      await withLog(location, {}, async (log) => {
+        const recorded = await readSessionEvents(createLogReader(log), sessionId, location, context.io.env);
+        print(recorded);
+        for await (const event of followStream(log, sessionStream(sessionId), { after: recorded.at(-1)?.meta.streamPosition ?? 0, signal: controller.signal })) print([event]);
+      });
+      return exitCodes.ok;
+    }
+    const seen = await logDirectoryState(location.dir).catch(() => "");
+    const recorded = await withCopyOfLogDirectory(location.dir, (log) => readSessionEvents(createLogReader(log), sessionId, location, context.io.env));
     print(recorded);
-    await followLogDirectory(options.dir, sessionId, { after: recorded.at(-1)?.meta.streamPosition ?? 0, seen, signal: controller.signal, intervalMs, onEvents: print });
+    await followLogDirectory(location.dir, sessionId, { after: recorded.at(-1)?.meta.streamPosition ?? 0, seen, signal: controller.signal, intervalMs, onEvents: print });
     return exitCodes.ok;
   } finally {
     process.off("SIGINT", stop);

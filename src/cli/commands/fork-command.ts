@@ -1,9 +1,10 @@
+import type { ResolvedLogLocation } from "../../log/log-location.js";
 import { ExpectedVersionConflictError } from "../../errors/expected-version-conflict-error.js";
 import { UnknownSessionError } from "../../errors/session-state-error.js";
 import { createLogReader, isValidSessionId, PositionOutOfRangeError } from "../../reader/index.js";
 import type { CommandContext } from "../cli-io.js";
 import { CliError, exitCodes } from "../cli-error.js";
-import { dirFlag, withLog } from "../log-directory.js";
+import { describeLocation, logFlag, withLog } from "../log-directory.js";
 import { userSeals } from "../../log/seal/user-seals.js";
 
 /**
@@ -11,20 +12,20 @@ import { userSeals } from "../../log/seal/user-seals.js";
  * session's events 1..N (its own hash chain; its `session.started` records where it came from).
  * Prints the new session's ID and the command that shows it. An existing `--to` exits 1.
  */
-export async function forkCommand(sessionId: string, options: { dir: string; at: string; to: string }, context: CommandContext): Promise<number> {
+export async function forkCommand(sessionId: string, options: { location: ResolvedLogLocation; at: string; to: string }, context: CommandContext): Promise<number> {
   const at = /^\d+$/.test(options.at) ? Number(options.at) : Number.NaN;
   if (!Number.isSafeInteger(at) || at < 1) throw new CliError(`--at must be a stream position ≥ 1 (got "${options.at}")`, { exitCode: exitCodes.usage });
   if (!isValidSessionId(options.to)) throw new CliError(`--to "${options.to}" is not a valid session ID (letters, digits, ".", "_", "-"; at most 128)`, { exitCode: exitCodes.usage });
   if (options.to === sessionId) throw new CliError(`--to must name a new session, not "${sessionId}" itself`, { exitCode: exitCodes.usage });
   const env = context.io.env;
-  const result = await withLog(options.dir, {}, async (log) => {
+  const result = await withLog(options.location, {}, async (log) => {
     try {
       // The new session is sealed at once, as the runtime seals a fork.
-      return await createLogReader(log, { seals: await userSeals(options.dir, env) }).fork(sessionId, { at, to: options.to });
+      return await createLogReader(log, { seals: await userSeals(options.location, env) }).fork(sessionId, { at, to: options.to });
     } catch (error) {
-      if (ExpectedVersionConflictError.isInstance(error)) throw new CliError(`session "${options.to}" already exists in ${options.dir} — pick another --to`, { cause: error });
+      if (ExpectedVersionConflictError.isInstance(error)) throw new CliError(`session "${options.to}" already exists in ${describeLocation(options.location)} — pick another --to`, { cause: error });
       if (UnknownSessionError.isInstance(error)) {
-        throw new CliError(`no session "${sessionId}" in ${options.dir} — "npx turnlog sessions${dirFlag(options.dir, env)}" lists them`, { cause: error });
+        throw new CliError(`no session "${sessionId}" in ${describeLocation(options.location)} — "npx turnlog sessions${logFlag(options.location, env)}" lists them`, { cause: error });
       }
       if (error instanceof PositionOutOfRangeError) throw new CliError(error.message, { cause: error });
       throw error;
@@ -32,6 +33,6 @@ export async function forkCommand(sessionId: string, options: { dir: string; at:
   });
   const { print, paint } = context;
   print(`${paint("good", "forked")} ${result.sessionId} ${paint("dim", `from ${sessionId} at #${at} (${result.copied} events copied, with a hash chain of its own)`)}`);
-  print(`${paint("dim", "show it:")} npx turnlog show ${result.sessionId}${dirFlag(options.dir, env)}`);
+  print(`${paint("dim", "show it:")} npx turnlog show ${result.sessionId}${logFlag(options.location, env)}`);
   return exitCodes.ok;
 }

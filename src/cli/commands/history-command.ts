@@ -1,3 +1,4 @@
+import type { ResolvedLogLocation } from "../../log/log-location.js";
 import type { ProviderFormat } from "../../contracts/provider.js";
 import { createLogReader } from "../../reader/index.js";
 import { printJson, type CommandContext } from "../cli-io.js";
@@ -13,7 +14,7 @@ export const historyFormats: readonly ProviderFormat[] = ["openai-chat", "anthro
  */
 export async function historyCommand(
   sessionId: string,
-  options: { dir: string; format: string; maxTokens?: string; json?: boolean },
+  options: { location: ResolvedLogLocation; format: string; maxTokens?: string; json?: boolean },
   context: CommandContext,
 ): Promise<number> {
   if (!historyFormats.includes(options.format as ProviderFormat)) {
@@ -24,7 +25,7 @@ export async function historyCommand(
     throw new CliError(`--max-tokens must be a positive whole number, not "${options.maxTokens}"`, { exitCode: exitCodes.usage });
   }
   const historyOptions = { format: options.format as ProviderFormat, ...(maxTokens !== undefined ? { maxTokens } : {}) };
-  const built = await withLog(options.dir, readOnly(context.io), (log) => forSession(createLogReader(log).history(sessionId, historyOptions), sessionId, options.dir, context.io.env));
+  const built = await withLog(options.location, readOnly(context.io), (log) => forSession(createLogReader(log).history(sessionId, historyOptions), sessionId, options.location, context.io.env));
   const output = {
     format: options.format,
     ...(built.system !== undefined ? { system: built.system } : {}),

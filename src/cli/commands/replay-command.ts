@@ -1,3 +1,4 @@
+import type { ResolvedLogLocation } from "../../log/log-location.js";
 import { readFile } from "node:fs/promises";
 import { PolicySnapshotSchema, type PolicyInput } from "../../contracts/policy.js";
 import {
@@ -32,12 +33,12 @@ import { plural } from "../timeline.js";
  * again, any other with the built-in demo tools. A session recorded with other tools is refused
  * with a clear line rather than reported as a pile of divergences.
  */
-export async function replayCommand(sessionId: string, options: { dir: string; json?: boolean; policy?: string; decisions?: string }, context: CommandContext): Promise<number> {
+export async function replayCommand(sessionId: string, options: { location: ResolvedLogLocation; json?: boolean; policy?: string; decisions?: string }, context: CommandContext): Promise<number> {
   const whatIf = options.policy === undefined ? undefined : await readPolicyFile(options.policy);
   const decisionsVersion = options.decisions === undefined ? undefined : parseDecisionsOption(options.decisions);
-  const { events, report } = await withLog(options.dir, readOnly(context.io), async (log) => {
+  const { events, report } = await withLog(options.location, readOnly(context.io), async (log) => {
     const reader = createLogReader(log);
-    const events = await readSessionEvents(reader, sessionId, options.dir, context.io.env);
+    const events = await readSessionEvents(reader, sessionId, options.location, context.io.env);
     const run = await findRunRecord(log, sessionId, events);
     const tools = run === undefined ? demoOrRecordedTools(sessionId, events) : await runReplayTools(sessionId, run, await reader.state(sessionId), context.io.env);
     try {

@@ -1,3 +1,4 @@
+import type { ResolvedLogLocation } from "../../log/log-location.js";
 import type { CommandContext } from "../cli-io.js";
 import { exitCodes } from "../cli-error.js";
 import { withRecordedSession, type OpenedSession } from "../open-recorded-session.js";
@@ -39,12 +40,12 @@ export function exitCodeOf(outcome: SendOutcome): number {
  * call held again is asked about there). Prints how it ended and any calls still held. Exits 0
  * completed, 3 awaiting approval, 4 stopped, 1 failed.
  */
-export async function resumeCommand(sessionId: string, options: { dir: string }, context: CommandContext): Promise<number> {
+export async function resumeCommand(sessionId: string, options: { location: ResolvedLogLocation }, context: CommandContext): Promise<number> {
   const presenter = new RunPresenter({ out: context.io.stdout, paint: context.paint, live: context.io.stdout.isTTY === true, modelLabel: "the model" });
-  return withRecordedSession(options.dir, sessionId, { env: context.io.env, command: "resume", onDelta: presenter.onDelta, onAttemptDiscarded: presenter.onAttemptDiscarded }, async (opened) => {
+  return withRecordedSession(options.location, sessionId, { env: context.io.env, command: "resume", onDelta: presenter.onDelta, onAttemptDiscarded: presenter.onAttemptDiscarded }, async (opened) => {
     if (opened.run !== undefined) {
       if (opened.redact !== undefined) presenter.redactWith(opened.redact);
-      return resumeRunSession(opened, presenter, options.dir, context);
+      return resumeRunSession(opened, presenter, options.location, context);
     }
     const { runtime, session, recorded } = opened;
     const { print, paint } = context;
@@ -69,14 +70,14 @@ export async function resumeCommand(sessionId: string, options: { dir: string },
       for (const pending of outcome.pendingApprovals) for (const line of heldCallLines(pending, paint)) print(line);
       print();
       print(paint("bold", outcome.pendingApprovals.length > 1 ? "Answer them, then continue the turn:" : "Answer it, then continue the turn:"));
-      for (const line of commandLines(answerCommands(sessionId, outcome.pendingApprovals, options.dir, context.io.env), paint)) print(line);
+      for (const line of commandLines(answerCommands(sessionId, outcome.pendingApprovals, options.location, context.io.env), paint, options.location, context.io.env)) print(line);
     }
     return exitCodeOf(outcome);
   });
 }
 
 /** The run-session half of `turnlog resume`: the turn goes on against the recorded provider, shown live. */
-async function resumeRunSession(opened: OpenedSession, presenter: RunPresenter, dir: string, context: CommandContext): Promise<number> {
+async function resumeRunSession(opened: OpenedSession, presenter: RunPresenter, location: ResolvedLogLocation, context: CommandContext): Promise<number> {
   const { runtime, session, recorded, run } = opened;
   const { print, paint, io } = context;
   const sessionId = session.id;
@@ -102,6 +103,6 @@ async function resumeRunSession(opened: OpenedSession, presenter: RunPresenter, 
   }
   const events = await runtime.events(sessionId);
   if (events.length === recorded.length) print(paint("dim", `nothing to resume: session ${sessionId} has no unfinished turn that can go on`));
-  printRunEnding(outcome, session.state(), events.length, { sessionId, dir, env: io.env, print, paint });
+  printRunEnding(outcome, session.state(), events.length, { sessionId, location, env: io.env, print, paint });
   return exitCodeOf(outcome);
 }

@@ -1,3 +1,4 @@
+import { isPostgresLocation, type ResolvedLogLocation } from "../../log/log-location.js";
 import path from "node:path";
 import { isWithin } from "../../tools/workspace/workspace-path.js";
 import { randomBytes } from "node:crypto";
@@ -8,7 +9,7 @@ import { createLogReader, isValidSessionId, sessionStatus, sessionStream, type S
 import type { SendOutcome } from "../../runtime/provider-turn-loop.js";
 import type { CommandContext } from "../cli-io.js";
 import { CliError, exitCodes } from "../cli-error.js";
-import { dirFlag, logExists, withLog } from "../log-directory.js";
+import { describeLocation, logFlag, logExists, withLog } from "../log-directory.js";
 import { userSeals } from "../../log/seal/user-seals.js";
 import { changedToolsMessage } from "../open-recorded-session.js";
 import { answeringFor, approverName, cancelOnInterrupt, driveSession, printRunEnding } from "../run/run-driver.js";
@@ -22,7 +23,7 @@ import { exitCodeOf } from "./resume-command.js";
 
 /** Options of `turnlog run`. */
 export interface RunOptions extends RunFlags {
-  dir: string;
+  location: ResolvedLogLocation;
   /** Continue this session (a new user message), or create it under this ID. */
   session?: string;
   /** Approve every held call (recorded with the note that `--yes` did it). */
@@ -58,7 +59,7 @@ export async function runCommand(promptWords: readonly string[], options: RunOpt
   const { io } = context;
   const cwd = process.cwd();
 
-  const continued = options.session !== undefined ? await findContinuedSession(options.dir, options.session) : undefined;
+  const continued = options.session !== undefined ? await findContinuedSession(options.location, options.session) : undefined;
   let settings: RunSettings;
   let root: string;
   if (continued !== undefined && options.session !== undefined) {
@@ -79,7 +80,7 @@ export async function runCommand(promptWords: readonly string[], options: RunOpt
   requireApiKey(settings.record, io.env);
   const sessionId = options.session ?? newRunSessionId(Date.now());
 
-  return withLog(options.dir, { create: true, durability: "sync" }, async (log) => {
+  return withLog(options.location, { create: true, durability: "sync" }, async (log) => {
     const { print, paint } = context;
     const presenter = new RunPresenter({ out: io.stdout, paint, live: io.stdout.isTTY === true, modelLabel: settings.record.model });
     const { runtime, toolSet, uncontained, redact } = await createRunRuntime({
@@ -93,7 +94,7 @@ export async function runCommand(promptWords: readonly string[], options: RunOpt
       onDelta: presenter.onDelta,
       onAttemptDiscarded: presenter.onAttemptDiscarded,
       ...(continued !== undefined ? { recordedTools: continued.state.tools } : {}),
-      seals: await userSeals(options.dir, io.env),
+      seals: await userSeals(options.location, io.env),
     });
     // The model's streamed text is shown redacted, the provider's key included, as the log holds it.
     presenter.redactWith(redact);
@@ -103,13 +104,13 @@ export async function runCommand(promptWords: readonly string[], options: RunOpt
         if (differences.length > 0) throw new CliError(changedToolsMessage(sessionId, differences));
         const status = sessionStatus(continued.state);
         if (status === "awaiting-approval" || status === "active") {
-          throw new CliError(`session "${sessionId}" has an unfinished turn — answer its held calls and continue it first: "npx turnlog resume ${sessionId}${dirFlag(options.dir, io.env)}"`);
+          throw new CliError(`session "${sessionId}" has an unfinished turn — answer its held calls and continue it first: "npx turnlog resume ${sessionId}${logFlag(options.location, io.env)}"`);
         }
       }
       // Recorded before the session starts, so a process that dies mid-turn leaves a session later commands can continue.
       if (continued === undefined || JSON.stringify(continued.record) !== JSON.stringify(settings.record)) await recordRun(log, sessionId, settings.record);
 
-      printHeader(context, { sessionId, record: settings.record, mode: settings.mode, root, toolCount: toolSet.length, dir: options.dir, continued: continued !== undefined, cwd, ...(uncontained !== undefined ? { uncontained } : {}) });
+      printHeader(context, { sessionId, record: settings.record, mode: settings.mode, root, toolCount: toolSet.length, location: options.location, continued: continued !== undefined, cwd, ...(uncontained !== undefined ? { uncontained } : {}) });
       print(`${paint("bold", "user ›")} ${prompt}`);
       print();
 
@@ -132,7 +133,7 @@ export async function runCommand(promptWords: readonly string[], options: RunOpt
         presenter.stop();
       }
       const events: RecordedEvent[] = await runtime.events(sessionId);
-      printRunEnding(outcome, session.state(), events.length, { sessionId, dir: options.dir, env: io.env, print, paint });
+      printRunEnding(outcome, session.state(), events.length, { sessionId, location: options.location, env: io.env, print, paint });
       return exitCodeOf(outcome);
     } finally {
       await runtime.close();
@@ -144,9 +145,10 @@ export async function runCommand(promptWords: readonly string[], options: RunOpt
  * The session `--session ID` names, when the log has it: `turnlog run` continues only a session it
  * started (another one has tools and a provider the CLI cannot know); a new ID is created.
  */
-async function findContinuedSession(dir: string, sessionId: string): Promise<ContinuedSession | undefined> {
-  if (!logExists(dir)) return undefined;
-  return withLog(dir, {}, async (log) => {
+async function findContinuedSession(location: ResolvedLogLocation, sessionId: string): Promise<ContinuedSession | undefined> {
+  if (!isPostgresLocation(location) && !logExists(location.dir)) return undefined;
+  // A PostgreSQL schema is created (migrated) here as the run would create it anyway.
+  return withLog(location, { create: isPostgresLocation(location) }, async (log) => {
     const reader = createLogReader(log);
     let events: RecordedEvent[];
     try {
@@ -165,14 +167,14 @@ async function findContinuedSession(dir: string, sessionId: string): Promise<Con
 
 function printHeader(
   context: CommandContext,
-  header: { sessionId: string; record: RunRecord; mode: ApprovalMode; root: string; toolCount: number; dir: string; continued: boolean; cwd: string; uncontained?: string },
+  header: { sessionId: string; record: RunRecord; mode: ApprovalMode; root: string; toolCount: number; location: ResolvedLogLocation; continued: boolean; cwd: string; uncontained?: string },
 ): void {
   const { print, paint } = context;
   const { record } = header;
   const servers = record.mcpServers.length === 0 ? "" : ` · MCP ${record.mcpServers.map((server) => server.name).join(", ")}`;
   print(`${paint("accent", "turnlog run")} ${paint("dim", `${record.provider} ${record.model} at ${record.baseURL} · mode ${header.mode}`)}`);
   print(`${paint("dim", "workspace")} ${header.root} ${paint("dim", `(trusted) · ${plural(header.toolCount, "tool")}${servers}`)}`);
-  print(`${paint("dim", "session  ")} ${header.sessionId}${header.continued ? paint("dim", " (continued)") : ""} ${paint("dim", `· log ${header.dir}`)}`);
+  print(`${paint("dim", "session  ")} ${header.sessionId}${header.continued ? paint("dim", " (continued)") : ""} ${paint("dim", `· log ${describeLocation(header.location)}`)}`);
   if (header.continued && header.root !== header.cwd) print(paint("dim", "(a continued session keeps the workspace it started in)"));
   if (header.uncontained === undefined) {
     print(paint("dim", "commands run in a sandbox: only the workspace and a private /tmp are writable, no network, the log and credential directories out of reach"));
@@ -180,7 +182,7 @@ function printHeader(
     // DESIGN.md §8.3: without containment only known-safe reads run unasked, in every mode.
     print(paint("warn", `note: no command sandbox (${header.uncontained}): every command but a known-safe read asks first; install bubblewrap (apt-get install bubblewrap) to let full-auto run them contained`));
   }
-  if (header.mode === "full-auto" && header.uncontained !== undefined && isWithin(path.resolve(header.cwd, header.dir), path.resolve(header.root))) {
+  if (header.mode === "full-auto" && header.uncontained !== undefined && !isPostgresLocation(header.location) && isWithin(path.resolve(header.cwd, header.location.dir), path.resolve(header.root))) {
     print(paint("warn", `note: the log is inside the workspace; --dir keeps it out of reach`));
   }
   print();

@@ -1,7 +1,8 @@
+import type { ResolvedLogLocation } from "../../log/log-location.js";
 import { createLogReader, type SessionListing } from "../../reader/index.js";
 import { printJson, type CommandContext } from "../cli-io.js";
 import { exitCodes } from "../cli-error.js";
-import { readOnly, withLog } from "../log-directory.js";
+import { describeLocation, readOnly, withLog } from "../log-directory.js";
 import type { Tone } from "../terminal-style.js";
 
 const statusTone: Record<SessionListing["status"], Tone> = {
@@ -15,15 +16,15 @@ const statusTone: Record<SessionListing["status"], Tone> = {
 };
 
 /** `turnlog sessions`. */
-export async function sessionsCommand(options: { dir: string; json?: boolean }, context: CommandContext): Promise<number> {
-  const rows = await withLog(options.dir, readOnly(context.io), (log) => createLogReader(log).sessions());
+export async function sessionsCommand(options: { location: ResolvedLogLocation; json?: boolean }, context: CommandContext): Promise<number> {
+  const rows = await withLog(options.location, readOnly(context.io), (log) => createLogReader(log).sessions());
   if (options.json) {
     printJson(context, rows);
     return exitCodes.ok;
   }
   const { print, paint } = context;
   if (rows.length === 0) {
-    print(`no sessions in ${options.dir} — run "npx turnlog demo" to record one`);
+    print(`no sessions in ${describeLocation(options.location)} — run "npx turnlog demo" to record one`);
     return exitCodes.ok;
   }
   const table = rows.map((row) => [row.id, String(row.events), formatTime(row.lastRecordedAt), row.status] as const);

@@ -1,3 +1,4 @@
+import type { ResolvedLogLocation } from "../../log/log-location.js";
 import { createLogReader, PositionOutOfRangeError, type SessionView } from "../../reader/index.js";
 import { CliError } from "../cli-error.js";
 import { type CommandContext } from "../cli-io.js";
@@ -8,13 +9,13 @@ import { formatTimeline, plural, truncate } from "../timeline.js";
 import { formatTurnTable } from "../turn-table.js";
 
 /** `turnlog show <session>`: who and what the session ran with, its timeline, and where it stands. */
-export async function showCommand(sessionId: string, options: { dir: string; at?: string; events?: boolean }, context: CommandContext): Promise<number> {
+export async function showCommand(sessionId: string, options: { location: ResolvedLogLocation; at?: string; events?: boolean }, context: CommandContext): Promise<number> {
   // A bad --at is reported after an unknown session, as it always was: the session is read first.
   const position = options.at === undefined ? undefined : /^\d+$/.test(options.at) ? Number(options.at) : Number.NaN;
   const valid = position !== undefined && Number.isSafeInteger(position) && position >= 1;
-  const view = await withLog(options.dir, readOnly(context.io), async (log) => {
+  const view = await withLog(options.location, readOnly(context.io), async (log) => {
     try {
-      return await forSession(createLogReader(log).view(sessionId, valid ? { at: position } : {}), sessionId, options.dir, context.io.env);
+      return await forSession(createLogReader(log).view(sessionId, valid ? { at: position } : {}), sessionId, options.location, context.io.env);
     } catch (error) {
       if (error instanceof PositionOutOfRangeError) throw new CliError(error.message, { cause: error });
       throw error;

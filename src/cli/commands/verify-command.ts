@@ -1,7 +1,8 @@
+import { isPostgresLocation, type ResolvedLogLocation } from "../../log/log-location.js";
 import { readFile } from "node:fs/promises";
 import { printJson, type CommandContext } from "../cli-io.js";
 import { CliError, exitCodes } from "../cli-error.js";
-import { logExists, readOnly, withLog } from "../log-directory.js";
+import { describeLocation, isMissingPostgresLog, logExists, readOnly, withLog } from "../log-directory.js";
 import { loadSealKey, sealKeyFromPem, type SealKey } from "../../log/seal/seal-key.js";
 import { SealWitness } from "../../log/seal/seal-witness.js";
 import { verifySealedLog, type SealedVerifyReport } from "../../log/seal/seal-verifier.js";
@@ -14,18 +15,25 @@ import { sealKeyDirectory } from "../../log/seal/user-directories.js";
  * so it can gate a pipeline; an unsealed tail (events after the last seal: a crash) is reported
  * but is not a failure. A deleted log directory is reported from the witness.
  */
-export async function verifyCommand(options: { dir: string; json?: boolean; publicKey?: readonly string[] }, context: CommandContext): Promise<number> {
+export async function verifyCommand(options: { location: ResolvedLogLocation; json?: boolean; publicKey?: readonly string[] }, context: CommandContext): Promise<number> {
   const { env } = context.io;
   const keyDirectory = sealKeyDirectory(env);
   const keys = await trustedKeys(keyDirectory, options.publicKey ?? []);
-  const witness = SealWitness.forLogDirectory(options.dir, { directory: keyDirectory });
-  let report: SealedVerifyReport;
-  if (logExists(options.dir)) {
-    report = await withLog(options.dir, readOnly(context.io), (log) => verifySealedLog(log, { keys, witness }));
-  } else {
+  const { location } = options;
+  const witness = SealWitness.forLogLocation(location, { directory: keyDirectory });
+  let report: SealedVerifyReport | undefined;
+  if (isPostgresLocation(location) || logExists(location.dir)) {
+    try {
+      report = await withLog(location, readOnly(context.io), (log) => verifySealedLog(log, { keys, witness }));
+    } catch (error) {
+      // A schema without turnlog's tables is a log that is gone (or never was): the witness tells which.
+      if (!isMissingPostgresLog(error)) throw error;
+    }
+  }
+  if (report === undefined) {
     // A log that is gone is only a user's typo when nothing was ever sealed there.
     report = await verifySealedLog(undefined, { keys, witness });
-    if (report.ok) throw new CliError(`no log at ${options.dir} — run "npx turnlog demo" first or pass --dir`);
+    if (report.ok) throw new CliError(`no log at ${describeLocation(location)} — run "npx turnlog demo" first or pass --log`);
   }
   if (options.json) {
     printJson(context, report);

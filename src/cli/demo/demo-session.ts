@@ -1,10 +1,11 @@
+import type { ResolvedLogLocation } from "../../log/log-location.js";
 import { randomBytes } from "node:crypto";
 import type { Clock, RecordedEvent } from "../../log/event-log.js";
 import { scriptedProvider } from "../../providers/scripted-provider.js";
 import type { SendOutcome } from "../../runtime/provider-turn-loop.js";
 import { CliError } from "../cli-error.js";
 import type { TextSink } from "../cli-io.js";
-import { dirFlag, withLog } from "../log-directory.js";
+import { describeLocation, logFlag, withLog } from "../log-directory.js";
 import { userSeals } from "../../log/seal/user-seals.js";
 import { answerCommands, commandLines, heldCallLines, outcomeLines, TimelinePrinter } from "../session-narrative.js";
 import { painter } from "../terminal-style.js";
@@ -14,13 +15,13 @@ import { VirtualWorkspace } from "./virtual-workspace.js";
 
 /** Options of {@link runDemo}. */
 export interface RunDemoOptions {
-  /** The log directory (created when missing). */
-  dir: string;
+  /** The log: a directory (created when missing) or a PostgreSQL schema (migrated). */
+  location: ResolvedLogLocation;
   /** Where the narrative and the timeline go. */
   out: TextSink;
   /** ANSI colors. Default false. */
   color?: boolean;
-  /** Decides whether the printed commands need `--dir`. Default `process.env`. */
+  /** Decides whether the printed commands need `--dir` or `--log`. Default `process.env`. */
   env?: NodeJS.ProcessEnv;
   /** Default: the system clock. */
   clock?: Clock;
@@ -46,7 +47,7 @@ export interface DemoResult {
 }
 
 /**
- * Runs the built-in scripted session into a LevelDB log at `dir` (no network, no API key, no real
+ * Runs the built-in scripted session into the log at `location` (no network, no API key, no real
  * files) and prints its timeline. First message: two reads run side by side, two broken calls are
  * rejected as data, the gate holds the write, the demo approves it as `demo-user`, the turn
  * resumes; the next turn's force push is denied, an install script blocked, a status check with an
@@ -57,10 +58,10 @@ export interface DemoResult {
  * With `pause`, it stops at the first held call instead and prints the commands that answer it.
  *
  * @example
- * const { sessionId, second } = await runDemo({ dir: ".turnlog", out: process.stdout });
+ * const { sessionId, second } = await runDemo({ location: { dir: ".turnlog" }, out: process.stdout });
  */
 export async function runDemo(options: RunDemoOptions): Promise<DemoResult> {
-  const { dir, out } = options;
+  const { location, out } = options;
   const color = options.color ?? false;
   const paint = painter(color);
   const env = options.env ?? process.env;
@@ -71,15 +72,15 @@ export async function runDemo(options: RunDemoOptions): Promise<DemoResult> {
   const workspace = new VirtualWorkspace(demoFiles);
   const provider = scriptedProvider(demoScript(), { id: demoProviderId });
 
-  return withLog(dir, { create: true, durability: "sync", clock }, async (log) => {
+  return withLog(location, { create: true, durability: "sync", clock }, async (log) => {
     // The demo seals as `run` does, with the user's key, so `turnlog verify` shows what a seal proves.
-    const runtime = await createDemoRuntime({ log, provider, workspace, clock, seals: await userSeals(dir, env) });
+    const runtime = await createDemoRuntime({ log, provider, workspace, clock, seals: await userSeals(location, env) });
     try {
       print(`${paint("accent", "turnlog demo")} ${paint("dim", "— a scripted agent session: no network, no API key, no real files touched")}`);
       print(paint("dim", `its tools work on an in-memory workspace holding ${workspace.files().join(", ")}`));
       print();
       print(`${paint("dim", "session")}  ${sessionId}`);
-      print(`${paint("dim", "log    ")}  ${dir}`);
+      print(`${paint("dim", "log    ")}  ${describeLocation(location)}`);
       print();
       print(`${paint("bold", "user ›")} ${demoQuestion}`);
       print();
@@ -100,7 +101,7 @@ export async function runDemo(options: RunDemoOptions): Promise<DemoResult> {
         for (const pending of first.pendingApprovals) for (const line of heldCallLines(pending, paint)) print(line);
         print();
         print(paint("bold", "The turn now waits in the log for a person's answer. Give it from any later process:"));
-        for (const line of commandLines(answerCommands(sessionId, first.pendingApprovals, dir, env), paint)) print(line);
+        for (const line of commandLines(answerCommands(sessionId, first.pendingApprovals, location, env), paint, location, env)) print(line);
         print();
         print(paint("dim", "(exit code 3: a turn is left awaiting approval)"));
         return { sessionId, first, paused: true, events: await runtime.events(sessionId), workspace };
@@ -153,7 +154,7 @@ export async function runDemo(options: RunDemoOptions): Promise<DemoResult> {
       }
 
       print();
-      printInspectCommands(print, paint, sessionId, dir, env);
+      printInspectCommands(print, paint, sessionId, location, env);
       return { sessionId, first, ...(second !== undefined ? { second } : {}), paused: false, events: await runtime.events(sessionId), workspace };
     } finally {
       await runtime.close();
@@ -175,8 +176,8 @@ export function newDemoSessionId(now: number): string {
   return `demo-${stamp}-${randomBytes(2).toString("hex")}`;
 }
 
-function printInspectCommands(print: (line?: string) => void, paint: ReturnType<typeof painter>, sessionId: string, dir: string, env: NodeJS.ProcessEnv): void {
-  const flag = dirFlag(dir, env);
+function printInspectCommands(print: (line?: string) => void, paint: ReturnType<typeof painter>, sessionId: string, location: ResolvedLogLocation, env: NodeJS.ProcessEnv): void {
+  const flag = logFlag(location, env);
   print(paint("bold", "Inspect it:"));
   const commands: [string, string][] = [
     [`npx turnlog sessions${flag}`, "every session in the log and its status"],
@@ -187,5 +188,5 @@ function printInspectCommands(print: (line?: string) => void, paint: ReturnType<
     [`npx turnlog verify${flag}`, "check the log's hash chains for tampering"],
     [`npx turnlog demo --pause${flag}`, "stop at the first held call and answer it yourself"],
   ];
-  for (const line of commandLines(commands, paint)) print(line);
+  for (const line of commandLines(commands, paint, location, env)) print(line);
 }

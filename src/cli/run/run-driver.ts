@@ -1,8 +1,9 @@
+import type { ResolvedLogLocation } from "../../log/log-location.js";
 import type { SessionState } from "../../reader/index.js";
 import type { PendingApproval, SendOutcome } from "../../runtime/provider-turn-loop.js";
 import type { Session } from "../../runtime/session.js";
 import type { CliIo } from "../cli-io.js";
-import { dirFlag } from "../log-directory.js";
+import { logFlag } from "../log-directory.js";
 import { answerCommands, commandLines, heldCallLines, outcomeLines, type PrintLine } from "../session-narrative.js";
 import type { Paint } from "../terminal-style.js";
 import type { RunPresenter } from "./run-presenter.js";
@@ -98,7 +99,7 @@ async function askAbout(call: PendingApproval, terminal: { input: NodeJS.Readabl
 /** Where a run's closing lines point. */
 export interface RunEndingContext {
   sessionId: string;
-  dir: string;
+  location: ResolvedLogLocation;
   env: NodeJS.ProcessEnv;
   print: PrintLine;
   paint: Paint;
@@ -110,10 +111,10 @@ export interface RunEndingContext {
  * session ID, and the commands that replay, audit and show it.
  *
  * @example
- * printRunEnding(outcome, session.state(), events.length, { sessionId, dir, env, print, paint });
+ * printRunEnding(outcome, session.state(), events.length, { sessionId, location, env, print, paint });
  */
 export function printRunEnding(outcome: SendOutcome, state: SessionState, eventCount: number, context: RunEndingContext): void {
-  const { sessionId, dir, env, print, paint } = context;
+  const { sessionId, location, env, print, paint } = context;
   print();
   const lines = outcomeLines(outcome, state, eventCount, paint);
   // The answer itself was streamed as it came.
@@ -123,9 +124,9 @@ export function printRunEnding(outcome: SendOutcome, state: SessionState, eventC
     for (const pending of outcome.pendingApprovals) for (const line of heldCallLines(pending, paint)) print(line);
     print();
     print(paint("bold", outcome.pendingApprovals.length > 1 ? "The turn waits in the log. Answer them, then continue it:" : "The turn waits in the log. Answer it, then continue it:"));
-    for (const line of commandLines(answerCommands(sessionId, outcome.pendingApprovals, dir, env), paint)) print(line);
+    for (const line of commandLines(answerCommands(sessionId, outcome.pendingApprovals, location, env), paint, location, env)) print(line);
   }
-  const flag = dirFlag(dir, env);
+  const flag = logFlag(location, env);
   print();
   print(`${paint("bold", "session")} ${sessionId}`);
   const commands: [string, string][] = [
@@ -135,7 +136,7 @@ export function printRunEnding(outcome: SendOutcome, state: SessionState, eventC
   ];
   if (outcome.status === "needs-resume") commands.push([`npx turnlog resume ${sessionId}${flag}`, "continue the unfinished turn"]);
   else if (outcome.status !== "awaiting-approval") commands.push([`npx turnlog run --session ${sessionId}${flag} "<message>"`, "say more in the same session"]);
-  for (const line of commandLines(commands, paint)) print(line);
+  for (const line of commandLines(commands, paint, location, env)) print(line);
 }
 
 /**

@@ -1,4 +1,7 @@
+import { homedir } from "node:os";
+import path from "node:path";
 import type { Budgets } from "../../contracts/budgets.js";
+import { isPostgresUrl } from "../../log/postgres/connection-string.js";
 import { KnownSecrets } from "../../policy/secrets/secret-patterns.js";
 import { createSecretRedactor } from "../../policy/secrets/secret-detector.js";
 import { isSecretVariableName } from "../../util/secret-names.js";
@@ -141,7 +144,9 @@ export async function createRunRuntime(options: RunRuntimeOptions): Promise<RunR
   const { record, root } = options;
   // Commands run in bubblewrap where it works (DESIGN.md §8.3); the log is out of its reach.
   // Hidden from it: the log, the seal key and witnesses, and every run log (wherever XDG puts them).
-  const sandbox = runSandbox(options.recordedTools, [...logDirectoryOf(options.log), sealKeyDirectory(process.env), turnlogStateDirectory(process.env)]);
+  // A PostgreSQL log has no directory to hide: its password files are hidden instead, and
+  // commandEnvironment keeps the URL and PG* variables out of every command's environment.
+  const sandbox = runSandbox(options.recordedTools, [...logDirectoryOf(options.log), sealKeyDirectory(process.env), turnlogStateDirectory(process.env), ...postgresPasswordFiles(process.env)]);
   // The key's value is redacted wherever it appears — a model echoing it, a tool printing it —
   // whatever variable holds it; so are the MCP servers' secret-named variables.
   const secrets = runSecrets(record, process.env, options.mcpEnvironment);
@@ -223,15 +228,33 @@ export function runSecrets(record: RunRecord, env: Readonly<Record<string, strin
 }
 
 /**
- * `run_command`'s environment in a run: this process's, without secret-named variables and
- * without the one holding the provider's key.
+ * `run_command`'s environment in a run: this process's, without secret-named variables, without
+ * the one holding the provider's key, and without the way to the log's database — libpq's `PG*`
+ * variables (`PGPASSWORD`, `PGPASSFILE`, `PGHOST`, …), `TURNLOG_LOG` and `TURNLOG_SCHEMA`, and any
+ * variable holding a `postgres://` URL (`DATABASE_URL`). (Inside the bubblewrap sandbox the
+ * environment is an allowlist anyway; this matters when commands run uncontained.)
  *
  * @example
- * commandEnvironment({ PATH: "/usr/bin", LLM_AUTH: "sk-…", GH_TOKEN: "…" }, "LLM_AUTH"); // { PATH: "/usr/bin" }
+ * commandEnvironment({ PATH: "/usr/bin", LLM_AUTH: "sk-…", GH_TOKEN: "…", PGPASSWORD: "…" }, "LLM_AUTH"); // { PATH: "/usr/bin" }
  */
 export function commandEnvironment(env: Readonly<Record<string, string | undefined>>, apiKeyEnv: string): Record<string, string | undefined> {
   const { [apiKeyEnv]: _key, ...rest } = withoutSecretVariables(env);
-  return rest;
+  return Object.fromEntries(Object.entries(rest).filter(([name, value]) => !leadsToTheLogDatabase(name, value)));
+}
+
+function leadsToTheLogDatabase(name: string, value: string | undefined): boolean {
+  return name.startsWith("PG") || name === "TURNLOG_LOG" || name === "TURNLOG_SCHEMA" || (value !== undefined && isPostgresUrl(value.trim()));
+}
+
+/**
+ * libpq's password files, hidden from the command sandbox besides the other credential stores:
+ * `~/.pgpass` and `$PGPASSFILE`.
+ */
+function postgresPasswordFiles(env: NodeJS.ProcessEnv): string[] {
+  const home = env.HOME !== undefined && path.isAbsolute(env.HOME) ? env.HOME : homedir();
+  const files = [path.join(home, ".pgpass")];
+  if (env.PGPASSFILE !== undefined && env.PGPASSFILE !== "") files.push(path.resolve(env.PGPASSFILE));
+  return files;
 }
 
 /**

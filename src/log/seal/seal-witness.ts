@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { mkdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { SealFileError } from "../../errors/seal-file-error.js";
+import { defaultPostgresSchema, isPostgresLocation, type LogLocation } from "../log-location.js";
 import type { Seal } from "./seal-record.js";
 import { writePrivately } from "./seal-key.js";
 import { realPathOrResolved, sealKeyDirectory } from "./user-directories.js";
@@ -57,6 +58,25 @@ export class SealWitness {
   }
 
   /**
+   * The witness of the log at `location`: for a directory, {@link SealWitness.forLogDirectory};
+   * for a PostgreSQL schema, one named after the database's address without credentials (host,
+   * port, database, the socket directory if one is given) and the schema — so every user and
+   * every machine that reaches the same schema names the same log, and no password lands in a
+   * file name or in the file.
+   *
+   * @example
+   * SealWitness.forLogLocation({ url: "postgres://ada:pw@db.internal/agents", schema: "turnlog" });
+   * // ~/.config/turnlog/witness/postgres-db.internal-agents-turnlog-….json, witnessing "postgres://db.internal:5432/agents (schema turnlog)"
+   */
+  static forLogLocation(location: LogLocation, options: { directory?: string } = {}): SealWitness {
+    if (!isPostgresLocation(location)) return SealWitness.forLogDirectory(location.dir, options);
+    const label = postgresLogIdentity(location.url, location.schema ?? defaultPostgresSchema);
+    const readable = label.replace(/^postgres:\/\//, "postgres-").replace(/ \(schema /, "-").replace(/[^A-Za-z0-9._-]+/g, "-").replace(/^[-.]+|-+$/g, "").slice(0, 60) || "postgres";
+    const name = `${readable}-${createHash("sha256").update(label).digest("hex").slice(0, 16)}.json`;
+    return new SealWitness(path.join(options.directory ?? sealKeyDirectory(), "witness", name), label);
+  }
+
+  /**
    * The latest seal per stream, as witnessed; empty when nothing was ever witnessed. An
    * unreadable file is an error, never an empty witness (that would excuse any deletion).
    */
@@ -93,4 +113,21 @@ export class SealWitness {
     this.#writing = result.catch(() => undefined);
     return result;
   }
+}
+
+/**
+ * What names a PostgreSQL log whoever reaches it: `postgres://host:port/database (schema s)`,
+ * with the socket directory (`?host=`) when one is given, and never the user or the password.
+ * A URL that does not parse is named by its hash alone.
+ */
+function postgresLogIdentity(url: string, schema: string): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return `postgres://unparsable-${createHash("sha256").update(url).digest("hex").slice(0, 16)} (schema ${schema})`;
+  }
+  const socket = parsed.searchParams.get("host");
+  const database = decodeURIComponent(parsed.pathname.replace(/^\//, ""));
+  return `postgres://${parsed.hostname}:${parsed.port === "" ? "5432" : parsed.port}/${database}${socket !== null ? `?host=${socket}` : ""} (schema ${schema})`;
 }

@@ -70,10 +70,11 @@ async function newestMtime(directory: string): Promise<number> {
 
 /**
  * Runs `turnlog <args>` in `cwd` and resolves with its exit code and output (never rejects on a
- * non-zero exit). Colors and `$TURNLOG_DIR` are cleared unless `env` sets them.
+ * non-zero exit). Colors and the log variables (`$TURNLOG_DIR`, `$TURNLOG_LOG`, `$TURNLOG_SCHEMA`) are
+ * cleared unless `env` sets them.
  */
 export function runTurnlog(args: readonly string[], options: { cwd: string; env?: Record<string, string | undefined>; timeoutMs?: number }): Promise<TurnlogRun> {
-  const env: Record<string, string | undefined> = { ...process.env, FORCE_COLOR: undefined, NO_COLOR: undefined, TURNLOG_DIR: undefined, TURNLOG_DEBUG: undefined, ...options.env };
+  const env: Record<string, string | undefined> = { ...process.env, FORCE_COLOR: undefined, NO_COLOR: undefined, TURNLOG_DIR: undefined, TURNLOG_LOG: undefined, TURNLOG_SCHEMA: undefined, TURNLOG_DEBUG: undefined, ...options.env };
   for (const key of Object.keys(env)) if (env[key] === undefined) delete env[key];
   return new Promise((resolve, reject) => {
     execFile(process.execPath, [bin, ...args], { cwd: options.cwd, env: env as NodeJS.ProcessEnv, timeout: options.timeoutMs ?? 30_000 }, (error, stdout, stderr) => {
