@@ -86,6 +86,20 @@ describeWithPostgres("PostgreSQL", () => {
       expect(await first!.verify()).toEqual({ ok: true, checked: 2 });
     });
 
+    it("a row written past the stream lock (a writer that skips it) turns the append into a conflict, and nothing of it is stored", async () => {
+      const schema = schemaForTest("rogue");
+      const log = await open(schema);
+      await log.appendToStream("a", someEvents(1));
+      const client = new pg.Client({ connectionString: requirePostgresUrl() });
+      await client.connect();
+      cleanups.push(() => client.end());
+      await client.query(`INSERT INTO ${schema}.events (global_position, stream_id, stream_position, event_id, type, recorded_at, event) VALUES (1000, 'a', 2, 'rogue', 'test.rogue', now(), '{}')`);
+      await expect(log.appendToStream("a", someEvents(2))).rejects.toBeInstanceOf(ExpectedVersionConflictError);
+      const { rows } = await client.query(`SELECT count(*)::int AS n FROM ${schema}.events WHERE stream_id = 'a'`);
+      expect(rows[0].n).toBe(2);
+      expect(await log.streamVersion("a")).toBe(1);
+    });
+
     it("a subscriber in one handle hears appends made through another", async () => {
       const schema = schemaForTest("listen");
       const [writer, reader] = await Promise.all([open(schema), open(schema)]);

@@ -1,5 +1,10 @@
 import pg from "pg";
-import { ExpectedVersionConflictError, NO_CONCURRENCY_CHECK } from "../../errors/expected-version-conflict-error.js";
+import {
+  ExpectedVersionConflictError,
+  NO_CONCURRENCY_CHECK,
+  STREAM_DOES_NOT_EXIST,
+  STREAM_EXISTS,
+} from "../../errors/expected-version-conflict-error.js";
 import type { ExpectedStreamVersion } from "../../errors/expected-version-conflict-error.js";
 import { LogClosedError } from "../../errors/log-closed-error.js";
 import { LogCorruptedError } from "../../errors/log-corrupted-error.js";
@@ -279,73 +284,53 @@ export class PostgresEventLog implements EventLog {
     let broken = false;
     let reserving = false;
     try {
-      await client.query(durable ? "BEGIN" : "BEGIN; SET LOCAL synchronous_commit = off");
       try {
-        // The stream's lock is an advisory transaction lock, not a row lock: a row lock would
-        // take a transaction ID now, before the positions are reserved, and the global order's
-        // readers need IDs that grow with positions.
-        await client.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [`turnlog.stream:${this.schema}:${stream}`]);
-        const { rows } = await client.query<StreamRow>(`SELECT version, head_hash FROM ${this.#s}.streams WHERE stream_id = $1`, [stream]);
-        const head: StreamHead = rows[0] === undefined ? EMPTY_STREAM_HEAD : { version: Number(rows[0].version), hash: rows[0].head_hash };
+        // Round trip 1: BEGIN and `begin_append` — the stream's advisory transaction lock (not a
+        // row lock: that would take a transaction ID before the positions are reserved, and the
+        // global order's readers need IDs that grow with positions), its head, the expected
+        // version, and the positions when it holds. Sent as one simple query, so values are
+        // literals, each escaped by node-postgres.
+        reserving = true;
+        const begun = await client.query(
+          `BEGIN;${durable ? "" : " SET LOCAL synchronous_commit = off;"} SELECT head_version, head_hash_now, first_position FROM ${this.#s}.begin_append(${pg.escapeLiteral(stream)}, ${prepared.length}, ${pg.escapeLiteral(expectedForSql(expected))})`,
+        );
+        reserving = false;
+        passTurn();
+        const row = lastResult<{ head_version: string; head_hash_now: string; first_position: string | null }>(begun).rows[0];
+        if (row === undefined) throw new TypeError("begin_append returned no row");
+        const head: StreamHead = { version: Number(row.head_version), hash: row.head_hash_now };
         const conflict = findVersionConflict(stream, expected, head.version);
         if (conflict !== undefined) throw conflict;
-        if (prepared.length === 0) {
+        if (prepared.length === 0 || row.first_position === null) {
           await client.query("ROLLBACK");
           return { nextExpectedStreamVersion: head.version, lastGlobalPosition: await this.#lastPosition(client), events: [] };
         }
-        reserving = true;
-        const reserved = await client.query<{ first: string }>(`SELECT ${this.#s}.reserve_positions($1) AS first`, [prepared.length]);
-        reserving = false;
-        passTurn();
-        const first = Number(reserved.rows[0]?.first);
-        const appended = recordEvents(stream, head, first - 1, prepared, this.#clock, this.#ids);
-        const rowsToInsert = appended.events.map((event, index) => ({ event, raw: appended.raws[index] ?? "" }));
-        const written = await client.query<{ inserted: string; heads: string }>(
-          `WITH inserted AS (
-             INSERT INTO ${this.#s}.events (global_position, stream_id, stream_position, event_id, type, recorded_at, event)
-             SELECT g, $1, p, i, t, r, e::json FROM unnest($2::bigint[], $3::bigint[], $4::text[], $5::text[], $6::timestamptz[], $7::text[]) AS x(g, p, i, t, r, e)
-             RETURNING 1
-           ), head AS (
-             INSERT INTO ${this.#s}.streams (stream_id, version, head_hash) VALUES ($1, $8, $9)
-             ON CONFLICT (stream_id) DO UPDATE SET version = EXCLUDED.version, head_hash = EXCLUDED.head_hash
-             WHERE ${this.#s}.streams.version = $10
-             RETURNING 1
-           )
-           SELECT (SELECT count(*) FROM inserted) AS inserted, (SELECT count(*) FROM head) AS heads, pg_notify($11, $12)`,
-          [
-            stream,
-            rowsToInsert.map((row) => row.event.meta.globalPosition),
-            rowsToInsert.map((row) => row.event.meta.streamPosition),
-            rowsToInsert.map((row) => row.event.meta.eventId),
-            rowsToInsert.map((row) => row.event.type),
-            rowsToInsert.map((row) => row.event.meta.recordedAt),
-            rowsToInsert.map((row) => row.raw),
-            appended.head.version,
-            appended.head.hash,
-            head.version,
-            this.#tail.channel,
-            String(appended.lastGlobalPosition),
-          ],
+        const appended = recordEvents(stream, head, Number(row.first_position) - 1, prepared, this.#clock, this.#ids);
+        const events = appended.events;
+        const array = (values: readonly (string | number)[], type: string) =>
+          `ARRAY[${values.map((value) => (typeof value === "number" ? String(value) : pg.escapeLiteral(value))).join(", ")}]::${type}[]`;
+        // Round trip 2: the rows, the head and the notice, then COMMIT. If `write_events` fails,
+        // the COMMIT after it is not run, and the transaction is rolled back below.
+        await client.query(
+          `SELECT ${this.#s}.write_events(${pg.escapeLiteral(stream)}, ${head.version}, ${appended.head.version}, ${pg.escapeLiteral(appended.head.hash)}, ` +
+            `${array(events.map((event) => event.meta.globalPosition), "bigint")}, ${array(events.map((event) => event.meta.streamPosition), "bigint")}, ` +
+            `${array(events.map((event) => event.meta.eventId), "text")}, ${array(events.map((event) => event.type), "text")}, ` +
+            `${array(events.map((event) => event.meta.recordedAt), "timestamptz")}, ${array(appended.raws, "text")}, ${pg.escapeLiteral(this.#tail.channel)}); COMMIT`,
         );
-        if (Number(written.rows[0]?.heads) !== 1) {
-          // The head moved although the stream was locked: a writer that does not take the lock.
-          throw new ExpectedVersionConflictError(stream, expected ?? NO_CONCURRENCY_CHECK, await this.streamVersion(stream));
-        }
-        await client.query("COMMIT");
-        return { nextExpectedStreamVersion: appended.head.version, lastGlobalPosition: appended.lastGlobalPosition, events: appended.events };
+        return { nextExpectedStreamVersion: appended.head.version, lastGlobalPosition: appended.lastGlobalPosition, events };
       } catch (error) {
         await client.query("ROLLBACK").catch(() => undefined);
-        if (isUniqueViolation(error)) {
+        if (isLostRace(error)) {
           // Another writer got past the lock (one that does not take it): the database's unique
-          // position is the last word, and the caller hears the stream's real version.
+          // position and the head check are the last word, and the caller hears the real version.
           throw new ExpectedVersionConflictError(stream, expected ?? NO_CONCURRENCY_CHECK, await this.streamVersion(stream));
         }
         throw error;
       }
     } catch (error) {
       // After any other failure the connection's state is unknown (it may even hold the
-      // reservation lock, had the reservation itself failed half-way): it is closed, never
-      // handed to the next append.
+      // reservation lock, had the reservation failed half-way): it is closed, never handed to
+      // the next append.
       broken = reserving || !ExpectedVersionConflictError.isInstance(error);
       throw error;
     } finally {
@@ -449,8 +434,25 @@ async function assertCurrentSchema(pool: pg.Pool, schema: string): Promise<void>
   }
 }
 
-function isUniqueViolation(error: unknown): boolean {
-  return typeof error === "object" && error !== null && (error as { code?: unknown }).code === "23505";
+/** A unique position taken, or a head that moved although the stream was locked (TL409). */
+function isLostRace(error: unknown): boolean {
+  const code = typeof error === "object" && error !== null ? (error as { code?: unknown }).code : undefined;
+  return code === "23505" || code === "TL409";
+}
+
+/** The expected version as `begin_append` takes it. */
+function expectedForSql(expected: ExpectedStreamVersion | undefined): string {
+  if (expected === undefined || expected === NO_CONCURRENCY_CHECK) return "any";
+  if (expected === STREAM_EXISTS) return "exists";
+  if (expected === STREAM_DOES_NOT_EXIST) return "none";
+  return String(expected);
+}
+
+/** The last statement's result of a simple query that ran several. */
+function lastResult<Row extends pg.QueryResultRow>(result: pg.QueryResult | pg.QueryResult[]): pg.QueryResult<Row> {
+  const last = Array.isArray(result) ? result[result.length - 1] : result;
+  if (last === undefined) throw new TypeError("the query returned no result");
+  return last as pg.QueryResult<Row>;
 }
 
 function parseStoredEvent(raw: string, where: string): RecordedEvent {

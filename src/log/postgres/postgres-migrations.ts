@@ -6,11 +6,15 @@ interface Migration {
   version: number;
   name: string;
   /** SQL for schema `s` (already quoted). */
-  sql(s: string, lockKey: string): string;
+  sql(s: string, lockKey: string, streamLockPrefix: string): string;
 }
 
 /**
  * The schema, as versioned steps. A step is never edited once released: a change is a new step.
+ *
+ * An append is two round trips, each one function call: `begin_append` (lock the stream, read its
+ * head, check the expected version, reserve positions) and `write_events` (insert, move the head
+ * — refused with SQLSTATE TL409 if it moved anyway — and notify), sent with its COMMIT.
  *
  * Why `reserve_positions` exists: the global order is read with the snapshot-xmin technique (a
  * reader returns only events whose writing transaction is older than every transaction still
@@ -24,7 +28,7 @@ const migrations: readonly Migration[] = [
   {
     version: 1,
     name: "streams, events and the global position",
-    sql: (s, lockKey) => `
+    sql: (s, lockKey, streamLockPrefix) => `
       CREATE SEQUENCE ${s}.global_position AS bigint MINVALUE 1 START 1;
       CREATE TABLE ${s}.streams (
         stream_id text PRIMARY KEY,
@@ -54,6 +58,48 @@ const migrations: readonly Migration[] = [
         END IF;
         PERFORM pg_advisory_unlock(${lockKey});
         RETURN first_position;
+      END
+      $fn$;
+      CREATE FUNCTION ${s}.begin_append(p_stream text, p_count integer, p_expected text)
+      RETURNS TABLE (head_version bigint, head_hash_now text, first_position bigint) LANGUAGE plpgsql AS $fn$
+      DECLARE
+        v bigint;
+        h text;
+        holds boolean;
+      BEGIN
+        PERFORM pg_advisory_xact_lock(hashtextextended(${streamLockPrefix} || p_stream, 0));
+        SELECT st.version, st.head_hash INTO v, h FROM ${s}.streams st WHERE st.stream_id = p_stream;
+        IF NOT FOUND THEN
+          v := 0;
+          h := '';
+        END IF;
+        holds := CASE p_expected WHEN 'any' THEN true WHEN 'exists' THEN v >= 1 WHEN 'none' THEN v = 0 ELSE v = p_expected::bigint END;
+        IF holds AND p_count > 0 THEN
+          RETURN QUERY SELECT v, h, ${s}.reserve_positions(p_count);
+        ELSE
+          RETURN QUERY SELECT v, h, NULL::bigint;
+        END IF;
+      END
+      $fn$;
+      CREATE FUNCTION ${s}.write_events(
+        p_stream text, p_prev bigint, p_version bigint, p_hash text, p_positions bigint[], p_stream_positions bigint[],
+        p_ids text[], p_types text[], p_recorded timestamptz[], p_events text[], p_channel text
+      ) RETURNS void LANGUAGE plpgsql AS $fn$
+      DECLARE
+        changed integer;
+      BEGIN
+        INSERT INTO ${s}.events (global_position, stream_id, stream_position, event_id, type, recorded_at, event)
+        SELECT g, p_stream, p, i, t, r, e::json FROM unnest(p_positions, p_stream_positions, p_ids, p_types, p_recorded, p_events) AS x(g, p, i, t, r, e);
+        IF p_prev = 0 THEN
+          INSERT INTO ${s}.streams (stream_id, version, head_hash) VALUES (p_stream, p_version, p_hash) ON CONFLICT (stream_id) DO NOTHING;
+        ELSE
+          UPDATE ${s}.streams SET version = p_version, head_hash = p_hash WHERE stream_id = p_stream AND version = p_prev;
+        END IF;
+        GET DIAGNOSTICS changed = ROW_COUNT;
+        IF changed <> 1 THEN
+          RAISE EXCEPTION 'the head of stream % moved while it was locked', p_stream USING ERRCODE = 'TL409';
+        END IF;
+        PERFORM pg_notify(p_channel, p_positions[array_upper(p_positions, 1)]::text);
       END
       $fn$;
     `,
@@ -109,7 +155,7 @@ export async function migratePostgres(pool: pg.Pool, schema: string): Promise<Mi
     const applied: Array<{ version: number; name: string }> = [];
     for (const migration of migrations) {
       if (migration.version <= current) continue;
-      await client.query(migration.sql(s, reserveLockKey(schema)));
+      await client.query(migration.sql(s, reserveLockKey(schema), pg.escapeLiteral(`turnlog.stream:${schema}:`)));
       await client.query(`INSERT INTO ${s}.schema_migrations (version, name) VALUES ($1, $2)`, [migration.version, migration.name]);
       applied.push({ version: migration.version, name: migration.name });
     }
