@@ -202,9 +202,10 @@ export class Session {
   /**
    * Reloads the session from the log when another writer (another runtime on the same log)
    * appended to it since, so `state()` and `outcome()` tell the log's truth. `openSession` does
-   * this for a session it had open; an operation that hits an `ExpectedVersionConflictError`
-   * does it too, after failing. While an operation of this session runs, nothing is reloaded:
-   * the operation is then the writer, and a foreign append makes it fail with a conflict.
+   * this for a session it had open, `resume()` does it before it starts, and an operation that
+   * loses a race folds what the other writer appended (carrying on from it, or — a `send`'s user
+   * message — failing with the conflict). While an operation of this session runs, nothing is
+   * reloaded here: the operation is then the writer and reloads itself when it loses a race.
    */
   async refresh(): Promise<void> {
     if (this.#busy > 0) return;
