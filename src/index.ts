@@ -3,12 +3,12 @@
  * list is a contract (DESIGN.md §11).
  */
 export { createRuntime } from "./runtime/create-runtime.js";
-export type { OpenSessionOptions, Runtime, RuntimeOptions } from "./runtime/create-runtime.js";
+export type { AutoResumeOptions, OpenSessionOptions, Runtime, RuntimeOptions } from "./runtime/create-runtime.js";
 export { defaultProviderRetry } from "./runtime/provider-retry.js";
 export type { ProviderRetryOptions } from "./runtime/provider-retry.js";
 // A host gets sessions from `runtime.openSession`; the loop, the tool runner and the host-tool
 // executor inside them are built by the runtime only. The engine is `turnlog/core`.
-export type { ApprovalAnswer, Session } from "./runtime/session.js";
+export type { ApprovalAnswer, Session, WaitForAnswersOptions } from "./runtime/session.js";
 export { AgentLoopBuilder } from "./runtime/agent-loop-builder.js";
 export type { HostToolOptions, HostToolResult } from "./runtime/host-tool-executor.js";
 export type { DeltaContext, DiscardedAttempt, PendingApproval, SendOutcome } from "./runtime/provider-turn-loop.js";
@@ -54,10 +54,12 @@ export type {
   EventLog,
   EventToAppend,
   IdSource,
+  LogLease,
   ReadAllOptions,
   ReadStreamOptions,
   RecordedEvent,
   RecordedEventMeta,
+  SessionLeases,
   VerifyReport,
 } from "./log/event-log.js";
 
@@ -95,6 +97,7 @@ export { UnexpectedEventError } from "./errors/unexpected-event-error.js";
 export { PositionOutOfRangeError } from "./errors/position-out-of-range-error.js";
 export { McpServerError } from "./errors/mcp-server-error.js";
 export { SessionStateError } from "./errors/session-state-error.js";
+export { SessionBusyError } from "./errors/session-busy-error.js";
 export { UnknownSessionError } from "./errors/unknown-session-error.js";
 export { ProviderError } from "./errors/provider-error.js";
 export { createOpenAiChatFinalizer, finalizeOpenAiChatChunks } from "./providers/openai-chat-finalizer.js";

@@ -109,6 +109,11 @@ export const errorCodes = {
     errorClass: "SessionStateError",
     summary: "the session's state does not allow the operation (e.g. approving a call that is not held)",
   },
+  TURNLOG_SESSION_BUSY: {
+    actor: "host",
+    errorClass: "SessionBusyError",
+    summary: "another process holds the session's lease and is driving it; nothing was appended",
+  },
   TURNLOG_UNKNOWN_SESSION: {
     actor: "host",
     errorClass: "UnknownSessionError",

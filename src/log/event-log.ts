@@ -116,3 +116,28 @@ export interface EventLog {
   verify(options?: { stream?: string }): Promise<VerifyReport>;
   close(): Promise<void>;
 }
+
+/**
+ * A lease a log granted: while it is held, no other holder of a lease of the same name — in any
+ * process — gets one. `release()` gives it back (it never throws).
+ */
+export interface LogLease {
+  readonly name: string;
+  release(): Promise<void>;
+}
+
+/**
+ * An optional capability of a log that many processes share (`PostgresEventLog`): exclusive,
+ * named leases, which the runtime takes on a session for as long as an operation drives it
+ * (`RuntimeOptions.sessionLease`). A log that one process owns (LevelDB) needs none.
+ */
+export interface SessionLeases {
+  /** Takes the lease `name` if nobody holds it; `undefined` when another holder has it. */
+  tryLease(name: string): Promise<LogLease | undefined>;
+}
+
+/** The log's leases, when it grants them (`PostgresEventLog`); `undefined` otherwise. */
+export function sessionLeasesOf(log: EventLog): SessionLeases | undefined {
+  const candidate = log as Partial<SessionLeases>;
+  return typeof candidate.tryLease === "function" ? (log as EventLog & SessionLeases) : undefined;
+}

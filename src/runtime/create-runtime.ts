@@ -4,13 +4,15 @@ import type { Budgets } from "../contracts/budgets.js";
 import { resolveBudgets } from "../contracts/budgets.js";
 import type { PolicyInput } from "../contracts/policy.js";
 import { SessionStateError, UnknownSessionError } from "../errors/session-state-error.js";
-import type { Clock, EventLog, IdSource, RecordedEvent } from "../log/event-log.js";
+import { ConfigError } from "../errors/config-error.js";
+import { ExpectedVersionConflictError } from "../errors/expected-version-conflict-error.js";
+import { sessionLeasesOf, type Clock, type EventLog, type IdSource, type RecordedEvent } from "../log/event-log.js";
 import { StreamSealer, type SealOptions } from "../log/seal/stream-sealer.js";
 import type { SealedVerifyReport } from "../log/seal/seal-verifier.js";
 import { logLocationFromEnvironment, openLogLocation } from "../log/log-location.js";
 import { resolvePolicy } from "../policy/default-policy.js";
 import type { AuditRow } from "../projections/audit.js";
-import { activeTurn, type SessionState } from "../projections/session-state.js";
+import type { SessionState } from "../projections/session-state.js";
 import type { Provider } from "../providers/provider.js";
 import type { ReplayReport } from "../replay/replay-verifier.js";
 import type { ForkResult } from "../replay/fork.js";
@@ -23,19 +25,16 @@ import { resolveRealPath } from "../util/real-path.js";
 import { SecretVault } from "./secret-vault.js";
 import { isKnownDecisionsVersion, latestDecisionsVersion, resolveDecisionsVersion } from "../core/decision-versions.js";
 import { observeEnvironment, providerChange, SessionSync } from "./session-sync.js";
-import { decideObserving } from "../core/decide-observing.js";
 import { defaultHistoryMaxTokens } from "../history/session-history.js";
 import type { HistoryCompressor } from "../history/history-compressor.js";
-import type { GateEnvironment } from "../policy/gate.js";
-import { hostCallInDoubt } from "./host-tool-executor.js";
-import { defaultMaxStoredOutputChars, isRerunnable } from "./tool-plan-runner.js";
-import type { DeltaContext, DiscardedAttempt } from "./provider-turn-loop.js";
-import { Session } from "./session.js";
+import { defaultMaxStoredOutputChars } from "./tool-plan-runner.js";
+import type { DeltaContext, DiscardedAttempt, SendOutcome } from "./provider-turn-loop.js";
+import { Session, type SessionHosting } from "./session.js";
 import { resolveProviderRetry, type ProviderRetryOptions } from "./provider-retry.js";
-import { SessionStore } from "./session-store.js";
+import { maxCarriedConflicts, SessionStore } from "./session-store.js";
+import { recover, refuseMissingTools, type RecoveryDependencies } from "./session-recovery.js";
 import { checkRuntimeOptions } from "./runtime-options-schema.js";
 import { sessionIdPattern, sessionStream } from "../core/session-stream.js";
-import { nextStep } from "../core/next-step.js";
 
 export interface RuntimeOptions {
   /**
@@ -131,6 +130,41 @@ export interface RuntimeOptions {
    * createRuntime({ provider, secrets: [process.env.OPENAI_API_KEY ?? ""].filter((key) => key.length >= 8) });
    */
   secrets?: readonly string[];
+  /**
+   * What a `send`, `resume` or `runTool` does about other processes on a log they share
+   * (docs/embedding.md, "Many hosts, one log"):
+   * - `"fail"` (the default on a log that grants leases, i.e. `PostgresEventLog`): the operation
+   *   holds the session's lease while it drives it; when another process holds it, the operation
+   *   throws `SessionBusyError` and appends nothing. Opening a session recovers a crashed turn
+   *   only when its lease is free.
+   * - `"off"` (the default, and the only choice, on a log one process owns: LevelDB, memory):
+   *   hosts race, append-before-act keeps it safe — of two hosts, only the one whose
+   *   `turn.tool.started` (or `turn.provider.requested`) append wins performs that effect, and the
+   *   loser carries on from the log or leaves the turn to the winner.
+   *
+   * `"fail"` on a log without leases is a `ConfigError`.
+   */
+  sessionLease?: "fail" | "off";
+  /**
+   * Resume a session this runtime parked for approval as soon as its answers are in the log —
+   * given in this process or any other on the same log — without a call to `resume()`. `true`,
+   * or callbacks that tell the host how each such resume ended (`onOutcome`, including a new
+   * `awaiting-approval`, which is waited for again) or why it could not run (`onError`: e.g. a
+   * `SessionBusyError` when another host resumed it first). `runtime.close()` stops the waits and
+   * lets a resume under way finish. Default: off — the host calls `waitForAnswers()` and `resume()`.
+   *
+   * @example
+   * createRuntime({ log, provider, tools, autoResume: { onOutcome: (outcome, session) => notify(session.id, outcome) } });
+   */
+  autoResume?: boolean | AutoResumeOptions;
+}
+
+/** `RuntimeOptions.autoResume`'s callbacks. */
+export interface AutoResumeOptions {
+  /** How a resume this runtime started by itself ended. */
+  onOutcome?: (outcome: SendOutcome, session: Session) => void;
+  /** Why a resume this runtime started by itself failed (nothing to do: the session tells where it stands). */
+  onError?: (error: unknown, session: Session) => void;
 }
 
 export interface Runtime {
@@ -221,6 +255,13 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       await closeMcp();
       throw error;
     }));
+  const leases = sessionLeasesOf(log);
+  const sessionLease = options.sessionLease ?? (leases !== undefined ? "fail" : "off");
+  if (sessionLease === "fail" && leases === undefined) {
+    await closeMcp();
+    if (ownsLog) await log.close();
+    throw new ConfigError(['sessionLease: "fail" needs a log that grants leases (PostgresEventLog); this log is owned by one process, so leave it out or pass "off"']);
+  }
   // A failed registration (a duplicate name) must not leave server processes or the log's lock behind.
   const registered = mcp.map((server) => server.tools);
   const registry = await ToolRegistry.build({
@@ -268,9 +309,62 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const reader = createLogReader(log, { tools: registry, gate, ...(options.history?.compressor ? { compressor: options.history.compressor } : {}) });
 
   const providerInForce = { id: provider.id, format: provider.format, maxAttempts };
+  // Without the lease, a host on a shared log cannot tell a call another host is running from one
+  // whose process died: such a call is never run again here.
+  const recovery: RecoveryDependencies = { registry, gate, redactor, rerunInDoubt: leases === undefined || sessionLease === "fail" };
+  const closing = new AbortController();
+  const autoResuming = new Set<Promise<unknown>>();
+  const hosting: SessionHosting = {
+    ...(sessionLease === "fail" && leases !== undefined ? { leases, recovery } : {}),
+    ...(options.autoResume !== undefined && options.autoResume !== false ? { autoResume: options.autoResume === true ? {} : options.autoResume } : {}),
+    closing: closing.signal,
+    track: (work) => {
+      const settled = work.catch(() => undefined).finally(() => autoResuming.delete(settled));
+      autoResuming.add(settled);
+    },
+  };
 
+  /**
+   * Opens a session's store, creating or recovering it. Another host may create, reopen or
+   * recover it at the same moment: an append of this preparation that loses that race folds what
+   * the other host appended and prepares again from there.
+   */
   async function load(sessionId: string, create: boolean): Promise<Session> {
     const store = await SessionStore.load(log, sessionId);
+    for (let lost = 0; ; lost += 1) {
+      try {
+        await prepare(store, create);
+        break;
+      } catch (error) {
+        if (!ExpectedVersionConflictError.isInstance(error) || lost >= maxCarriedConflicts) throw error;
+        await store.reload();
+      }
+    }
+    return new Session(
+      store,
+      {
+      provider,
+      registry,
+      clock,
+      gate,
+      vault: new SecretVault(),
+      redactor,
+      providerRetry,
+      sync: new SessionSync(registry, upgradeSessions === "on-resume" ? decisionsVersion : undefined, providerInForce),
+      ...(options.history?.compressor ? { compressor: options.history.compressor } : {}),
+      ...(options.onDelta ? { onDelta: options.onDelta } : {}),
+      ...(options.onAttemptDiscarded ? { onAttemptDiscarded: options.onAttemptDiscarded } : {}),
+      maxStoredOutputChars,
+      shared: leases !== undefined,
+      rerunInDoubt: recovery.rerunInDoubt,
+      },
+      sealer,
+      hosting,
+    );
+  }
+
+  async function prepare(store: SessionStore, create: boolean): Promise<void> {
+    const sessionId = store.sessionId;
     if (store.version === 0 && !create) throw new UnknownSessionError(sessionId);
     if (store.version === 0) {
       await store.append([
@@ -301,26 +395,22 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       // Before anything else (a recovery included): later requests name the provider that answers them.
       const changed = providerChange(store.state, providerInForce);
       if (changed !== undefined) await store.append([changed]);
-      await recover(store, { registry, gate, redactor });
+      if (hosting.leases === undefined) {
+        await recover(store, recovery);
+      } else {
+        // Recovered only when the lease is free: a session whose lease is held is being driven,
+        // not crashed. Its next `resume()` under the lease recovers what is left.
+        const lease = await hosting.leases.tryLease(sessionStream(sessionId));
+        if (lease !== undefined) {
+          try {
+            await store.reload();
+            await recover(store, recovery);
+          } finally {
+            await lease.release();
+          }
+        }
+      }
     }
-    return new Session(
-      store,
-      {
-      provider,
-      registry,
-      clock,
-      gate,
-      vault: new SecretVault(),
-      redactor,
-      providerRetry,
-      sync: new SessionSync(registry, upgradeSessions === "on-resume" ? decisionsVersion : undefined, providerInForce),
-      ...(options.history?.compressor ? { compressor: options.history.compressor } : {}),
-      ...(options.onDelta ? { onDelta: options.onDelta } : {}),
-      ...(options.onAttemptDiscarded ? { onAttemptDiscarded: options.onAttemptDiscarded } : {}),
-      maxStoredOutputChars,
-      },
-      sealer,
-    );
   }
 
   return {
@@ -371,6 +461,9 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       return reader.verify({ keys: seals !== undefined ? [seals.key] : [], ...(seals?.witness !== undefined ? { witness: seals.witness } : {}) });
     },
     async close() {
+      // Auto-resumes waiting for answers stop; one already resuming finishes its turn first.
+      closing.abort();
+      await Promise.all(autoResuming);
       try {
         // What was appended since the last seal (a recovery, a host's stream, a run record) is sealed before the log closes.
         await sealer?.sealTouched();
@@ -381,73 +474,4 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       }
     },
   };
-}
-
-/**
- * Refuses to continue a session whose unfinished turn holds calls (awaiting approval, or allowed
- * and not yet run) for tools this runtime does not have: each would end as `unavailable-tool`
- * although a person approved it or the gate allowed it.
- */
-function refuseMissingTools(store: SessionStore, registry: ToolRegistry): void {
-  const turn = activeTurn(store.state);
-  if (turn === undefined) return;
-  const missing = new Set<string>();
-  for (const callId of turn.callIds) {
-    const call = store.state.calls.get(callId);
-    if (call !== undefined && (call.status === "awaiting-approval" || call.status === "allowed") && registry.get(call.name) === undefined) missing.add(call.name);
-  }
-  if (missing.size === 0) return;
-  const names = [...missing].join(", ");
-  throw new SessionStateError(
-    `session ${store.sessionId} has an unfinished turn with calls for tools this runtime does not have: ${names} — open it with a runtime that offers ${missing.size > 1 ? "them" : "it"}`,
-  );
-}
-
-/**
- * Makes a crashed turn consistent before anything continues it (DESIGN.md §6): a provider
- * request with no response becomes a failed, retryable attempt; a tool that started and never
- * ended is marked interrupted and is not run again.
- */
-async function recover(store: SessionStore, deps: { registry: ToolRegistry; gate: GateEnvironment; redactor: SecretRedactor }): Promise<void> {
-  const fold = store.fold;
-  let step = nextStep(fold, deps.registry);
-  // A host-routed call: decide it if the process died before that, and never run it afterwards.
-  if (step.kind === "decision" && step.action === "decideHostTool") {
-    await store.append(decideObserving("decideHostTool", { state: store.state, registry: deps.registry, policy: store.policy, budgets: store.budgets, gate: deps.gate, redactor: deps.redactor }).events);
-    step = nextStep(fold, deps.registry);
-  }
-  const inDoubt = hostCallInDoubt(store.state.hostCalls);
-  if (inDoubt !== undefined) {
-    await store.append([
-      { type: "session.native_tool.completed", data: { callId: inDoubt.callId, ok: false, code: "interrupted", message: "the process stopped before the call ended; it was not run again", durationMs: 0 } },
-    ]);
-  }
-  const context = fold.turn?.context;
-  if (context === undefined) return;
-  switch (step.kind === "none" ? undefined : step.action) {
-    case "callProvider":
-      // The request was written ahead; whether the provider saw it is unknown.
-      await store.append([
-        {
-          type: "turn.provider.failed",
-          data: { turnId: context.turnId, attempt: context.attempt, kind: "interrupted", retryable: true, message: "the process stopped before the provider answered" },
-        },
-      ]);
-      return;
-    case "startTool":
-    case "runToolCalls": {
-      // Tools were running. Only a call that is safe to repeat (idempotent and read-only) runs again, on resume.
-      const inDoubt = context.toRun.filter((id) => {
-        const call = store.state.calls.get(id);
-        return call?.status === "running" && !isRerunnable(call, deps.registry);
-      });
-      if (inDoubt.length > 0) {
-        await store.append(inDoubt.map((callId) => ({ type: "turn.tool.interrupted" as const, data: { turnId: context.turnId, callId } })));
-      }
-      return;
-    }
-    default:
-      // A decision owed is made by the next resume; a wait waits; nothing was in flight.
-      return;
-  }
 }

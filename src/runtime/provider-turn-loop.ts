@@ -13,8 +13,9 @@ import type { ToolRegistry } from "../tools/tool-registry.js";
 import type { GateEnvironment } from "../policy/gate.js";
 import type { SecretRedactor } from "../policy/secrets/secret-detector.js";
 import type { SecretVault } from "./secret-vault.js";
-import type { SessionStore } from "./session-store.js";
-import { ToolPlanRunner } from "./tool-plan-runner.js";
+import { maxCarriedConflicts, type SessionStore } from "./session-store.js";
+import { ToolPlanRunner, type ToolRunEnd } from "./tool-plan-runner.js";
+import { ExpectedVersionConflictError } from "../errors/expected-version-conflict-error.js";
 import type { SessionSync } from "./session-sync.js";
 import { decideObserving } from "../core/decide-observing.js";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -37,7 +38,8 @@ export interface PendingApproval {
  * - `awaiting-approval`: calls are held for a person (`pendingApprovals`);
  * - `needs-resume`: the session owes work — every held call was answered, or a turn was cut off
  *   by a crash and recovered — and `resume()` continues it (`reason`: `approvals-answered` or
- *   `unfinished-turn`);
+ *   `unfinished-turn`); or (`reason: "in-progress-elsewhere"`) another host on a shared log is
+ *   performing the turn's next effect, and this `send` / `resume` left the turn to it;
  * - `stopped`: a budget, a cancel or a refusal ended the turn (`reason`);
  * - `failed`: the turn could not go on (`reason`);
  * - `idle`: nothing was asked yet.
@@ -98,7 +100,18 @@ export interface LoopDependencies {
   providerRetry?: ProviderRetryPolicy;
   /** What the session owes its log before a decision: a changed tool set, a decisions upgrade. */
   sync: SessionSync;
+  /**
+   * The log is shared by processes (it grants leases: PostgreSQL). Then an effect whose start is
+   * in the log but was not appended by this run — a provider request, a tool start — is another
+   * host's, and this run leaves the turn to it instead of performing it a second time.
+   */
+  shared?: boolean;
+  /** Whether a call found started and not ended may run again (idempotent and read-only only). */
+  rerunInDoubt?: boolean;
 }
+
+/** The reason of a `needs-resume` outcome whose turn another host is performing. */
+export const inProgressElsewhere = "in-progress-elsewhere";
 
 /**
  * Drives a session's turns until one completes with a final answer, stops (budget, cancel),
@@ -116,14 +129,31 @@ export class ProviderTurnLoop {
     private readonly deps: LoopDependencies,
   ) {}
 
+  /**
+   * Runs the session until nothing is owed, a person must answer, or another host performs the
+   * next effect. An append that loses a race to another writer (`ExpectedVersionConflictError`)
+   * does not end it: it folds what the other writer appended and derives its next step again with
+   * `nextStep` (docs/embedding.md, "Many hosts, one log"). A decision is made again on the new
+   * state (the same one the other host made, if it made it: the log holds it once); an effect
+   * whose start another writer appended is never performed here — the run returns
+   * `needs-resume` / `in-progress-elsewhere`. At most {@link maxCarriedConflicts} races per run.
+   */
   async run(signal: AbortSignal): Promise<SendOutcome> {
     // The request the last requestProvider decision built, for the callProvider it owes.
     let request: ProviderRequest | undefined;
+    let lostRaces = 0;
+    let seenReloads = this.store.reloads;
     for (;;) {
       if (signal.aborted) return this.#cancel();
       const step = nextStep(this.store.fold, this.deps.registry);
       if (step.kind === "none") return outcomeOf(this.store.state);
       if (step.kind === "wait") return outcomeOf(this.store.state, "awaiting-approval");
+      // Another writer's events were folded in: the tool set it recorded is compared again.
+      if (this.store.reloads !== seenReloads) {
+        seenReloads = this.store.reloads;
+        this.deps.sync.forget();
+      }
+      const othersMayDrive = this.deps.shared === true || lostRaces > 0;
       try {
         if (step.kind === "decision" && step.action !== "startTool") {
           if (await this.#sync(step.action)) continue;
@@ -132,16 +162,26 @@ export class ProviderTurnLoop {
           await this.store.append(decision.events);
           request = decision.request;
         } else if (step.kind === "effect" && step.action === "callProvider") {
+          // A request this run did not append is another host's to send: never sent twice.
+          if (request === undefined && othersMayDrive) return handedOver();
           // Rebuilt only when the decision was made by an earlier run (the compaction it recorded changes nothing in it).
           await this.#callProvider(signal, request ?? providerRequest(buildRequestHistory(this.store.state, this.deps.compressor), this.deps.registry));
           request = undefined;
         } else {
           // startTool or runToolCalls: the runner makes each start decision and runs the call.
-          await this.#runTools(signal);
+          const end: ToolRunEnd = await this.#runTools(signal);
+          if (end === "elsewhere") {
+            if (othersMayDrive) return handedOver();
+            throw new Error(`tool runner: ${step.kind === "effect" ? (step.reason ?? "calls must end first") : "a call cannot start"}, and no call of this run is running`);
+          }
         }
       } catch (error) {
         if (signal.aborted) return this.#cancel();
-        throw error;
+        if (!ExpectedVersionConflictError.isInstance(error) || lostRaces >= maxCarriedConflicts) throw error;
+        // Lost a race: carry on from what the log holds now.
+        lostRaces += 1;
+        await this.store.reload();
+        request = undefined;
       }
     }
   }
@@ -243,8 +283,8 @@ export class ProviderTurnLoop {
   }
 
   /** Runs the turn's cleared calls (DESIGN.md §14) until none is left to start. */
-  async #runTools(signal: AbortSignal): Promise<void> {
-    await new ToolPlanRunner(this.store, this.deps).run(signal);
+  #runTools(signal: AbortSignal): Promise<ToolRunEnd> {
+    return new ToolPlanRunner(this.store, this.deps).run(signal);
   }
 
   async #cancel(): Promise<SendOutcome> {
@@ -252,6 +292,11 @@ export class ProviderTurnLoop {
     if (turn !== undefined) await this.store.append([{ type: "turn.stopped", data: { turnId: turn.turnId, reason: "cancelled" } }]);
     return outcomeOf(this.store.state);
   }
+}
+
+/** What a run returns when it leaves the turn to the host that performs its next effect. */
+function handedOver(): SendOutcome {
+  return { status: "needs-resume", reason: inProgressElsewhere, pendingApprovals: [] };
 }
 
 /** The outcome a host sees for the session as it stands. */

@@ -85,6 +85,8 @@ export const RuntimeOptionsSchema = z.strictObject({
   seals: z.looseObject({ key: z.custom<object>((value) => typeof value === "object" && value !== null, { error: "expected a seal key" }) }).optional(),
   // The message never quotes the value: it is a secret.
   secrets: z.array(z.string().min(8, { error: "a secret must be at least 8 characters (a shorter one would redact ordinary words)" })).optional(),
+  sessionLease: z.enum(["fail", "off"]).optional(),
+  autoResume: z.union([z.boolean(), z.strictObject({ onOutcome: fn.optional(), onError: fn.optional() })]).optional(),
 });
 
 /** Where an issue is, as a host would write it: `policy.deny[0].tool`. */

@@ -5,8 +5,16 @@ import type { PolicySnapshot } from "../contracts/policy.js";
 import type { EventLog, RecordedEvent } from "../log/event-log.js";
 import { SessionFold } from "../core/session-fold.js";
 import { sessionStream } from "../core/session-stream.js";
+import { ExpectedVersionConflictError } from "../errors/expected-version-conflict-error.js";
 
 export { sessionStream } from "../core/session-stream.js";
+
+/**
+ * How many lost races in a row one append (or one operation) carries on through before the
+ * conflict is thrown after all. Each lost race means another writer appended — progress, not a
+ * spin — so the bound only stops a host that keeps losing to a faster one.
+ */
+export const maxCarriedConflicts = 16;
 
 /**
  * One session's events and their fold: appends validated events with an exact expected version
@@ -15,6 +23,7 @@ export { sessionStream } from "../core/session-stream.js";
 export class SessionStore {
   readonly #fold = new SessionFold();
   #version = 0;
+  #reloads = 0;
   /** Appends run one at a time: each carries the exact expected version of the one before. */
   #appending: Promise<unknown> = Promise.resolve();
 
@@ -44,7 +53,10 @@ export class SessionStore {
       const events = await this.log.readStream(sessionStream(this.sessionId), { from: this.#version + 1, maxCount: page });
       this.#fold.applyAll(events);
       const last = events.at(-1);
-      if (last !== undefined) this.#version = last.meta.streamPosition;
+      if (last !== undefined) {
+        this.#version = last.meta.streamPosition;
+        this.#reloads += 1;
+      }
       if (events.length < page) break;
     }
   }
@@ -58,6 +70,11 @@ export class SessionStore {
   /** The session's events folded: the projection, the open turn's machine, what is owed next. */
   get fold(): SessionFold {
     return this.#fold;
+  }
+
+  /** How many times a reload folded another writer's events: a caller's derived caches are stale when it moved. */
+  get reloads(): number {
+    return this.#reloads;
   }
 
   get version(): number {
@@ -90,13 +107,31 @@ export class SessionStore {
    * decision computed by `build` sees the state right before it — even with tools running
    * concurrently. `options` may be computed after `build` (what it decided sets the durability);
    * an empty build appends nothing.
+   *
+   * With `carryOn`, an append that loses a race to another writer (`ExpectedVersionConflictError`)
+   * folds what that writer appended and builds again on the state it left — the build decides
+   * whether what it wanted to append still stands (a call another host started is not started
+   * again; the outcome of a call this process ran is appended unless the log already holds one) —
+   * at most {@link maxCarriedConflicts} times.
    */
-  appendWith(build: () => readonly TurnlogEvent[], options: { durable?: boolean } | (() => { durable?: boolean }) = {}): Promise<RecordedEvent[]> {
-    const result = this.#appending.then(() => {
-      const events = build();
-      // Nothing was decided: nothing is written.
-      if (events.length === 0) return [];
-      return this.#append(events, typeof options === "function" ? options() : options);
+  appendWith(
+    build: () => readonly TurnlogEvent[],
+    options: { durable?: boolean } | (() => { durable?: boolean }) = {},
+    { carryOn = false }: { carryOn?: boolean } = {},
+  ): Promise<RecordedEvent[]> {
+    const result = this.#appending.then(async () => {
+      for (let lost = 0; ; lost += 1) {
+        const events = build();
+        // Nothing was decided: nothing is written.
+        if (events.length === 0) return [];
+        try {
+          return await this.#append(events, typeof options === "function" ? options() : options);
+        } catch (error) {
+          if (!carryOn || !ExpectedVersionConflictError.isInstance(error) || lost >= maxCarriedConflicts) throw error;
+          // Inside the append chain: no other append of this store is in flight while it reloads.
+          await this.reload();
+        }
+      }
     });
     this.#appending = result.catch(() => undefined);
     return result;

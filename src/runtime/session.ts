@@ -11,6 +11,32 @@ import type { ToolDefinition } from "../tools/define-tool.js";
 import type { StreamSealer } from "../log/seal/stream-sealer.js";
 import { sessionStream } from "./session-store.js";
 import { followSession, type FollowSessionOptions, type RecordedTurnlogEvent } from "../core/follow-session.js";
+import type { SessionLeases } from "../log/event-log.js";
+import { SessionBusyError } from "../errors/session-busy-error.js";
+import { recover, type RecoveryDependencies } from "./session-recovery.js";
+
+/** Options of `session.waitForAnswers`. */
+export interface WaitForAnswersOptions {
+  /** Stops waiting: the promise rejects with the signal's reason. */
+  signal?: AbortSignal;
+}
+
+/** How a runtime's sessions share their log with other hosts (built by `createRuntime`). */
+export interface SessionHosting {
+  /** Leases each driving operation takes (`sessionLease: "fail"`); none: operations race. */
+  leases?: SessionLeases;
+  /** What a `resume` under the lease recovers a crashed holder's turn with. */
+  recovery?: RecoveryDependencies;
+  /** `RuntimeOptions.autoResume`: a session this runtime parked resumes once answered elsewhere. */
+  autoResume?: {
+    onOutcome?: (outcome: SendOutcome, session: Session) => void;
+    onError?: (error: unknown, session: Session) => void;
+  };
+  /** Aborted when the runtime closes: waiting auto-resumes stop. */
+  closing?: AbortSignal;
+  /** Registers a running auto-resume, so that `runtime.close()` lets it finish. */
+  track?: (work: Promise<unknown>) => void;
+}
 
 export interface ApprovalAnswer {
   /** Who answered (a user name, a reviewer ID). */
@@ -37,21 +63,30 @@ export class Session {
   #queue: Promise<unknown> = Promise.resolve();
   /** Operations queued or running: while there are any, this process is the one writing. */
   #busy = 0;
+  /** An auto-resume waits for this session's answers. */
+  #watching = false;
 
   constructor(
     private readonly store: SessionStore,
     private readonly deps: LoopDependencies,
     /** Seals the session's stream after each operation (a turn end, an answer), when the runtime seals. */
     private readonly sealer?: StreamSealer,
+    private readonly hosting: SessionHosting = {},
   ) {}
 
   get id(): string {
     return this.store.sessionId;
   }
 
-  /** Adds a user message and runs the tool loop until it completes, stops, fails or waits for approval. */
+  /**
+   * Adds a user message and runs the tool loop until it completes, stops, fails or waits for
+   * approval. A message that loses a race to another writer is not sent: the send fails with
+   * `ExpectedVersionConflictError` (the session reloads), since the user wrote it without seeing
+   * what the other writer appended. Races lost later in the turn are carried on (`resume`).
+   * On a log that grants leases, throws `SessionBusyError` while another process drives the session.
+   */
   send(text: string, options: { signal?: AbortSignal } = {}): Promise<SendOutcome> {
-    return this.#exclusive(async () => {
+    return this.#driving(async () => {
       // Owed work (a held call, a turn to continue after a restart) must finish first.
       if (activeTurn(this.store.state) !== undefined || this.store.fold.pending.length > 0) {
         throw new SessionStateError(`session ${this.id} has an unfinished turn: answer its approvals and resume() it first`);
@@ -72,9 +107,54 @@ export class Session {
     return this.#answer(callId, answer, false);
   }
 
-  /** Continues an unfinished turn; with nothing unfinished, returns the last outcome unchanged. */
+  /**
+   * Continues an unfinished turn; with nothing unfinished, returns the last outcome unchanged. It
+   * starts from the log as it is now (what other hosts appended included) and derives its next
+   * step from it. Under the session's lease (`sessionLease: "fail"`), a turn the lease's last
+   * holder left unfinished is first recovered as after a crash (that holder is gone: its lease
+   * ended with its connection). On a shared log, a turn another host is performing is left to
+   * it: the outcome is `needs-resume` / `in-progress-elsewhere` (docs/embedding.md, "Many hosts,
+   * one log"). Throws `SessionBusyError` while another process holds the lease.
+   */
   resume(options: { signal?: AbortSignal } = {}): Promise<SendOutcome> {
-    return this.#exclusive(() => this.#loop().run(options.signal ?? new AbortController().signal));
+    return this.#driving(async (leased) => {
+      await this.#reload();
+      if (leased && this.hosting.recovery !== undefined) await recover(this.store, this.hosting.recovery);
+      return this.#loop().run(options.signal ?? new AbortController().signal);
+    });
+  }
+
+  /**
+   * Resolves once every call the session is parked on has an answer in the log — given here or
+   * by any other process on the same log (a reviewer's `approve` / `deny`, `turnlog approve`).
+   * It follows the session's stream (`session.events()`; on PostgreSQL it wakes on NOTIFY), then
+   * reloads and resolves with `session.outcome()`: `needs-resume` when the turn is ready to
+   * continue with `resume()`. With nothing held it resolves at once. Rejects with the signal's
+   * reason when `signal` aborts.
+   *
+   * @example
+   * const parked = await session.send("deploy it");
+   * if (parked.status === "awaiting-approval") {
+   *   await session.waitForAnswers({ signal });   // a reviewer answers from another process
+   *   const outcome = await session.resume();
+   * }
+   */
+  async waitForAnswers(options: WaitForAnswersOptions = {}): Promise<SendOutcome> {
+    const signal = options.signal;
+    signal?.throwIfAborted();
+    await this.refresh();
+    const held = new Set(pendingApprovals(this.store.state).map((call) => call.callId));
+    if (held.size === 0) return this.outcome();
+    const turnId = activeTurn(this.store.state)?.turnId;
+    for await (const event of this.events({ after: this.store.version, ...(signal !== undefined ? { signal } : {}) })) {
+      if (event.type === "turn.approval.granted" || event.type === "turn.approval.denied") held.delete(event.data.callId);
+      // The turn ended otherwise (another host stopped it): nothing is left to wait for.
+      const ended = (event.type === "turn.stopped" || event.type === "turn.failed" || event.type === "turn.completed") && event.data.turnId === turnId;
+      if (held.size === 0 || ended) break;
+    }
+    signal?.throwIfAborted();
+    await this.refresh();
+    return this.outcome();
   }
 
   /**
@@ -86,7 +166,7 @@ export class Session {
    * const result = await session.runTool("read_file", { path: "README.md" }, { by: "ui:open-button" });
    */
   runTool(tool: string, input: unknown, options: HostToolOptions): Promise<HostToolResult> {
-    return this.#exclusive(() => new HostToolExecutor(this.store, this.deps).run(tool, input, options));
+    return this.#exclusive(() => this.#leased(() => new HostToolExecutor(this.store, this.deps).run(tool, input, options)));
   }
 
   /**
@@ -122,9 +202,10 @@ export class Session {
   /**
    * Reloads the session from the log when another writer (another runtime on the same log)
    * appended to it since, so `state()` and `outcome()` tell the log's truth. `openSession` does
-   * this for a session it had open; an operation that hits an `ExpectedVersionConflictError`
-   * does it too, after failing. While an operation of this session runs, nothing is reloaded:
-   * the operation is then the writer, and a foreign append makes it fail with a conflict.
+   * this for a session it had open, `resume()` does it before it starts, and an operation that
+   * loses a race folds what the other writer appended (carrying on from it, or — a `send`'s user
+   * message — failing with the conflict). While an operation of this session runs, nothing is
+   * reloaded here: the operation is then the writer and reloads itself when it loses a race.
    */
   async refresh(): Promise<void> {
     if (this.#busy > 0) return;
@@ -170,6 +251,59 @@ export class Session {
       };
       await this.store.append([granted ? { type: "turn.approval.granted", data } : { type: "turn.approval.denied", data }]);
     });
+  }
+
+  /**
+   * A `send` or `resume`: one at a time, under the session's lease when the runtime takes one, and
+   * with an auto-resume armed when it ends parked for approval (`autoResume`).
+   */
+  #driving(work: (leased: boolean) => Promise<SendOutcome>): Promise<SendOutcome> {
+    return this.#exclusive(() => this.#leased(work)).then((outcome) => {
+      if (outcome.status === "awaiting-approval") this.#watchForAnswers();
+      return outcome;
+    });
+  }
+
+  /**
+   * Runs `work` holding the session's lease, when the runtime takes leases; another holder makes
+   * it a `SessionBusyError`, before anything is appended.
+   */
+  async #leased<T>(work: (leased: boolean) => Promise<T>): Promise<T> {
+    const leases = this.hosting.leases;
+    if (leases === undefined) return work(false);
+    const lease = await leases.tryLease(sessionStream(this.id));
+    if (lease === undefined) throw new SessionBusyError(this.id);
+    try {
+      return await work(true);
+    } finally {
+      await lease.release();
+    }
+  }
+
+  /**
+   * `autoResume`: waits (without a lease, so any process may answer) for the answers to the
+   * calls this session is parked on, then resumes it and tells the host the outcome. A resume
+   * that parks again arms the next wait. Stops when the runtime closes.
+   */
+  #watchForAnswers(): void {
+    const auto = this.hosting.autoResume;
+    const closing = this.hosting.closing;
+    if (auto === undefined || this.#watching || closing?.aborted === true) return;
+    this.#watching = true;
+    const watched = (async () => {
+      let outcome: SendOutcome;
+      try {
+        await this.waitForAnswers(closing !== undefined ? { signal: closing } : {});
+        this.#watching = false;
+        outcome = await this.resume();
+      } catch (error) {
+        this.#watching = false;
+        if (closing?.aborted !== true) auto.onError?.(error, this);
+        return;
+      }
+      auto.onOutcome?.(outcome, this);
+    })();
+    this.hosting.track?.(watched);
   }
 
   #loop(): ProviderTurnLoop {

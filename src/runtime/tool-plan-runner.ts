@@ -5,7 +5,7 @@ import type { Clock } from "../log/event-log.js";
 import { callFingerprint } from "../policy/fingerprint.js";
 import type { SecretRedactor } from "../policy/secrets/secret-detector.js";
 import { activeTurn, type CallState } from "../projections/session-state.js";
-import { isConcurrencySafe, nextToolStart, runnableCalls, type ToolStart } from "../core/tool-schedule.js";
+import { isConcurrencySafe, nextToolStart, runnableCalls, startedCalls, type ToolStart } from "../core/tool-schedule.js";
 import type { ToolContext, ToolDefinition } from "../tools/define-tool.js";
 import type { ToolRegistry } from "../tools/tool-registry.js";
 import { storedFailureMessage, storedOutput } from "../tools/packetizer.js";
@@ -20,7 +20,20 @@ export interface ToolRunDependencies {
   redactor: SecretRedactor;
   /** The most characters of one tool output the log keeps (`RuntimeOptions.maxStoredOutputChars`). */
   maxStoredOutputChars?: number;
+  /**
+   * Whether a call found started and not ended (its process died) may run again when it is
+   * idempotent and read-only. Default true; false on a log shared by hosts without the session's
+   * lease, where another host may be running that call right now.
+   */
+  rerunInDoubt?: boolean;
 }
+
+/**
+ * How a run of the tool runner ended: `done` when no cleared call is left to start and each call
+ * it started has ended; `elsewhere` when calls it did not start — another host's, on a shared log
+ * — must end before the next may start.
+ */
+export type ToolRunEnd = "done" | "elsewhere";
 
 /** What the log keeps of one tool output by default: far above what a packet shows (12 000). */
 export const defaultMaxStoredOutputChars = 1_000_000;
@@ -48,8 +61,12 @@ export class ToolPlanRunner {
    * Runs until no cleared call is left to start and every call it started has ended. A call found
    * started but not ended (the process died while it ran) runs again first, only if it is
    * idempotent and read-only — recovery has marked every other one interrupted.
+   *
+   * Its appends carry on through a lost race (another host appended first): a start is decided
+   * again on the log's state, so a call another host started is never started (or run) here;
+   * the outcome of a call run here is appended unless the log already holds one for it.
    */
-  async run(signal: AbortSignal): Promise<void> {
+  async run(signal: AbortSignal): Promise<ToolRunEnd> {
     for (const call of this.#inDoubt()) {
       signal.throwIfAborted();
       await this.#finish(call, call.turnId, signal);
@@ -69,10 +86,7 @@ export class ToolPlanRunner {
           running.add(run);
           continue;
         }
-        if (running.size === 0) {
-          if (next.kind === "wait") throw new Error(`tool runner: ${next.reason}, and no call of this run is running`);
-          return;
-        }
+        if (running.size === 0) return this.#othersRunning() ? "elsewhere" : next.kind === "wait" ? "elsewhere" : "done";
         await Promise.race(running);
       }
     } finally {
@@ -81,6 +95,7 @@ export class ToolPlanRunner {
     }
     if (failure !== undefined) throw failure.error;
     signal.throwIfAborted();
+    return "done";
   }
 
   /**
@@ -97,14 +112,22 @@ export class ToolPlanRunner {
         return next.kind === "start" ? [next.event] : [];
       },
       () => (next.kind === "start" ? this.#durability(next.call) : {}),
+      { carryOn: true },
     );
     return next;
+  }
+
+  /** Whether calls of the active turn that this run did not start are still running (another host's). */
+  #othersRunning(): boolean {
+    const turn = activeTurn(this.store.state);
+    return turn !== undefined && this.store.fold.turnState === "running" && startedCalls(this.store.state, turn).length > 0;
   }
 
   /** Calls of the active turn that started and never ended, safe to run again. */
   #inDoubt(): CallState[] {
     const turn = activeTurn(this.store.state);
     if (turn === undefined || this.store.fold.turnState !== "running") return [];
+    if (this.deps.rerunInDoubt === false) return [];
     return runnableCalls(this.store.state, turn).filter((call) => call.status === "running" && isRerunnable(call, this.deps.registry));
   }
 
@@ -116,7 +139,9 @@ export class ToolPlanRunner {
       : toolFailed(call, turnId, input.code, input.message);
     const maxResultChars = this.deps.registry.get(call.name)?.maxResultChars ?? defaultMaxResultChars;
     const stored = capOutcome(redactOutcome(ended, this.deps.redactor), maxResultChars, this.deps.maxStoredOutputChars ?? defaultMaxStoredOutputChars);
-    await this.store.append([stored], this.#durability(call));
+    // Built again after a lost race: when another host already recorded an end for this call
+    // (its recovery marked it interrupted), that end stands and this one is dropped.
+    await this.store.appendWith(() => (this.store.state.calls.get(call.callId)?.status === "running" ? [stored] : []), this.#durability(call), { carryOn: true });
   }
 
   /**

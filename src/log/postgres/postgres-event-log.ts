@@ -15,9 +15,11 @@ import type {
   EventLog,
   EventToAppend,
   IdSource,
+  LogLease,
   ReadAllOptions,
   ReadStreamOptions,
   RecordedEvent,
+  SessionLeases,
   SubscribeOptions,
   VerifyReport,
 } from "../event-log.js";
@@ -82,7 +84,7 @@ const HORIZON_WAIT_MS = 30_000;
  * await log.appendToStream("session-s1", [{ type: "session.opened", data: {} }]);
  * await log.close();
  */
-export class PostgresEventLog implements EventLog {
+export class PostgresEventLog implements EventLog, SessionLeases {
   readonly #pool: pg.Pool;
   readonly #ownsPool: boolean;
   readonly #s: string;
@@ -265,6 +267,66 @@ export class PostgresEventLog implements EventLog {
   /** The pool this log queries through (for a lease on the same server; see `sessionLease`). */
   get pool(): pg.Pool {
     return this.#pool;
+  }
+
+  /**
+   * Takes the lease `name` (the runtime leases a session while it drives it) if no connection to
+   * this database holds it: a session-level `pg_try_advisory_lock` on a connection taken from the
+   * pool and kept for as long as the lease is held, so size the pool above the number of
+   * sessions one process drives at once. `release()` unlocks and returns the connection. A lost
+   * connection — a crashed process, a network failure — releases the lock on the server by
+   * itself; the holder may then still be running, and append-before-act decides between it and
+   * the next holder. The key is `hashtextextended('turnlog.lease:<schema>:<name>', 0)`, apart
+   * from the keys appends lock their streams with.
+   *
+   * @example
+   * const lease = await log.tryLease("session-s1");
+   * if (lease === undefined) throw new Error("another process drives s1");
+   * try { … } finally { await lease.release(); }
+   */
+  async tryLease(name: string): Promise<LogLease | undefined> {
+    this.#assertOpen();
+    if (typeof name !== "string" || name === "") throw new TypeError("a lease name is a non-empty string");
+    const key = `turnlog.lease:${this.schema}:${name}`;
+    const client = await this.#pool.connect();
+    // A checked-out connection that breaks emits "error"; without a listener it would crash the
+    // process. The server has then released the lock; release() only discards the connection.
+    let broken = false;
+    const onError = () => {
+      broken = true;
+    };
+    client.on("error", onError);
+    let held = false;
+    try {
+      const { rows } = await client.query<{ held: boolean }>("SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS held", [key]);
+      held = rows[0]?.held === true;
+    } catch (error) {
+      client.off("error", onError);
+      client.release(true);
+      throw error;
+    }
+    if (!held) {
+      client.off("error", onError);
+      client.release(broken);
+      return undefined;
+    }
+    let released: Promise<void> | undefined;
+    return {
+      name,
+      release: () =>
+        (released ??= (async () => {
+          if (!broken) {
+            const unlocked = await client.query("SELECT pg_advisory_unlock(hashtextextended($1, 0))", [key]).then(
+              () => true,
+              () => false,
+            );
+            // A connection whose unlock failed may still hold the lock: it is closed, never reused.
+            broken = !unlocked;
+          }
+          client.off("error", onError);
+          client.release(broken);
+        })()),
+    };
   }
 
   async #append(
