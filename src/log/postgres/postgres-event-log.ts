@@ -271,13 +271,13 @@ export class PostgresEventLog implements EventLog, SessionLeases {
 
   /**
    * Takes the lease `name` (the runtime leases a session while it drives it) if no connection to
-   * this database holds it: a session-level `pg_try_advisory_lock` on a connection taken from the
-   * pool and kept for as long as the lease is held, so size the pool above the number of
-   * sessions one process drives at once. `release()` unlocks and returns the connection. A lost
-   * connection — a crashed process, a network failure — releases the lock on the server by
-   * itself; the holder may then still be running, and append-before-act decides between it and
-   * the next holder. The key is `hashtextextended('turnlog.lease:<schema>:<name>', 0)`, apart
-   * from the keys appends lock their streams with.
+   * this database holds it: a session-level `pg_try_advisory_lock` on a connection of its own,
+   * outside the pool (a lease held per session must not starve the appends of connections), kept
+   * for as long as the lease is held. `release()` unlocks and closes it. A lost connection — a
+   * crashed process, a network failure — releases the lock on the server by itself; the holder
+   * may then still be running, and append-before-act decides between it and the next holder. The
+   * key is `hashtextextended('turnlog.lease:<schema>:<name>', 0)`, apart from the keys appends
+   * lock their streams with.
    *
    * @example
    * const lease = await log.tryLease("session-s1");
@@ -288,26 +288,25 @@ export class PostgresEventLog implements EventLog, SessionLeases {
     this.#assertOpen();
     if (typeof name !== "string" || name === "") throw new TypeError("a lease name is a non-empty string");
     const key = `turnlog.lease:${this.schema}:${name}`;
-    const client = await this.#pool.connect();
-    // A checked-out connection that breaks emits "error"; without a listener it would crash the
-    // process. The server has then released the lock; release() only discards the connection.
+    const client = new pg.Client(this.#pool.options);
+    // A connection that breaks emits "error"; without a listener it would crash the process.
+    // The server has then released the lock; release() only closes what is left.
     let broken = false;
-    const onError = () => {
+    client.on("error", () => {
       broken = true;
-    };
-    client.on("error", onError);
+    });
+    const close = () => client.end().catch(() => undefined);
     let held = false;
     try {
+      await client.connect();
       const { rows } = await client.query<{ held: boolean }>("SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS held", [key]);
       held = rows[0]?.held === true;
     } catch (error) {
-      client.off("error", onError);
-      client.release(true);
+      await close();
       throw error;
     }
     if (!held) {
-      client.off("error", onError);
-      client.release(broken);
+      await close();
       return undefined;
     }
     let released: Promise<void> | undefined;
@@ -315,16 +314,9 @@ export class PostgresEventLog implements EventLog, SessionLeases {
       name,
       release: () =>
         (released ??= (async () => {
-          if (!broken) {
-            const unlocked = await client.query("SELECT pg_advisory_unlock(hashtextextended($1, 0))", [key]).then(
-              () => true,
-              () => false,
-            );
-            // A connection whose unlock failed may still hold the lock: it is closed, never reused.
-            broken = !unlocked;
-          }
-          client.off("error", onError);
-          client.release(broken);
+          // Closing the connection releases the lock even when the unlock itself fails.
+          if (!broken) await client.query("SELECT pg_advisory_unlock(hashtextextended($1, 0))", [key]).catch(() => undefined);
+          await close();
         })()),
     };
   }
