@@ -79,6 +79,11 @@ export const errorCodes = {
     errorClass: "LogCorruptedError",
     summary: "an event the log's index promises is missing, unreadable, or does not chain on",
   },
+  TURNLOG_LOG_STALLED: {
+    actor: "log",
+    errorClass: "LogStalledError",
+    summary: "a transaction left open on the PostgreSQL server held a reader of the global order back too long",
+  },
   TURNLOG_LOG_FORMAT: {
     actor: "log",
     errorClass: "LogFormatError",

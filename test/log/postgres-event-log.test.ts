@@ -2,11 +2,18 @@ import { afterEach, describe, expect, it } from "vitest";
 import pg from "pg";
 import { ExpectedVersionConflictError, STREAM_DOES_NOT_EXIST } from "../../src/errors/expected-version-conflict-error.js";
 import { LogFormatError } from "../../src/errors/log-format-error.js";
+import { LogStalledError } from "../../src/errors/log-stalled-error.js";
 import type { RecordedEvent } from "../../src/log/event-log.js";
 import { PostgresEventLog } from "../../src/log/postgres/postgres-event-log.js";
 import { redactConnectionString } from "../../src/log/postgres/connection-string.js";
 import { describeWithPostgres, dropSchema, freshSchemaName, requirePostgresUrl } from "../support/postgres.js";
 import { runEventLogConformance, someEvents } from "./event-log.conformance.js";
+
+async function collectAll(log: PostgresEventLog): Promise<RecordedEvent[]> {
+  const events: RecordedEvent[] = [];
+  for await (const event of log.readAll()) events.push(event);
+  return events;
+}
 
 describeWithPostgres("PostgreSQL", () => {
   runEventLogConformance("PostgresEventLog", async (options) => {
@@ -176,6 +183,30 @@ describeWithPostgres("PostgreSQL", () => {
       await client.query("COMMIT");
       await reading;
       expect(seen).toEqual([1, 2, 3]);
+    });
+
+    it("readAll held back by a transaction left open throws LogStalledError naming it, instead of ending early in silence", async () => {
+      const schema = schemaForTest("stall");
+      const log = await open(schema, { stallTimeoutMs: 300 });
+      await log.appendToStream("a", someEvents(1));
+      const client = new pg.Client({ connectionString: requirePostgresUrl(), application_name: "forgotten-psql" });
+      await client.connect();
+      cleanups.push(() => client.end());
+      await client.query("BEGIN");
+      await client.query(`SELECT ${schema}.reserve_positions(1)`);
+      await log.appendToStream("b", someEvents(1));
+      const seen: number[] = [];
+      const reading = (async () => {
+        for await (const event of log.readAll()) seen.push(event.meta.globalPosition);
+      })();
+      const error = await reading.then(() => undefined, (caught: unknown) => caught);
+      expect(LogStalledError.isInstance(error)).toBe(true);
+      expect((error as LogStalledError).blocker).toContain("forgotten-psql");
+      expect((error as LogStalledError).position).toBe(1);
+      expect(seen).toEqual([1]);
+      await client.query("ROLLBACK");
+      // Once it ends, the same read passes the gap it left and returns everything.
+      expect((await collectAll(log)).map((event) => event.meta.globalPosition)).toEqual([1, 3]);
     });
 
     it("verify finds an event edited in the table, and a tail deleted with its head left behind", async () => {

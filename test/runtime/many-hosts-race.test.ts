@@ -27,7 +27,7 @@ import { raceFinalAnswer, raceTools } from "../support/race-session-script.js";
 
 const baseSeed = Number(process.env.TURNLOG_RACE_SEED ?? 20_260_514);
 const hosts = 4;
-const rounds = 3;
+const rounds = 5;
 const sessionsPerRound = 2;
 const repositoryRoot = fileURLToPath(new URL("../..", import.meta.url));
 const directories: string[] = [];

@@ -8,6 +8,7 @@ import {
 import type { ExpectedStreamVersion } from "../../errors/expected-version-conflict-error.js";
 import { LogClosedError } from "../../errors/log-closed-error.js";
 import { LogCorruptedError } from "../../errors/log-corrupted-error.js";
+import { LogStalledError } from "../../errors/log-stalled-error.js";
 import type {
   AppendOptions,
   AppendResult,
@@ -50,6 +51,11 @@ export interface PostgresEventLogOptions {
   onListenerError?: ListenerErrorHandler;
   /** How often a subscription polls when no notification arrives. Default 1 000 ms. */
   pollIntervalMs?: number;
+  /**
+   * How long `readAll` waits for a transaction left open on the server (older than the events it
+   * must return next) before it throws `LogStalledError`. Default 30 000 ms.
+   */
+  stallTimeoutMs?: number;
 }
 
 interface StreamRow {
@@ -59,8 +65,6 @@ interface StreamRow {
 
 /** Rows read per query by `readAll`, `verify` and the live tail. */
 const PAGE_SIZE = 1_000;
-/** How long a one-shot `readAll` waits for older transactions to finish before it stops early. */
-const HORIZON_WAIT_MS = 30_000;
 
 /**
  * The {@link EventLog} on PostgreSQL: many processes, on many machines, share one log.
@@ -91,6 +95,7 @@ export class PostgresEventLog implements EventLog, SessionLeases {
   readonly #clock: Clock;
   readonly #ids: IdSource;
   readonly #tail: PostgresTail;
+  readonly #stallTimeoutMs: number;
   /** Appends (and reads) under way, so that `close()` lets them finish. */
   readonly #inFlight = new Set<Promise<unknown>>();
   /** Settles when the latest append of this process has reserved its positions (or gave up). */
@@ -112,6 +117,7 @@ export class PostgresEventLog implements EventLog, SessionLeases {
     this.#s = pg.escapeIdentifier(schema);
     this.#clock = options.clock ?? systemClock;
     this.#ids = options.ids ?? randomIds;
+    this.#stallTimeoutMs = options.stallTimeoutMs ?? 30_000;
     this.#tail = new PostgresTail(pool, schema, {
       pollIntervalMs: options.pollIntervalMs ?? 1_000,
       pageSize: PAGE_SIZE,
@@ -428,10 +434,25 @@ export class PostgresEventLog implements EventLog, SessionLeases {
       }
       // Nothing is safe to return yet: a transaction older than the ones that wrote the rest is
       // still running (it may be writing an event below them). Wait for it, within reason.
-      if (waitedMs >= HORIZON_WAIT_MS) return;
+      if (waitedMs >= this.#stallTimeoutMs) throw new LogStalledError(this.location, cursor, await this.#oldestOpenTransaction(), waitedMs);
       await new Promise((resolve) => setTimeout(resolve, pause));
       waitedMs += pause;
       pause = Math.min(pause * 2, 100);
+    }
+  }
+
+  /** What the server says of the transaction holding the global order back, for the error. */
+  async #oldestOpenTransaction(): Promise<string> {
+    try {
+      const { rows } = await this.#pool.query<{ pid: number; state: string | null; since: string | null; application_name: string | null }>(
+        `SELECT pid, state, xact_start::text AS since, application_name FROM pg_stat_activity
+         WHERE backend_xid IS NOT NULL ORDER BY age(backend_xid) DESC LIMIT 1`,
+      );
+      const row = rows[0];
+      if (row === undefined) return "a prepared transaction, see pg_prepared_xacts";
+      return `process ${row.pid}${row.application_name ? ` (${row.application_name})` : ""}, ${row.state ?? "state unknown"}, open since ${row.since ?? "unknown"}`;
+    } catch {
+      return "not named: pg_stat_activity could not be read";
     }
   }
 
