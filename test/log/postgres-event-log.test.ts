@@ -15,6 +15,28 @@ async function collectAll(log: PostgresEventLog): Promise<RecordedEvent[]> {
   return events;
 }
 
+/**
+ * Another process's append caught half-way: a transaction that has reserved the next global
+ * position and stays open. `commit()` writes its event (stream `late`) and commits it.
+ */
+async function openLateAppend(schema: string, applicationName = "late-append"): Promise<{ position: number; commit(): Promise<void>; client: pg.Client }> {
+  const client = new pg.Client({ connectionString: requirePostgresUrl(), application_name: applicationName });
+  await client.connect();
+  await client.query("BEGIN");
+  const { rows } = await client.query(`SELECT ${schema}.reserve_positions(1) AS first`);
+  const position = Number(rows[0].first);
+  return {
+    position,
+    client,
+    commit: async () => {
+      const late = JSON.stringify({ type: "test.late", data: {}, meta: { globalPosition: position } });
+      await client.query(`INSERT INTO ${schema}.events (global_position, stream_id, stream_position, event_id, type, recorded_at, event) VALUES ($1, 'late', 1, 'late', 'test.late', now(), $2)`, [position, late]);
+      await client.query(`INSERT INTO ${schema}.streams VALUES ('late', 1, 'x')`);
+      await client.query("COMMIT");
+    },
+  };
+}
+
 describeWithPostgres("PostgreSQL", () => {
   runEventLogConformance("PostgresEventLog", async (options) => {
     const schema = freshSchemaName("conf");
@@ -137,11 +159,8 @@ describeWithPostgres("PostgreSQL", () => {
       const writer = await open(schema);
       await writer.appendToStream("s", someEvents(1));
       // Another process's append holds position 2 open; a third commits position 3.
-      const client = new pg.Client({ connectionString: requirePostgresUrl() });
-      await client.connect();
-      cleanups.push(() => client.end());
-      await client.query("BEGIN");
-      await client.query(`SELECT ${schema}.reserve_positions(1)`);
+      const lateAppend = await openLateAppend(schema);
+      cleanups.push(() => lateAppend.client.end());
       await writer.appendToStream("t", someEvents(1));
       // A host opens the log now and subscribes: the late event must still reach it.
       const host = await open(schema);
@@ -152,10 +171,7 @@ describeWithPostgres("PostgreSQL", () => {
           if (event.meta.globalPosition === 2) resolve();
         });
       });
-      const late = JSON.stringify({ type: "test.late", data: {}, meta: { globalPosition: 2 } });
-      await client.query(`INSERT INTO ${schema}.events (global_position, stream_id, stream_position, event_id, type, recorded_at, event) VALUES (2, 'late', 1, 'late', 'test.late', now(), $1)`, [late]);
-      await client.query(`INSERT INTO ${schema}.streams VALUES ('late', 1, 'x')`);
-      await client.query("COMMIT");
+      await lateAppend.commit();
       await heard;
       expect(seen[0]).toBe(2);
     });
@@ -165,22 +181,16 @@ describeWithPostgres("PostgreSQL", () => {
       const log = await open(schema);
       await log.appendToStream("a", someEvents(1));
       // A transaction reserves position 2 and stays open; another append takes 3 and commits.
-      const client = new pg.Client({ connectionString: requirePostgresUrl() });
-      await client.connect();
-      cleanups.push(() => client.end());
-      await client.query("BEGIN");
-      const { rows } = await client.query(`SELECT ${schema}.reserve_positions(1) AS first`);
-      expect(Number(rows[0].first)).toBe(2);
+      const lateAppend = await openLateAppend(schema);
+      cleanups.push(() => lateAppend.client.end());
+      expect(lateAppend.position).toBe(2);
       await log.appendToStream("b", someEvents(1));
       const seen: number[] = [];
       const reading = (async () => {
         for await (const event of log.readAll()) seen.push(event.meta.globalPosition);
       })();
       // The late event commits while the reader waits; the reader then returns every position in order.
-      const late = JSON.stringify({ type: "test.late", data: {}, meta: { globalPosition: 2 } });
-      await client.query(`INSERT INTO ${schema}.events (global_position, stream_id, stream_position, event_id, type, recorded_at, event) VALUES (2, 'c', 1, 'late', 'test.late', now(), $1)`, [late]);
-      await client.query(`INSERT INTO ${schema}.streams VALUES ('c', 1, 'x')`);
-      await client.query("COMMIT");
+      await lateAppend.commit();
       await reading;
       expect(seen).toEqual([1, 2, 3]);
     });
@@ -189,11 +199,8 @@ describeWithPostgres("PostgreSQL", () => {
       const schema = schemaForTest("stall");
       const log = await open(schema, { stallTimeoutMs: 300 });
       await log.appendToStream("a", someEvents(1));
-      const client = new pg.Client({ connectionString: requirePostgresUrl(), application_name: "forgotten-psql" });
-      await client.connect();
-      cleanups.push(() => client.end());
-      await client.query("BEGIN");
-      await client.query(`SELECT ${schema}.reserve_positions(1)`);
+      const forgotten = await openLateAppend(schema, "forgotten-psql");
+      cleanups.push(() => forgotten.client.end());
       await log.appendToStream("b", someEvents(1));
       const seen: number[] = [];
       const reading = (async () => {
@@ -204,7 +211,7 @@ describeWithPostgres("PostgreSQL", () => {
       expect((error as LogStalledError).blocker).toContain("forgotten-psql");
       expect((error as LogStalledError).position).toBe(1);
       expect(seen).toEqual([1]);
-      await client.query("ROLLBACK");
+      await forgotten.client.query("ROLLBACK");
       // Once it ends, the same read passes the gap it left and returns everything.
       expect((await collectAll(log)).map((event) => event.meta.globalPosition)).toEqual([1, 3]);
     });
