@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import pg from "pg";
 import { ExpectedVersionConflictError, STREAM_DOES_NOT_EXIST } from "../../src/errors/expected-version-conflict-error.js";
 import { LogFormatError } from "../../src/errors/log-format-error.js";
@@ -6,7 +6,7 @@ import { LogStalledError } from "../../src/errors/log-stalled-error.js";
 import type { RecordedEvent } from "../../src/log/event-log.js";
 import { PostgresEventLog } from "../../src/log/postgres/postgres-event-log.js";
 import { redactConnectionString } from "../../src/log/postgres/connection-string.js";
-import { describeWithPostgres, dropSchema, freshSchemaName, requirePostgresUrl } from "../support/postgres.js";
+import { describeWithPostgres, dropSchema, freshSchemaName, postgresFixtures, requirePostgresUrl } from "../support/postgres.js";
 import { runEventLogConformance, someEvents } from "./event-log.conformance.js";
 
 async function collectAll(log: PostgresEventLog): Promise<RecordedEvent[]> {
@@ -19,15 +19,12 @@ async function collectAll(log: PostgresEventLog): Promise<RecordedEvent[]> {
  * Another process's append caught half-way: a transaction that has reserved the next global
  * position and stays open. `commit()` writes its event (stream `late`) and commits it.
  */
-async function openLateAppend(schema: string, applicationName = "late-append"): Promise<{ position: number; commit(): Promise<void>; client: pg.Client }> {
-  const client = new pg.Client({ connectionString: requirePostgresUrl(), application_name: applicationName });
-  await client.connect();
+async function openLateAppend(client: pg.Client, schema: string): Promise<{ position: number; commit(): Promise<void> }> {
   await client.query("BEGIN");
   const { rows } = await client.query(`SELECT ${schema}.reserve_positions(1) AS first`);
   const position = Number(rows[0].first);
   return {
     position,
-    client,
     commit: async () => {
       const late = JSON.stringify({ type: "test.late", data: {}, meta: { globalPosition: position } });
       await client.query(`INSERT INTO ${schema}.events (global_position, stream_id, stream_position, event_id, type, recorded_at, event) VALUES ($1, 'late', 1, 'late', 'test.late', now(), $2)`, [position, late]);
@@ -51,48 +48,25 @@ describeWithPostgres("PostgreSQL", () => {
   });
 
   describe("PostgresEventLog", () => {
-    const cleanups: Array<() => Promise<void>> = [];
-    afterEach(async () => {
-      for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-    });
-
-    async function open(schema: string, options: Parameters<typeof PostgresEventLog.open>[1] = {}): Promise<PostgresEventLog> {
-      const log = await PostgresEventLog.open(requirePostgresUrl(), { schema, poolSize: 4, pollIntervalMs: 200, ...options });
-      cleanups.push(() => log.close());
-      return log;
-    }
-
-    function schemaForTest(label: string): string {
-      const schema = freshSchemaName(label);
-      cleanups.unshift(() => dropSchema(schema));
-      return schema;
-    }
+    const fixtures = postgresFixtures();
+    const open = fixtures.open;
+    const schemaForTest = fixtures.schema;
 
     it("migrates once, however many handles open the schema at the same moment", async () => {
       const schema = schemaForTest("migrate");
       const logs = await Promise.all(Array.from({ length: 6 }, () => open(schema)));
       await logs[0]?.appendToStream("a", someEvents(1));
-      const client = new pg.Client({ connectionString: requirePostgresUrl() });
-      await client.connect();
-      try {
-        const { rows } = await client.query(`SELECT version FROM ${schema}.schema_migrations`);
-        expect(rows.map((row) => row.version)).toEqual([1]);
-      } finally {
-        await client.end();
-      }
+      const client = await fixtures.client();
+      const { rows } = await client.query(`SELECT version FROM ${schema}.schema_migrations`);
+      expect(rows.map((row) => row.version)).toEqual([1]);
       expect(await logs[5]?.streamVersion("a")).toBe(1);
     });
 
     it("refuses a schema written by a newer turnlog, and with migrate: false one that was never migrated", async () => {
       const schema = schemaForTest("newer");
       await open(schema);
-      const client = new pg.Client({ connectionString: requirePostgresUrl() });
-      await client.connect();
-      try {
-        await client.query(`INSERT INTO ${schema}.schema_migrations (version, name) VALUES (99, 'from the future')`);
-      } finally {
-        await client.end();
-      }
+      const client = await fixtures.client();
+      await client.query(`INSERT INTO ${schema}.schema_migrations (version, name) VALUES (99, 'from the future')`);
       await expect(PostgresEventLog.open(requirePostgresUrl(), { schema })).rejects.toThrow(LogFormatError);
       await expect(PostgresEventLog.open(requirePostgresUrl(), { schema: schemaForTest("never"), migrate: false })).rejects.toThrow(/turnlog migrate/);
     });
@@ -119,9 +93,7 @@ describeWithPostgres("PostgreSQL", () => {
       const schema = schemaForTest("rogue");
       const log = await open(schema);
       await log.appendToStream("a", someEvents(1));
-      const client = new pg.Client({ connectionString: requirePostgresUrl() });
-      await client.connect();
-      cleanups.push(() => client.end());
+      const client = await fixtures.client();
       await client.query(`INSERT INTO ${schema}.events (global_position, stream_id, stream_position, event_id, type, recorded_at, event) VALUES (1000, 'a', 2, 'rogue', 'test.rogue', now(), '{}')`);
       await expect(log.appendToStream("a", someEvents(2))).rejects.toBeInstanceOf(ExpectedVersionConflictError);
       const { rows } = await client.query(`SELECT count(*)::int AS n FROM ${schema}.events WHERE stream_id = 'a'`);
@@ -159,8 +131,7 @@ describeWithPostgres("PostgreSQL", () => {
       const writer = await open(schema);
       await writer.appendToStream("s", someEvents(1));
       // Another process's append holds position 2 open; a third commits position 3.
-      const lateAppend = await openLateAppend(schema);
-      cleanups.push(() => lateAppend.client.end());
+      const lateAppend = await openLateAppend(await fixtures.client(), schema);
       await writer.appendToStream("t", someEvents(1));
       // A host opens the log now and subscribes: the late event must still reach it.
       const host = await open(schema);
@@ -181,8 +152,7 @@ describeWithPostgres("PostgreSQL", () => {
       const log = await open(schema);
       await log.appendToStream("a", someEvents(1));
       // A transaction reserves position 2 and stays open; another append takes 3 and commits.
-      const lateAppend = await openLateAppend(schema);
-      cleanups.push(() => lateAppend.client.end());
+      const lateAppend = await openLateAppend(await fixtures.client(), schema);
       expect(lateAppend.position).toBe(2);
       await log.appendToStream("b", someEvents(1));
       const seen: number[] = [];
@@ -199,8 +169,8 @@ describeWithPostgres("PostgreSQL", () => {
       const schema = schemaForTest("stall");
       const log = await open(schema, { stallTimeoutMs: 300 });
       await log.appendToStream("a", someEvents(1));
-      const forgotten = await openLateAppend(schema, "forgotten-psql");
-      cleanups.push(() => forgotten.client.end());
+      const forgottenClient = await fixtures.client("forgotten-psql");
+      await openLateAppend(forgottenClient, schema);
       await log.appendToStream("b", someEvents(1));
       const seen: number[] = [];
       const reading = (async () => {
@@ -211,7 +181,7 @@ describeWithPostgres("PostgreSQL", () => {
       expect((error as LogStalledError).blocker).toContain("forgotten-psql");
       expect((error as LogStalledError).position).toBe(1);
       expect(seen).toEqual([1]);
-      await forgotten.client.query("ROLLBACK");
+      await forgottenClient.query("ROLLBACK");
       // Once it ends, the same read passes the gap it left and returns everything.
       expect((await collectAll(log)).map((event) => event.meta.globalPosition)).toEqual([1, 3]);
     });
@@ -222,9 +192,7 @@ describeWithPostgres("PostgreSQL", () => {
       await log.appendToStream("a", someEvents(3));
       await log.appendToStream("b", someEvents(2));
       expect(await log.verify()).toEqual({ ok: true, checked: 5 });
-      const client = new pg.Client({ connectionString: requirePostgresUrl() });
-      await client.connect();
-      cleanups.push(() => client.end());
+      const client = await fixtures.client();
       await client.query(`UPDATE ${schema}.events SET event = replace(event::text, '"index":1', '"index":7')::json WHERE stream_id = 'a' AND stream_position = 2`);
       expect(await log.verify({ stream: "a" })).toMatchObject({ ok: false, stream: "a", firstBadPosition: 2 });
       await client.query(`DELETE FROM ${schema}.events WHERE stream_id = 'b' AND stream_position = 2`);
@@ -240,7 +208,7 @@ describeWithPostgres("PostgreSQL", () => {
       // The test server trusts loopback, so it accepts (and ignores) the password; the log's
       // location, used in every message about it, never carries it.
       const withPassword = await PostgresEventLog.open(url.toString(), { schema: schemaForTest("redact") });
-      cleanups.push(() => withPassword.close());
+      fixtures.defer(() => withPassword.close());
       expect(withPassword.location).not.toContain("not-the-password");
       expect(withPassword.location).toContain("***");
     });

@@ -1,13 +1,12 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import pg from "pg";
 import { z } from "zod";
-import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { ConfigError, createRuntime, defineTool, PostgresEventLog, SessionBusyError, sessionStream } from "../../src/index.js";
 import type { EventLog, Provider, SendOutcome } from "../../src/index.js";
 import { MemoryEventLog, scriptedProvider } from "../../src/testing/index.js";
-import { describeWithPostgres, dropSchema, freshSchemaName, requirePostgresUrl } from "../support/postgres.js";
+import { describeWithPostgres, postgresFixtures } from "../support/postgres.js";
 
 /** Many hosts on one log, in one test process: leases, a lost race carried on, answers from elsewhere. */
 
@@ -119,20 +118,9 @@ describe("sessionLease", () => {
 });
 
 describeWithPostgres("leases on PostgreSQL", () => {
-  const cleanups: Array<() => Promise<void>> = [];
-  afterEach(async () => {
-    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-  });
-  async function openLog(schema: string): Promise<PostgresEventLog> {
-    const log = await PostgresEventLog.open(requirePostgresUrl(), { schema, poolSize: 4, pollIntervalMs: 200 });
-    cleanups.push(() => log.close());
-    return log;
-  }
-  function schemaForTest(label: string): string {
-    const schema = freshSchemaName(label);
-    cleanups.unshift(() => dropSchema(schema));
-    return schema;
-  }
+  const fixtures = postgresFixtures();
+  const openLog = (schema: string) => fixtures.open(schema);
+  const schemaForTest = fixtures.schema;
 
   it("a lease is held by one holder at a time, per schema; release() and a lost connection free it", async () => {
     const schema = schemaForTest("lease");
@@ -153,18 +141,13 @@ describeWithPostgres("leases on PostgreSQL", () => {
     expect(again).toBeDefined();
 
     // The holder's connection dies (as with a crashed process): the server frees the lease.
-    const admin = new pg.Client({ connectionString: requirePostgresUrl() });
-    await admin.connect();
-    try {
-      await admin.query(
-        `WITH lease AS (SELECT hashtextextended($1, 0) AS key)
-         SELECT pg_terminate_backend(pid) FROM pg_locks, lease WHERE locktype = 'advisory' AND granted AND objsubid = 1
-           AND classid = ((key >> 32) & 4294967295)::oid AND objid = (key & 4294967295)::oid`,
-        [`turnlog.lease:${schema}:session-s1`],
-      );
-    } finally {
-      await admin.end();
-    }
+    const admin = await fixtures.client();
+    await admin.query(
+      `WITH lease AS (SELECT hashtextextended($1, 0) AS key)
+       SELECT pg_terminate_backend(pid) FROM pg_locks, lease WHERE locktype = 'advisory' AND granted AND objsubid = 1
+         AND classid = ((key >> 32) & 4294967295)::oid AND objid = (key & 4294967295)::oid`,
+      [`turnlog.lease:${schema}:session-s1`],
+    );
     let retaken: Awaited<ReturnType<PostgresEventLog["tryLease"]>>;
     // The server ends the backend asynchronously: it is asked again until it is gone (each try is a query, not a timer).
     for (let tries = 0; (retaken = await one.tryLease("session-s1")) === undefined && tries < 1_000; tries += 1) await one.streamVersion("session-s1");

@@ -5,7 +5,9 @@
  */
 import { randomBytes } from "node:crypto";
 import pg from "pg";
-import { describe, inject } from "vitest";
+import { afterEach, describe, inject } from "vitest";
+import { PostgresEventLog } from "../../src/log/postgres/postgres-event-log.js";
+import type { PostgresEventLogOptions } from "../../src/log/postgres/postgres-event-log.js";
 
 /** The test server's URL, or undefined when the PostgreSQL suites do not run on this machine. */
 export const postgresUrl: string | undefined = inject("turnlogPostgresUrl");
@@ -33,4 +35,50 @@ export async function dropSchema(schema: string): Promise<void> {
   } finally {
     await client.end();
   }
+}
+
+/** What {@link postgresFixtures} gives a test file: logs, schemas and clients cleaned up after each test. */
+export interface PostgresFixtures {
+  /** A log on `schema` of the test server (a small pool, quick polling), closed after the test. */
+  open(schema: string, options?: PostgresEventLogOptions): Promise<PostgresEventLog>;
+  /** A schema of its own for this test, dropped after it (after its logs are closed). */
+  schema(label: string): string;
+  /** A plain connection to the test server (to look at or tamper with tables), ended after the test. */
+  client(applicationName?: string): Promise<pg.Client>;
+  /** Runs `cleanup` after the test, before the schemas are dropped. */
+  defer(cleanup: () => Promise<unknown>): void;
+}
+
+/**
+ * Registers an `afterEach` that closes the logs and clients a test opened and drops its schemas.
+ * Call once per `describe`.
+ */
+export function postgresFixtures(): PostgresFixtures {
+  const cleanups: Array<() => Promise<unknown>> = [];
+  const schemas: string[] = [];
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+    for (const schema of schemas.splice(0)) await dropSchema(schema);
+  });
+  return {
+    async open(schema, options = {}) {
+      const log = await PostgresEventLog.open(requirePostgresUrl(), { schema, poolSize: 4, pollIntervalMs: 200, ...options });
+      cleanups.push(() => log.close());
+      return log;
+    },
+    schema(label) {
+      const schema = freshSchemaName(label);
+      schemas.push(schema);
+      return schema;
+    },
+    async client(applicationName) {
+      const client = new pg.Client({ connectionString: requirePostgresUrl(), ...(applicationName === undefined ? {} : { application_name: applicationName }) });
+      await client.connect();
+      cleanups.push(() => client.end());
+      return client;
+    },
+    defer(cleanup) {
+      cleanups.push(cleanup);
+    },
+  };
 }
