@@ -29,7 +29,7 @@ import pg from "pg";
 import { z } from "zod";
 import { createRuntime, defineTool, LevelEventLog, PostgresEventLog } from "../src/index.js";
 import type { EventLog } from "../src/index.js";
-import { redactConnectionString } from "../src/log/postgres/connection-string.js";
+import { urlWithoutPassword } from "../src/log/postgres/connection-string.js";
 import { scriptedProvider } from "../src/testing/index.js";
 import type { ScriptStep } from "../src/testing/index.js";
 // @ts-expect-error: a plain ES module script without types (scripts/ is not compiled).
@@ -184,7 +184,7 @@ async function fsyncFloor(directory: string, rounds = 300): Promise<number> {
 async function findPostgres(): Promise<{ backend: Backend; label: string; stop(): void } | { missing: string }> {
   const given = process.env.TURNLOG_BENCH_PG_URL;
   if (given !== undefined && given !== "") {
-    return { backend: postgres(given, undefined), label: `TURNLOG_BENCH_PG_URL (${redactConnectionString(given)})`, stop: () => undefined };
+    return { backend: postgres(given, undefined), label: `TURNLOG_BENCH_PG_URL (${urlWithoutPassword(given)})`, stop: () => undefined };
   }
   const binDirectory = postgresBinDirectory() as string | undefined;
   if (binDirectory === undefined) {

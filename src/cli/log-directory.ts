@@ -11,11 +11,9 @@ import {
   describeLogLocation,
   isPostgresLocation,
   logLocationFromEnvironment,
-  urlHasPassword,
-  urlPasswords,
-  urlWithoutPassword,
   type ResolvedLogLocation,
 } from "../log/log-location.js";
+import { urlHasPassword, urlPasswords, urlWithoutPassword } from "../log/postgres/connection-string.js";
 import { PostgresEventLog } from "../log/postgres/postgres-event-log.js";
 import { CliError } from "./cli-error.js";
 import { defaultRunLogDirectory } from "../log/seal/user-directories.js";

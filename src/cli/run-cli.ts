@@ -18,7 +18,8 @@ import { verifyCommand } from "./commands/verify-command.js";
 import { migrateCommand } from "./commands/migrate-command.js";
 import { defaultLogLocation, demoLogLocation, runLogLocation } from "./log-directory.js";
 import { isPostgresUrl } from "../log/postgres/connection-string.js";
-import { isPostgresLocation, parseLogLocation, schemaFromEnvironment, urlPasswords, type ResolvedLogLocation } from "../log/log-location.js";
+import { isPostgresLocation, parseLogLocation, schemaFromEnvironment, type ResolvedLogLocation } from "../log/log-location.js";
+import { urlPasswords } from "../log/postgres/connection-string.js";
 import { assertSchemaName } from "../log/postgres/postgres-migrations.js";
 import { approverName } from "./run/run-driver.js";
 

@@ -5,7 +5,7 @@ import { LogFormatError } from "../../src/errors/log-format-error.js";
 import { LogStalledError } from "../../src/errors/log-stalled-error.js";
 import type { RecordedEvent } from "../../src/log/event-log.js";
 import { PostgresEventLog } from "../../src/log/postgres/postgres-event-log.js";
-import { redactConnectionString } from "../../src/log/postgres/connection-string.js";
+import { urlWithoutPassword } from "../../src/log/postgres/connection-string.js";
 import { describeWithPostgres, dropSchema, freshSchemaName, postgresFixtures, requirePostgresUrl } from "../support/postgres.js";
 import { runEventLogConformance, someEvents } from "./event-log.conformance.js";
 
@@ -201,8 +201,8 @@ describeWithPostgres("PostgreSQL", () => {
     });
 
     it("never names the password of a URL it was opened with", async () => {
-      expect(redactConnectionString("postgres://ada:s3cret@db.example:5432/agents?sslmode=require")).toBe("postgres://ada:***@db.example:5432/agents?sslmode=require");
-      expect(redactConnectionString("postgresql://db/agents?password=s3cret")).not.toContain("s3cret");
+      expect(urlWithoutPassword("postgres://ada:s3cret@db.example:5432/agents?sslmode=require")).toBe("postgres://ada@db.example:5432/agents?sslmode=require");
+      expect(urlWithoutPassword("postgresql://db/agents?password=s3cret")).toBe("postgresql://db/agents");
       const url = new URL(requirePostgresUrl());
       url.password = "not-the-password";
       // The test server trusts loopback, so it accepts (and ignores) the password; the log's
@@ -210,7 +210,7 @@ describeWithPostgres("PostgreSQL", () => {
       const withPassword = await PostgresEventLog.open(url.toString(), { schema: schemaForTest("redact") });
       fixtures.defer(() => withPassword.close());
       expect(withPassword.location).not.toContain("not-the-password");
-      expect(withPassword.location).toContain("***");
+      expect(withPassword.location).toContain(`${url.hostname}:${url.port}`);
     });
   });
 });

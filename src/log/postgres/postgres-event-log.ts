@@ -33,7 +33,7 @@ import { resolveReadAll, resolveStreamWindow } from "../read-options.js";
 import type { ListenerErrorHandler } from "../subscriber-registry.js";
 import { assertSchemaName, migratePostgres } from "./postgres-migrations.js";
 import { PostgresTail } from "./postgres-tail.js";
-import { redactConnectionString } from "./connection-string.js";
+import { urlWithoutPassword } from "./connection-string.js";
 
 /** Options of {@link PostgresEventLog.open}. */
 export interface PostgresEventLogOptions {
@@ -147,7 +147,7 @@ export class PostgresEventLog implements EventLog, SessionLeases {
       // An idle connection that breaks (a server restart) is dropped from the pool; the next
       // query opens a new one. Without a listener, node-postgres would crash the process.
       pool.on("error", () => {});
-      location = `${redactConnectionString(urlOrPool)} (schema ${schema})`;
+      location = `${urlWithoutPassword(urlOrPool)} (schema ${schema})`;
     } else if (urlOrPool instanceof pg.Pool) {
       pool = urlOrPool;
       location = `a pg.Pool (schema ${schema})`;
