@@ -11,7 +11,7 @@
 // as `nobody` otherwise. `--fast` turns fsync off: a test's server is thrown away, so surviving a
 // machine crash buys it nothing; a benchmark's server keeps fsync on, as a real one would.
 import { execFileSync, spawnSync } from "node:child_process";
-import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -90,8 +90,7 @@ export async function startPostgres(options = {}) {
       ...(options.fast ? ["fsync = off", "synchronous_commit = off", "full_page_writes = off"] : []),
     ];
     const conf = path.join(data, "postgresql.conf");
-    const existing = spawnSync("cat", [conf], { encoding: "utf8" }).stdout;
-    writeFileSync(conf, `${existing}\n# turnlog throw-away server\n${settings.join("\n")}\n`);
+    appendFileSync(conf, `\n# turnlog throw-away server\n${settings.join("\n")}\n`);
     if (user !== undefined) chownSync(conf, user.uid, user.gid);
     run(binDirectory, "pg_ctl", ["-D", data, "-l", path.join(directory, "server.log"), "-w", "-t", "60", "start"], user);
     const url = `postgres://turnlog@127.0.0.1:${port}/postgres`;

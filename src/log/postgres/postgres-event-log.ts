@@ -31,7 +31,7 @@ import { ChainVerifier, EMPTY_STREAM_HEAD, verifyStreams } from "../hash-chain.j
 import type { ChainVerification, StreamHead } from "../hash-chain.js";
 import { resolveReadAll, resolveStreamWindow } from "../read-options.js";
 import type { ListenerErrorHandler } from "../subscriber-registry.js";
-import { assertSchemaName, migratePostgres } from "./postgres-migrations.js";
+import { assertCurrentSchema, assertSchemaName, migratePostgres } from "./postgres-migrations.js";
 import { PostgresTail } from "./postgres-tail.js";
 import { urlWithoutPassword } from "./connection-string.js";
 
@@ -486,26 +486,6 @@ export class PostgresEventLog implements EventLog, SessionLeases {
 
   #assertOpen(): void {
     if (this.#closed) throw new LogClosedError();
-  }
-}
-
-/** Refuses a schema that is missing or not at this turnlog's version (for `migrate: false`). */
-async function assertCurrentSchema(pool: pg.Pool, schema: string): Promise<void> {
-  const { latestSchemaVersion } = await import("./postgres-migrations.js");
-  const { LogFormatError } = await import("../../errors/log-format-error.js");
-  const { rows } = await pool.query<{ version: number | null }>(
-    `SELECT (SELECT max(version) FROM ${pg.escapeIdentifier(schema)}.schema_migrations) AS version WHERE to_regclass($1) IS NOT NULL`,
-    [`${schema}.schema_migrations`],
-  ).catch((error: unknown) => {
-    // Only a missing schema or table means "no turnlog tables"; a refused connection or a failed
-    // login must reach the caller as what it is.
-    const code = (error as { code?: unknown }).code;
-    if (code === "42P01" || code === "3F000") return { rows: [] as Array<{ version: number | null }> };
-    throw error;
-  });
-  const version = rows[0]?.version ?? 0;
-  if (version !== latestSchemaVersion) {
-    throw new LogFormatError(`PostgreSQL schema ${schema}`, version === 0 ? "no turnlog tables" : `schema version ${version}`, `schema version ${latestSchemaVersion} (run "turnlog migrate")`);
   }
 }
 

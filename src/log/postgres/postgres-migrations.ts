@@ -169,3 +169,24 @@ export async function migratePostgres(pool: pg.Pool, schema: string): Promise<Mi
     client.release(failed);
   }
 }
+
+/**
+ * Refuses (LogFormatError) a schema that is missing or not at this turnlog's version, changing
+ * nothing: what `migrate: false` opens with. A missing schema is `found: "no turnlog tables"`.
+ */
+export async function assertCurrentSchema(pool: pg.Pool, schema: string): Promise<void> {
+  const { rows } = await pool.query<{ version: number | null }>(
+    `SELECT (SELECT max(version) FROM ${pg.escapeIdentifier(schema)}.schema_migrations) AS version WHERE to_regclass($1) IS NOT NULL`,
+    [`${schema}.schema_migrations`],
+  ).catch((error: unknown) => {
+    // Only a missing schema or table means "no turnlog tables"; a refused connection or a failed
+    // login must reach the caller as what it is.
+    const code = (error as { code?: unknown }).code;
+    if (code === "42P01" || code === "3F000") return { rows: [] as Array<{ version: number | null }> };
+    throw error;
+  });
+  const version = rows[0]?.version ?? 0;
+  if (version !== latestSchemaVersion) {
+    throw new LogFormatError(`PostgreSQL schema ${schema}`, version === 0 ? "no turnlog tables" : `schema version ${version}`, `schema version ${latestSchemaVersion} (run "turnlog migrate")`);
+  }
+}
