@@ -147,11 +147,24 @@ function startSwapper(target: string, canaryPath: string): Promise<ChildProcess>
       quietly(() => fs.unlinkSync(target));
       quietly(() => fs.linkSync(canary, target));
     }`;
-  const child = spawn(process.execPath, ["-e", script, target, canaryPath, benign], { stdio: ["ignore", "pipe", "inherit"] });
+  return startReadyChild(script, [target, canaryPath, benign]);
+}
+
+/** Runs `script` in a real Node process with `args`; resolves once it prints its first line ("ready"). */
+function startReadyChild(script: string, args: readonly string[]): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ["-e", script, ...args], { stdio: ["ignore", "pipe", "inherit"] });
   return new Promise((resolve, reject) => {
     child.once("error", reject);
     child.stdout?.once("data", () => resolve(child));
   });
+}
+
+/** By effect: the canary keeps its text, and no file of one link in the workspace holds it. */
+async function expectCanaryUntouched(): Promise<void> {
+  expect(await readFile(canary, "utf8")).toBe(`${secret}\nsecond line\n`);
+  for (const name of await readdir(root)) {
+    if ((await stat(join(root, name))).nlink === 1) expect(await readFile(join(root, name), "utf8"), name).not.toContain("CANARY");
+  }
 }
 
 describe("a path swapped between an ordinary file and a hard link while it is read", () => {
@@ -179,10 +192,7 @@ describe("a path swapped between an ordinary file and a hard link while it is re
     }
     swapper.kill("SIGKILL");
     swapper = undefined;
-    expect(await readFile(canary, "utf8")).toBe(`${secret}\nsecond line\n`);
-    for (const name of await readdir(root)) {
-      if ((await stat(join(root, name))).nlink === 1) expect(await readFile(join(root, name), "utf8"), name).not.toContain("CANARY");
-    }
+    await expectCanaryUntouched();
     // Both states were met: the race was real, not one side of it every time.
     expect(outcomes.read).toBeGreaterThan(0);
     expect(outcomes.refused).toBeGreaterThan(0);
@@ -204,11 +214,7 @@ function startLinkUnlinkSwapper(target: string, canaryPath: string): Promise<Chi
       try { fs.linkSync(canary, target); } catch {}
       try { fs.unlinkSync(target); } catch {}
     }`;
-  const child = spawn(process.execPath, ["-e", script, target, canaryPath], { stdio: ["ignore", "pipe", "inherit"] });
-  return new Promise((resolve, reject) => {
-    child.once("error", reject);
-    child.stdout?.once("data", () => resolve(child));
-  });
+  return startReadyChild(script, [target, canaryPath]);
 }
 
 describe("a hard link to the canary made and removed over and over while it is read", () => {
@@ -237,10 +243,7 @@ describe("a hard link to the canary made and removed over and over while it is r
     }
     swapper.kill("SIGKILL");
     swapper = undefined;
-    expect(await readFile(canary, "utf8")).toBe(`${secret}\nsecond line\n`);
-    for (const name of await readdir(root)) {
-      if ((await stat(join(root, name))).nlink === 1) expect(await readFile(join(root, name), "utf8"), name).not.toContain("CANARY");
-    }
+    await expectCanaryUntouched();
     // Both states of the race were met: the link was there to refuse, and gone.
     expect(outcomes.refused).toBeGreaterThan(0);
     expect(outcomes.missing).toBeGreaterThan(0);
