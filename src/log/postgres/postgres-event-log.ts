@@ -96,6 +96,7 @@ export class PostgresEventLog implements EventLog, SessionLeases {
   readonly #ids: IdSource;
   readonly #tail: PostgresTail;
   readonly #stallTimeoutMs: number;
+  #leasePool: pg.Pool | undefined;
   /** Appends (and reads) under way, so that `close()` lets them finish. */
   readonly #inFlight = new Set<Promise<unknown>>();
   /** Settles when the latest append of this process has reserved its positions (or gave up). */
@@ -265,6 +266,7 @@ export class PostgresEventLog implements EventLog, SessionLeases {
     this.#closing ??= (async () => {
       while (this.#inFlight.size > 0) await Promise.allSettled([...this.#inFlight]);
       await this.#tail.close();
+      await this.#leasePool?.end();
       if (this.#ownsPool) await this.#pool.end();
     })();
     return this.#closing;
@@ -277,9 +279,10 @@ export class PostgresEventLog implements EventLog, SessionLeases {
 
   /**
    * Takes the lease `name` (the runtime leases a session while it drives it) if no connection to
-   * this database holds it: a session-level `pg_try_advisory_lock` on a connection of its own,
-   * outside the pool (a lease held per session must not starve the appends of connections), kept
-   * for as long as the lease is held. `release()` unlocks and closes it. A lost connection — a
+   * this database holds it: a session-level `pg_try_advisory_lock` on a connection of the leases'
+   * own pool, beside the appends' pool (a lease held per session must not starve the appends of
+   * connections), kept for as long as the lease is held. `release()` unlocks it and gives the
+   * connection back. A lost connection — a
    * crashed process, a network failure — releases the lock on the server by itself; the holder
    * may then still be running, and append-before-act decides between it and the next holder. The
    * key is `hashtextextended('turnlog.lease:<schema>:<name>', 0)`, apart from the keys appends
@@ -294,25 +297,28 @@ export class PostgresEventLog implements EventLog, SessionLeases {
     this.#assertOpen();
     if (typeof name !== "string" || name === "") throw new TypeError("a lease name is a non-empty string");
     const key = `turnlog.lease:${this.schema}:${name}`;
-    const client = new pg.Client(this.#pool.options);
+    const client = await this.#leases().connect();
     // A connection that breaks emits "error"; without a listener it would crash the process.
-    // The server has then released the lock; release() only closes what is left.
+    // The server has then released the lock; the connection is discarded.
     let broken = false;
-    client.on("error", () => {
+    const onError = () => {
       broken = true;
-    });
-    const close = () => client.end().catch(() => undefined);
+    };
+    client.on("error", onError);
+    const giveBack = (discard: boolean) => {
+      client.off("error", onError);
+      client.release(discard || broken);
+    };
     let held = false;
     try {
-      await client.connect();
       const { rows } = await client.query<{ held: boolean }>("SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS held", [key]);
       held = rows[0]?.held === true;
     } catch (error) {
-      await close();
+      giveBack(true);
       throw error;
     }
     if (!held) {
-      await close();
+      giveBack(false);
       return undefined;
     }
     let released: Promise<void> | undefined;
@@ -320,11 +326,25 @@ export class PostgresEventLog implements EventLog, SessionLeases {
       name,
       release: () =>
         (released ??= (async () => {
-          // Closing the connection releases the lock even when the unlock itself fails.
-          if (!broken) await client.query("SELECT pg_advisory_unlock(hashtextextended($1, 0))", [key]).catch(() => undefined);
-          await close();
+          // A connection whose unlock failed may still hold the lock: it is closed, never reused
+          // (closing it releases the lock on the server).
+          const unlocked = !broken && (await client.query("SELECT pg_advisory_unlock(hashtextextended($1, 0))", [key]).then(() => true, () => false));
+          giveBack(!unlocked);
         })()),
     };
+  }
+
+  /**
+   * The connections leases are held on: a pool of their own, beside the appends' pool, so that
+   * sessions driven at once never starve appends of connections, and a lease taken per operation
+   * reuses a connection instead of opening one.
+   */
+  #leases(): pg.Pool {
+    if (this.#leasePool === undefined) {
+      this.#leasePool = new pg.Pool({ ...this.#pool.options, max: 1_000, idleTimeoutMillis: 10_000, allowExitOnIdle: true });
+      this.#leasePool.on("error", () => {});
+    }
+    return this.#leasePool;
   }
 
   async #append(
