@@ -166,7 +166,8 @@ export class ProviderTurnLoop {
         } else if (step.kind === "effect" && step.action === "callProvider") {
           // A request this run did not append is another host's to send: never sent twice.
           if (request === undefined && othersMayDrive) return this.#handBack(handedOver());
-          await this.#flushBeforeEffect();
+          // The request is durable before it is sent: it is never repeated without a trace.
+          await this.store.flush();
           // Rebuilt only when the decision was made by an earlier run (the compaction it recorded changes nothing in it).
           await this.#callProvider(signal, request ?? providerRequest(buildRequestHistory(this.store.state, this.deps.compressor), this.deps.registry));
           request = undefined;
@@ -194,11 +195,14 @@ export class ProviderTurnLoop {
   }
 
   /**
-   * Appends the staged decisions before an effect, in one append. It is fsynced when it ends a
+   * Appends the staged decisions before tools run, in one append. It is fsynced when it ends a
    * turn (DESIGN.md §15: an fsync is owed before a side effect starts, before a result reaches the
-   * host, and at the end of a turn); otherwise it rides on the next synced append — a provider
-   * request whose decision a crash lost is simply made and sent again, and a tool whose start must
-   * be durable before it runs gets a durable start of its own (tool-plan-runner.ts).
+   * host, and at the end of a turn); otherwise it rides on the next synced append: a tool whose
+   * start must be durable before it runs gets a durable start of its own (tool-plan-runner.ts),
+   * and if a crash loses a provider's answer and the decisions on it, its durable request is
+   * found unanswered on reopen and becomes a failed, retryable attempt. The flush before a
+   * provider request is always fsynced; since it also holds the end of the turn before, that is
+   * one fsync per turn.
    */
   async #flushBeforeEffect(): Promise<void> {
     const endsTurn = this.store.staged.some((event) => turnEndings.has(event.type));

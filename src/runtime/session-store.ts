@@ -33,6 +33,36 @@ function checkBuilt(event: TurnlogEvent): void {
   }
 }
 
+/** How an append is to be made: `durable: false` for the events of read-only work. */
+export interface AppendRequestOptions {
+  durable?: boolean;
+}
+
+interface AppendRequest {
+  /**
+   * Called on the state right before it (with `repeat`, again until it returns no event; `index`
+   * counts the calls of one attempt, from 0 — an attempt after a lost race starts again at 0).
+   */
+  build: (index: number) => readonly TurnlogEvent[];
+  repeat: boolean;
+  options: AppendRequestOptions | (() => AppendRequestOptions);
+  carryOn: boolean;
+  /** The turn loop's flush of what it staged. */
+  flush: boolean;
+  resolve(events: RecordedEvent[]): void;
+  reject(error: unknown): void;
+}
+
+interface Staged {
+  events: TurnlogEvent[];
+  before: FoldCheckpoint;
+  recordedAt: number;
+}
+
+function optionsOf(request: AppendRequest): AppendRequestOptions {
+  return typeof request.options === "function" ? request.options() : request.options;
+}
+
 /**
  * One session's events and their fold: appends events with an exact expected version (a second
  * writer is detected, never interleaved), then folds what the log recorded.
@@ -46,10 +76,18 @@ export class SessionStore {
   readonly #fold = new SessionFold();
   #version = 0;
   #reloads = 0;
-  /** Appends run one at a time: each carries the exact expected version of the one before. */
-  #appending: Promise<unknown> = Promise.resolve();
+  /**
+   * Appends asked for and not yet committed. One batch of them is committed at a time, as one
+   * log append carrying the exact expected version the one before left.
+   */
+  #queue: AppendRequest[] = [];
+  #draining = false;
+  /** A batch is being built or appended. */
+  #committing = false;
+  /** A batch is running its builds: they may stage. */
+  #inDrain = false;
   /** Events folded but not yet appended, the fold before them, and their settled time. */
-  #staged: { events: TurnlogEvent[]; before: FoldCheckpoint; recordedAt: number } | undefined;
+  #staged: Staged | undefined;
 
   private constructor(
     readonly log: EventLog,
@@ -122,7 +160,7 @@ export class SessionStore {
     return budgets;
   }
 
-  /** Validates, appends atomically, folds. Resolves once the log acknowledged the append. */
+  /** Appends atomically, then folds. Resolves once the log acknowledged the append. */
   append(events: readonly TurnlogEvent[], options: { durable?: boolean } = {}): Promise<RecordedEvent[]> {
     return this.appendWith(() => events, options);
   }
@@ -138,42 +176,30 @@ export class SessionStore {
    * whether what it wanted to append still stands (a call another host started is not started
    * again; the outcome of a call this process ran is appended unless the log already holds one) —
    * at most {@link maxCarriedConflicts} times.
+   *
+   * Appends asked for while one is in flight (tools ending together) share the next log append:
+   * each build still runs, in call order, on the state the ones before it left (their events
+   * are staged), and the append is durable if any of them asked for durability.
    */
   appendWith(
     build: () => readonly TurnlogEvent[],
-    options: { durable?: boolean } | (() => { durable?: boolean }) = {},
+    options: AppendRequestOptions | (() => AppendRequestOptions) = {},
     { carryOn = false }: { carryOn?: boolean } = {},
   ): Promise<RecordedEvent[]> {
-    const result = this.#appending.then(async () => {
-      for (let lost = 0; ; lost += 1) {
-        const events = build();
-        // Nothing was decided: nothing is written.
-        if (events.length === 0) return [];
-        try {
-          return await this.#append(events, typeof options === "function" ? options() : options);
-        } catch (error) {
-          if (!carryOn || !ExpectedVersionConflictError.isInstance(error) || lost >= maxCarriedConflicts) throw error;
-          // Inside the append chain: no other append of this store is in flight while it reloads.
-          await this.reload();
-        }
-      }
-    });
-    this.#appending = result.catch(() => undefined);
-    return result;
+    return this.#enqueue({ build, repeat: false, options, carryOn, flush: false });
   }
 
-  async #append(events: readonly TurnlogEvent[], options: { durable?: boolean }): Promise<RecordedEvent[]> {
-    if (this.#staged !== undefined) throw new Error(`session ${this.sessionId}: staged events must be flushed before another append`);
-    if (checkBuiltEvents) events.forEach(checkBuilt);
-    const result = await this.log.appendToStream(sessionStream(this.sessionId), events, {
-      expectedStreamVersion: this.#version,
-      ...(options.durable === false ? { durable: false } : {}),
-    });
-    // One immer draft for the whole append.
-    this.#fold.applyAll(result.events);
-    const last = result.events.at(-1);
-    if (last !== undefined) this.#version = last.meta.streamPosition;
-    return result.events;
+  /**
+   * Like `appendWith`, but `next` is asked again after each answer — on the state with its
+   * events staged — until it returns none, and everything it returned is one append: a run of
+   * decisions (the tool starts a scheduler clears at once).
+   */
+  appendRun(
+    next: (index: number) => readonly TurnlogEvent[],
+    options: AppendRequestOptions | (() => AppendRequestOptions) = {},
+    { carryOn = false }: { carryOn?: boolean } = {},
+  ): Promise<RecordedEvent[]> {
+    return this.#enqueue({ build: next, repeat: true, options, carryOn, flush: false });
   }
 
   /** The events staged for the next `flush`, in order. */
@@ -188,6 +214,13 @@ export class SessionStore {
    * throws (an event the machine refuses) and then stages nothing of `events`.
    */
   stage(events: readonly TurnlogEvent[]): void {
+    if ((this.#queue.length > 0 || this.#committing) && !this.#inDrain) {
+      throw new Error(`session ${this.sessionId}: events are staged only while no append is in flight`);
+    }
+    this.#stage(events);
+  }
+
+  #stage(events: readonly TurnlogEvent[]): void {
     if (events.length === 0) return;
     if (checkBuiltEvents) events.forEach(checkBuilt);
     const staged = (this.#staged ??= { events: [], before: this.#fold.checkpoint(), recordedAt: this.#now() });
@@ -215,34 +248,139 @@ export class SessionStore {
    * Appends the staged events in one append, at their settled time. If the append fails (a lost
    * race, a storage error) the fold is put back as it was before them and the error thrown.
    */
-  flush(options: { durable?: boolean } = {}): Promise<RecordedEvent[]> {
-    const staged = this.#staged;
-    if (staged === undefined) return Promise.resolve([]);
-    const result = this.#appending.then(async () => {
-      try {
-        const appended = await this.log.appendToStream(sessionStream(this.sessionId), staged.events, {
-          expectedStreamVersion: this.#version,
-          recordedAt: staged.recordedAt,
-          ...(options.durable === false ? { durable: false } : {}),
-        });
-        this.#staged = undefined;
-        const recordedAt = new Date(staged.recordedAt).toISOString();
-        if (appended.events.some((event) => event.meta.recordedAt !== recordedAt)) {
-          // A log that does not take the settled time: fold what it recorded instead.
-          this.#fold.restore(staged.before);
-          this.#fold.applyAll(appended.events);
-        }
-        const last = appended.events.at(-1);
-        if (last !== undefined) this.#version = last.meta.streamPosition;
-        return appended.events;
-      } catch (error) {
-        this.#staged = undefined;
-        this.#fold.restore(staged.before);
-        throw error;
+  flush(options: AppendRequestOptions = {}): Promise<RecordedEvent[]> {
+    if (this.#staged === undefined) return Promise.resolve([]);
+    return this.#enqueue({ build: () => [], repeat: false, options, carryOn: false, flush: true });
+  }
+
+  #enqueue(request: Omit<AppendRequest, "resolve" | "reject">): Promise<RecordedEvent[]> {
+    return new Promise<RecordedEvent[]>((resolve, reject) => {
+      this.#queue.push({ ...request, resolve, reject });
+      if (!this.#draining) {
+        this.#draining = true;
+        void this.#drain();
       }
     });
-    this.#appending = result.catch(() => undefined);
-    return result;
+  }
+
+  /** Commits what is queued, a batch at a time: each batch is one log append. */
+  async #drain(): Promise<void> {
+    try {
+      while (this.#queue.length > 0) {
+        const batch = this.#queue.splice(0);
+        this.#committing = true;
+        let settle: Array<() => void>;
+        try {
+          settle = await this.#commit(batch);
+        } catch (error) {
+          settle = batch.map((request) => () => request.reject(error));
+        } finally {
+          this.#committing = false;
+        }
+        // Told only once the batch is done, so a caller that goes on at once finds the store idle.
+        for (const outcome of settle) outcome();
+      }
+    } finally {
+      // Synchronously after the last look at the queue: whoever appends next starts a drain.
+      this.#draining = false;
+    }
+  }
+
+  /**
+   * Builds (stages) the events of each request in call order and appends them in one append; on
+   * a lost race, builds the requests that carry on again on the state the winner left. Returns
+   * what to tell each request.
+   */
+  async #commit(batch: AppendRequest[]): Promise<Array<() => void>> {
+    const settle: Array<() => void> = [];
+    let requests = batch;
+    if (this.#staged !== undefined && !requests.some((request) => request.flush)) {
+      const error = new Error(`session ${this.sessionId}: staged events must be flushed before another append`);
+      return requests.map((request) => () => request.reject(error));
+    }
+    for (let lost = 0; ; lost += 1) {
+      // Events the turn loop staged come first; they belong to its flush.
+      const flushed = this.#staged?.events.length ?? 0;
+      const built: { request: AppendRequest; count: number }[] = [];
+      for (const request of requests) {
+        const before = this.staged.length;
+        const checkpoint = this.#fold.checkpoint();
+        this.#inDrain = true;
+        try {
+          for (let index = 0; ; index += 1) {
+            const events = request.build(index);
+            if (events.length === 0) break;
+            this.#stage(events);
+            if (!request.repeat) break;
+          }
+          built.push({ request, count: this.staged.length - before });
+        } catch (error) {
+          // Its events are not staged; those of the requests before it still are.
+          this.#fold.restore(checkpoint);
+          if (this.#staged !== undefined) {
+            this.#staged.events.length = before;
+            if (before === 0) this.#staged = undefined;
+          }
+          settle.push(() => request.reject(error));
+        } finally {
+          this.#inDrain = false;
+        }
+      }
+      const staged = this.#staged;
+      if (staged === undefined) {
+        for (const { request } of built) settle.push(() => request.resolve([]));
+        return settle;
+      }
+      const durable = built.some(({ request, count }) => (count > 0 || (request.flush && flushed > 0)) && optionsOf(request).durable !== false);
+      try {
+        const appended = await this.#appendStaged(staged, durable);
+        let offset = flushed;
+        for (const { request, count } of built) {
+          const events = request.flush ? appended.slice(0, flushed) : appended.slice(offset, offset + count);
+          if (!request.flush) offset += count;
+          settle.push(() => request.resolve(events));
+        }
+        return settle;
+      } catch (error) {
+        const carried = built.filter(({ request }) => request.carryOn).map(({ request }) => request);
+        const retry = ExpectedVersionConflictError.isInstance(error) && lost < maxCarriedConflicts ? carried : [];
+        for (const { request } of built) if (!retry.includes(request)) settle.push(() => request.reject(error));
+        if (retry.length === 0) return settle;
+        try {
+          // No other append of this store is in flight while it reloads.
+          await this.reload();
+        } catch (reloadError) {
+          for (const request of retry) settle.push(() => request.reject(reloadError));
+          return settle;
+        }
+        requests = retry;
+      }
+    }
+  }
+
+  /** Appends staged events at their settled time; on failure puts the fold back before them. */
+  async #appendStaged(staged: Staged, durable: boolean): Promise<RecordedEvent[]> {
+    try {
+      const appended = await this.log.appendToStream(sessionStream(this.sessionId), staged.events, {
+        expectedStreamVersion: this.#version,
+        recordedAt: staged.recordedAt,
+        ...(durable ? {} : { durable: false }),
+      });
+      this.#staged = undefined;
+      const recordedAt = new Date(staged.recordedAt).toISOString();
+      if (appended.events.some((event) => event.meta.recordedAt !== recordedAt)) {
+        // A log that does not take the settled time: fold what it recorded instead.
+        this.#fold.restore(staged.before);
+        this.#fold.applyAll(appended.events);
+      }
+      const last = appended.events.at(-1);
+      if (last !== undefined) this.#version = last.meta.streamPosition;
+      return appended.events;
+    } catch (error) {
+      this.#staged = undefined;
+      this.#fold.restore(staged.before);
+      throw error;
+    }
   }
 
   /** Drops the staged events and puts the fold back as it was before them. */

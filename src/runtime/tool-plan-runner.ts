@@ -76,16 +76,16 @@ export class ToolPlanRunner {
     try {
       // A cancel stops calls that have not started; running ones see the abort through their signal.
       while (failure === undefined && !signal.aborted) {
-        const next = await this.#startNext();
-        if (next.kind === "start") {
-          const run: Promise<void> = this.#finish(next.call, next.event.data.turnId, signal)
+        const { started, next } = await this.#startNext();
+        for (const start of started) {
+          const run: Promise<void> = this.#finish(start.call, start.event.data.turnId, signal)
             .catch((error: unknown) => {
               failure ??= { error };
             })
             .finally(() => running.delete(run));
           running.add(run);
-          continue;
         }
+        if (started.length > 0) continue;
         if (running.size === 0) return this.#othersRunning() ? "elsewhere" : next.kind === "wait" ? "elsewhere" : "done";
         await Promise.race(running);
       }
@@ -99,22 +99,32 @@ export class ToolPlanRunner {
   }
 
   /**
-   * Asks the scheduler, on the state right before the append, and appends the start it decides.
-   * The events of a concurrency-safe call need no fsync of their own (see `#durability`).
+   * Asks the scheduler, on the state right before the append, for every start it clears now —
+   * each decided on the state with the ones before it — and appends them in one append (a run of
+   * decisions, DESIGN.md §15). It is durable if any of them is: a call that is not safe to run
+   * concurrently needs its start on disk before it runs (see `#durability`). Returns the starts
+   * and the scheduler's last answer (`wait` or `none`).
    */
-  async #startNext(): Promise<ToolStart> {
+  async #startNext(): Promise<{ started: Extract<ToolStart, { kind: "start" }>[]; next: ToolStart }> {
+    let started: Extract<ToolStart, { kind: "start" }>[] = [];
     let next: ToolStart = { kind: "none", reason: "the turn is no longer running tools" };
-    await this.store.appendWith(
-      () => {
+    await this.store.appendRun(
+      (index) => {
+        if (index === 0) started = [];
         const turn = activeTurn(this.store.state);
-        if (turn === undefined || this.store.fold.turnState !== "running") return [];
+        if (turn === undefined || this.store.fold.turnState !== "running") {
+          next = { kind: "none", reason: "the turn is no longer running tools" };
+          return [];
+        }
         next = nextToolStart(this.store.state, turn, this.deps.registry);
-        return next.kind === "start" ? [next.event] : [];
+        if (next.kind !== "start") return [];
+        started.push(next);
+        return [next.event];
       },
-      () => (next.kind === "start" ? this.#durability(next.call) : {}),
+      () => (started.every((start) => this.#durability(start.call).durable === false) ? { durable: false } : {}),
       { carryOn: true },
     );
-    return next;
+    return { started, next };
   }
 
   /** Whether calls of the active turn that this run did not start are still running (another host's). */

@@ -72,8 +72,9 @@ describe("runs of decisions", () => {
     const batch = vi.spyOn(Level.prototype, "batch");
     expect(await session.send("go")).toMatchObject({ status: "completed", text: "done" });
     const synced = (batch.mock.calls as unknown as Array<[unknown, { sync?: boolean }?]>).filter(([, options]) => options?.sync === true);
-    // The message; the end of each of the three tool turns (with the next request); the answer.
-    expect(synced).toHaveLength(1 + 3 + 1);
+    // The message; the first request; the end of each of the three tool turns, with the next
+    // turn's request (a request is durable before it is sent); the answer.
+    expect(synced).toHaveLength(1 + 1 + 3 + 1);
     await runtime.close();
     await log.close();
     // Everything is in the log, and it replays.
