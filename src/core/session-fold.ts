@@ -1,11 +1,12 @@
 import { produce, type Draft } from "immer";
-import { initialTransition, transition, type SnapshotFrom } from "xstate";
+import type { SnapshotFrom } from "xstate";
 import type { TurnEvent } from "../contracts/events.js";
 import { UnexpectedEventError } from "../errors/unexpected-event-error.js";
 import type { RecordedEvent } from "../log/event-log.js";
 import { applyEvent, applyEventInPlace } from "../projections/projection.js";
 import { sessionStateProjection, type SessionState } from "../projections/session-state.js";
 import { providerTurnMachine, type ProviderTurnInput } from "../../machines/provider-turn.machine.js";
+import { startTurn, stepTurn, type ProviderTurnState, type ProviderTurnStep } from "../../machines/provider-turn.step.js";
 
 export type TurnSnapshot = SnapshotFrom<typeof providerTurnMachine>;
 
@@ -86,9 +87,14 @@ export const turnEndings: ReadonlyMap<string, readonly string[]> = new Map([
  * `pending` or `turnState`; the live loop and replay read them after every event, so every event
  * of theirs goes through the machine (and an event the machine refuses throws). A bulk fold
  * (`stateAt`, opening a long session, `npm run bench`) reads them only at the end, so the machine
- * runs only over the turn still open then: one XState `transition` costs tens of microseconds,
- * ~20× more than evolving the projection, and a finished turn's machine state is known from the
+ * runs only over the turn still open then, and a finished turn's machine state is known from the
  * event that finished it. Checking every event of a log against the machine is replay's job.
+ *
+ * Each event goes through the machine's compiled step (machines/provider-turn.step.ts: the
+ * machine's own table of legal events per state, guards and context updates, proved equal to
+ * XState's `can` + `transition` by property-tests/provider-turn-step.test.ts) rather than through
+ * XState's generic `transition`, which costs tens of microseconds per event. An XState snapshot is
+ * built only when someone reads `turn`.
  */
 export class SessionFold {
   state: SessionState = sessionStateProjection.initialState();
@@ -97,15 +103,21 @@ export class SessionFold {
     if (options.retain === "live" && !options.mutable) throw new TypeError('SessionFold: retain "live" needs mutable: true');
   }
 
-  #turn: TurnSnapshot | undefined;
+  /** The active turn's machine state (value and context); undefined between turns. */
+  #turn: ProviderTurnState | undefined;
+  /** The XState snapshot last built for `turn`, and the state it was built from. */
+  #snapshot: { of: ProviderTurnState; snapshot: TurnSnapshot } | undefined;
   #pending: string[] = [];
   /** The open turn's events not yet run through the machine (with the input its start needs). */
   #backlog: { recorded: RecordedEvent; input?: ProviderTurnInput }[] = [];
 
-  /** The active turn's machine snapshot; undefined between turns. */
+  /** The active turn's machine snapshot; undefined between turns. Built when read (then kept until the turn moves). */
   get turn(): TurnSnapshot | undefined {
     this.#catchUp();
-    return this.#turn;
+    const turn = this.#turn;
+    if (turn === undefined) return undefined;
+    if (this.#snapshot?.of !== turn) this.#snapshot = { of: turn, snapshot: providerTurnMachine.resolveState({ value: turn.value, context: turn.context }) };
+    return this.#snapshot.snapshot;
   }
 
   /** Actions owed after the last event, in order: decisions to compute or effects to perform. */
@@ -116,8 +128,8 @@ export class SessionFold {
 
   /** The machine state of the active turn, e.g. `"awaitingApproval"`, or undefined between turns. */
   get turnState(): string | undefined {
-    const turn = this.turn;
-    return turn === undefined ? undefined : String(turn.value);
+    this.#catchUp();
+    return this.#turn?.value;
   }
 
   /** The immer draft of an `applyAll` batch in progress. */
@@ -215,9 +227,9 @@ export class SessionFold {
     this.#backlog = [];
     for (const { recorded, input } of backlog) {
       if (input !== undefined) {
-        const [initial, actions] = initialTransition(providerTurnMachine, input);
+        const initial = startTurn(input);
         this.#turn = initial;
-        this.#pending = actionTypes(actions, recorded);
+        this.#pending = actionTypes(initial.actions, recorded);
         continue;
       }
       this.#transition(recorded);
@@ -236,28 +248,30 @@ export class SessionFold {
     this.#advance(recorded, this.#check(recorded));
   }
 
-  #check(recorded: RecordedEvent): ReturnType<typeof transition<typeof providerTurnMachine>> {
-    const event = { type: recorded.type, data: recorded.data } as TurnEvent;
-    if (this.#turn === undefined || !this.#turn.can(event)) {
+  #check(recorded: RecordedEvent): ProviderTurnStep {
+    // The guards read only `type` and `data`: the recorded event is passed as it is.
+    const next = this.#turn === undefined ? undefined : stepTurn(this.#turn, recorded as unknown as TurnEvent);
+    if (next === undefined) {
       throw new UnexpectedEventError(recorded.meta.streamPosition, recorded.type, this.#turn === undefined ? "no active turn" : JSON.stringify(this.#turn.value));
     }
-    return transition(providerTurnMachine, this.#turn, event);
+    return next;
   }
 
-  #advance(recorded: RecordedEvent, [next, actions]: ReturnType<typeof transition<typeof providerTurnMachine>>): void {
-    this.#turn = next;
-    this.#pending = actionTypes(actions, recorded);
-    if (next.status === "done") {
+  #advance(recorded: RecordedEvent, next: ProviderTurnStep): void {
+    if (next.done) {
       this.#turn = undefined;
       this.#pending = next.value === "continued" ? ["startTurn"] : [];
+      return;
     }
+    this.#turn = next;
+    this.#pending = actionTypes(next.actions, recorded);
   }
 }
 
 /** The machine owes at most one action per transition; more would mean the machine is wrong. */
-function actionTypes(actions: readonly { type: string }[], recorded: RecordedEvent): string[] {
+function actionTypes(actions: readonly string[], recorded: RecordedEvent): string[] {
   if (actions.length > 1) {
     throw new Error(`turn machine returned ${actions.length} actions for ${recorded.type}; it must return at most one`);
   }
-  return actions.map((action) => action.type);
+  return [...actions];
 }
