@@ -37,6 +37,20 @@ export interface SessionFoldOptions {
   decisionsVersion?: number;
 }
 
+/**
+ * Where a `SessionFold` was (see `checkpoint`): references to its immutable parts, nothing copied.
+ * Opaque: only `restore` on the fold that made it reads it.
+ */
+export interface SessionFoldCheckpoint {
+  readonly fold: SessionFold;
+  readonly state: SessionState;
+  readonly turn: ProviderTurnState | undefined;
+  readonly pending: string[];
+  readonly backlog: readonly { recorded: RecordedEvent; input?: ProviderTurnInput }[];
+  /** The backlog only grows by `push` until it is replaced: its length then is where it was. */
+  readonly backlogLength: number;
+}
+
 /** `retain: "live"`: drops, in place, what no later decision reads. */
 function retire(state: SessionState, recorded: RecordedEvent): void {
   if (turnEndings.has(recorded.type)) {
@@ -210,6 +224,37 @@ export class SessionFold {
       this.#catchUp();
       this.#pending = [];
     }
+  }
+
+  /**
+   * Marks where the fold is, so that events folded after it can be undone with `restore` — e.g.
+   * decisions folded ahead of an append that then fails. O(1): it keeps references to the state,
+   * the turn's machine state, the pending actions and the backlog, which an immutable fold
+   * replaces rather than changes. So only the default (immutable) fold has checkpoints: a
+   * `mutable` fold changes its state in place and throws here, as it does inside `applyAll`.
+   */
+  checkpoint(): SessionFoldCheckpoint {
+    this.#rollbackable("checkpoint");
+    return { fold: this, state: this.state, turn: this.#turn, pending: this.#pending, backlog: this.#backlog, backlogLength: this.#backlog.length };
+  }
+
+  /**
+   * Puts the fold back where `checkpoint` was taken, as if the events folded since had never
+   * been: `state`, `turn`, `pending` and what the machine has still to check. O(1) but for the
+   * open turn's backlog of unchecked events, copied up to its length then (none in the live loop).
+   */
+  restore(checkpoint: SessionFoldCheckpoint): void {
+    this.#rollbackable("restore");
+    if (checkpoint.fold !== this) throw new TypeError("SessionFold.restore: the checkpoint was taken on another fold");
+    this.state = checkpoint.state;
+    this.#turn = checkpoint.turn;
+    this.#pending = checkpoint.pending;
+    this.#backlog = checkpoint.backlog.slice(0, checkpoint.backlogLength);
+  }
+
+  #rollbackable(method: string): void {
+    if (this.options.mutable) throw new TypeError(`SessionFold.${method}: a mutable fold changes its state in place and cannot be rolled back`);
+    if (this.#draft !== undefined) throw new TypeError(`SessionFold.${method}: not available inside applyAll`);
   }
 
   /**
