@@ -57,6 +57,12 @@ const noop = () => {};
 
 type FailedEvent = Extract<TurnEvent, { type: "turn.provider.failed" }>;
 
+/** What a guard or an assignment of this machine reads: the context before the event, and the event. */
+export interface ProviderTurnArgs {
+  context: ProviderTurnContext;
+  event: TurnEvent;
+}
+
 /**
  * Whether another provider attempt is left after a failed one. Decisions version 1 counts every
  * attempt, so a crash during a provider call used one up. From version 2 an attempt a crash
@@ -70,6 +76,80 @@ function attemptLeft(context: ProviderTurnContext, event: FailedEvent): boolean 
   return context.attempt - interrupted < context.maxAttempts && interrupted <= context.maxAttempts;
 }
 
+/** A turn's context when it starts. */
+export function initialTurnContext(input: ProviderTurnInput): ProviderTurnContext {
+  return { ...input, attempt: 0, truncations: 0, interrupted: 0, awaiting: [], toRun: [], started: [] };
+}
+
+/**
+ * The machine's guards, by name. Exported so that the fast step (provider-turn.step.ts) evaluates
+ * the very same functions XState does.
+ */
+export const providerTurnGuards = {
+  respondedWithToolCalls: ({ event }: ProviderTurnArgs) => event.type === "turn.provider.responded" && event.data.toolCalls.length > 0,
+  retryLeft: ({ context, event }: ProviderTurnArgs) => event.type === "turn.provider.failed" && event.data.retryable && attemptLeft(context, event),
+  // Tool calls cut off by the length limit get one retry on the same route, then a refusal.
+  firstTruncation: ({ context, event }: ProviderTurnArgs) =>
+    event.type === "turn.provider.failed" && event.data.kind === "truncated-tool-calls" && context.truncations === 0 && attemptLeft(context, event),
+  truncatedAgain: ({ event }: ProviderTurnArgs) => event.type === "turn.provider.failed" && event.data.kind === "truncated-tool-calls",
+  anyAsk: ({ event }: ProviderTurnArgs) =>
+    event.type === "turn.tool_calls.gated" && event.data.decisions.some((decision) => decision.decision === "ask"),
+  anyAllow: ({ event }: ProviderTurnArgs) =>
+    event.type === "turn.tool_calls.gated" && event.data.decisions.some((decision) => decision.decision === "allow"),
+  lastAnswerWithCallsToRun: ({ context, event }: ProviderTurnArgs) => {
+    if (event.type !== "turn.approval.granted" && event.type !== "turn.approval.denied") return false;
+    const remaining = without(context.awaiting, event.data.callId);
+    const toRun = event.type === "turn.approval.granted" ? [...context.toRun, event.data.callId] : context.toRun;
+    return remaining.length === 0 && toRun.length > 0;
+  },
+  lastAnswerNothingToRun: ({ context, event }: ProviderTurnArgs) => {
+    if (event.type !== "turn.approval.granted" && event.type !== "turn.approval.denied") return false;
+    const remaining = without(context.awaiting, event.data.callId);
+    const toRun = event.type === "turn.approval.granted" ? [...context.toRun, event.data.callId] : context.toRun;
+    return remaining.length === 0 && toRun.length === 0;
+  },
+  lastToolTerminal: ({ context, event }: ProviderTurnArgs) =>
+    (event.type === "turn.tool.succeeded" || event.type === "turn.tool.failed" || event.type === "turn.tool.interrupted") &&
+    context.toRun.length === 1 &&
+    context.toRun[0] === event.data.callId,
+};
+
+/**
+ * The machine's context updates, by action name: each returns the part of the context it
+ * changes. The machine wraps each in XState's `assign`; the fast step applies the same functions.
+ * Every other action of the machine is only a name the runtime interprets.
+ */
+export const providerTurnAssignments = {
+  recordAttempt: ({ event }: ProviderTurnArgs): Partial<ProviderTurnContext> =>
+    event.type === "turn.provider.requested" ? { attempt: event.data.attempt } : {},
+  countTruncation: ({ context }: ProviderTurnArgs): Partial<ProviderTurnContext> => ({ truncations: context.truncations + 1 }),
+  countInterrupted: ({ context, event }: ProviderTurnArgs): Partial<ProviderTurnContext> => ({
+    interrupted: context.interrupted + (event.type === "turn.provider.failed" && event.data.kind === "interrupted" ? 1 : 0),
+  }),
+  recordAsked: ({ event }: ProviderTurnArgs): Partial<ProviderTurnContext> =>
+    event.type === "turn.tool_calls.gated"
+      ? {
+          awaiting: event.data.decisions.filter((d) => d.decision === "ask").map((d) => d.callId),
+          toRun: event.data.decisions.filter((d) => d.decision === "allow").map((d) => d.callId),
+        }
+      : {},
+  recordAllowed: ({ event }: ProviderTurnArgs): Partial<ProviderTurnContext> =>
+    event.type === "turn.tool_calls.gated" ? { toRun: event.data.decisions.filter((d) => d.decision === "allow").map((d) => d.callId) } : {},
+  recordAnswer: ({ context, event }: ProviderTurnArgs): Partial<ProviderTurnContext> => {
+    if (event.type !== "turn.approval.granted" && event.type !== "turn.approval.denied") return {};
+    return {
+      awaiting: without(context.awaiting, event.data.callId),
+      toRun: event.type === "turn.approval.granted" ? [...context.toRun, event.data.callId] : context.toRun,
+    };
+  },
+  recordStarted: ({ context, event }: ProviderTurnArgs): Partial<ProviderTurnContext> =>
+    event.type === "turn.tool.started" ? { started: [...context.started, event.data.callId] } : {},
+  recordTerminal: ({ context, event }: ProviderTurnArgs): Partial<ProviderTurnContext> => {
+    if (event.type !== "turn.tool.succeeded" && event.type !== "turn.tool.failed" && event.type !== "turn.tool.interrupted") return {};
+    return { toRun: without(context.toRun, event.data.callId) };
+  },
+};
+
 export const providerTurnMachine = setup({
   types: {
     context: {} as ProviderTurnContext,
@@ -82,10 +162,6 @@ export const providerTurnMachine = setup({
     completeTurn: noop,
     failTurn: noop,
     refuseTruncated: noop,
-    countTruncation: assign({ truncations: ({ context }) => context.truncations + 1 }),
-    countInterrupted: assign({
-      interrupted: ({ context, event }) => context.interrupted + (event.type === "turn.provider.failed" && event.data.kind === "interrupted" ? 1 : 0),
-    }),
     normalizeToolCalls: noop,
     planToolCalls: noop,
     gateToolCalls: noop,
@@ -93,52 +169,19 @@ export const providerTurnMachine = setup({
     runToolCalls: noop,
     packetizeResults: noop,
     decideContinuation: noop,
-    recordAnswer: assign(({ context, event }) => {
-      if (event.type !== "turn.approval.granted" && event.type !== "turn.approval.denied") return {};
-      return {
-        awaiting: without(context.awaiting, event.data.callId),
-        toRun: event.type === "turn.approval.granted" ? [...context.toRun, event.data.callId] : context.toRun,
-      };
-    }),
-    recordStarted: assign(({ context, event }) =>
-      event.type === "turn.tool.started" ? { started: [...context.started, event.data.callId] } : {},
-    ),
-    recordTerminal: assign(({ context, event }) => {
-      if (event.type !== "turn.tool.succeeded" && event.type !== "turn.tool.failed" && event.type !== "turn.tool.interrupted") return {};
-      return { toRun: without(context.toRun, event.data.callId) };
-    }),
+    recordAttempt: assign(providerTurnAssignments.recordAttempt),
+    countTruncation: assign(providerTurnAssignments.countTruncation),
+    countInterrupted: assign(providerTurnAssignments.countInterrupted),
+    recordAsked: assign(providerTurnAssignments.recordAsked),
+    recordAllowed: assign(providerTurnAssignments.recordAllowed),
+    recordAnswer: assign(providerTurnAssignments.recordAnswer),
+    recordStarted: assign(providerTurnAssignments.recordStarted),
+    recordTerminal: assign(providerTurnAssignments.recordTerminal),
   },
-  guards: {
-    respondedWithToolCalls: ({ event }) => event.type === "turn.provider.responded" && event.data.toolCalls.length > 0,
-    retryLeft: ({ context, event }) => event.type === "turn.provider.failed" && event.data.retryable && attemptLeft(context, event),
-    // Tool calls cut off by the length limit get one retry on the same route, then a refusal.
-    firstTruncation: ({ context, event }) =>
-      event.type === "turn.provider.failed" && event.data.kind === "truncated-tool-calls" && context.truncations === 0 && attemptLeft(context, event),
-    truncatedAgain: ({ event }) => event.type === "turn.provider.failed" && event.data.kind === "truncated-tool-calls",
-    anyAsk: ({ event }) =>
-      event.type === "turn.tool_calls.gated" && event.data.decisions.some((decision) => decision.decision === "ask"),
-    anyAllow: ({ event }) =>
-      event.type === "turn.tool_calls.gated" && event.data.decisions.some((decision) => decision.decision === "allow"),
-    lastAnswerWithCallsToRun: ({ context, event }) => {
-      if (event.type !== "turn.approval.granted" && event.type !== "turn.approval.denied") return false;
-      const remaining = without(context.awaiting, event.data.callId);
-      const toRun = event.type === "turn.approval.granted" ? [...context.toRun, event.data.callId] : context.toRun;
-      return remaining.length === 0 && toRun.length > 0;
-    },
-    lastAnswerNothingToRun: ({ context, event }) => {
-      if (event.type !== "turn.approval.granted" && event.type !== "turn.approval.denied") return false;
-      const remaining = without(context.awaiting, event.data.callId);
-      const toRun = event.type === "turn.approval.granted" ? [...context.toRun, event.data.callId] : context.toRun;
-      return remaining.length === 0 && toRun.length === 0;
-    },
-    lastToolTerminal: ({ context, event }) =>
-      (event.type === "turn.tool.succeeded" || event.type === "turn.tool.failed" || event.type === "turn.tool.interrupted") &&
-      context.toRun.length === 1 &&
-      context.toRun[0] === event.data.callId,
-  },
+  guards: providerTurnGuards,
 }).createMachine({
   id: "providerTurn",
-  context: ({ input }) => ({ ...input, attempt: 0, truncations: 0, interrupted: 0, awaiting: [], toRun: [], started: [] }),
+  context: ({ input }) => initialTurnContext(input),
   initial: "finalizing",
   // Cancel and unrecoverable errors end the turn from any state.
   on: {
@@ -150,7 +193,7 @@ export const providerTurnMachine = setup({
       entry: "requestProvider",
       on: {
         "turn.provider.requested": {
-          actions: [assign({ attempt: ({ event }) => event.data.attempt }), "callProvider"],
+          actions: ["recordAttempt", "callProvider"],
         },
         "turn.provider.responded": [
           { guard: "respondedWithToolCalls", target: "normalizing" },
@@ -180,17 +223,12 @@ export const providerTurnMachine = setup({
           {
             guard: "anyAsk",
             target: "awaitingApproval",
-            actions: assign({
-              awaiting: ({ event }) => event.data.decisions.filter((d) => d.decision === "ask").map((d) => d.callId),
-              toRun: ({ event }) => event.data.decisions.filter((d) => d.decision === "allow").map((d) => d.callId),
-            }),
+            actions: "recordAsked",
           },
           {
             guard: "anyAllow",
             target: "running",
-            actions: assign({
-              toRun: ({ event }) => event.data.decisions.filter((d) => d.decision === "allow").map((d) => d.callId),
-            }),
+            actions: "recordAllowed",
           },
           { target: "packetizing" },
         ],

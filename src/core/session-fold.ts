@@ -1,24 +1,17 @@
 import { produce, type Draft } from "immer";
-import { initialTransition, transition, type SnapshotFrom } from "xstate";
+import type { SnapshotFrom } from "xstate";
 import type { TurnEvent } from "../contracts/events.js";
 import { UnexpectedEventError } from "../errors/unexpected-event-error.js";
 import type { RecordedEvent } from "../log/event-log.js";
 import { applyEvent, applyEventInPlace } from "../projections/projection.js";
 import { sessionStateProjection, type SessionState } from "../projections/session-state.js";
 import { providerTurnMachine, type ProviderTurnInput } from "../../machines/provider-turn.machine.js";
+import { startTurn, stepTurn, type ProviderTurnState, type ProviderTurnStep } from "../../machines/provider-turn.step.js";
 
 export type TurnSnapshot = SnapshotFrom<typeof providerTurnMachine>;
 
 // Declared in src/errors with every coded error; still importable from the fold that throws it.
 export { UnexpectedEventError };
-
-/** A fold as it stood (`SessionFold.checkpoint`): opaque. */
-export interface FoldCheckpoint {
-  readonly state: SessionState;
-  readonly turn: TurnSnapshot | undefined;
-  readonly pending: string[];
-  readonly backlog: readonly { recorded: RecordedEvent; input?: ProviderTurnInput }[];
-}
 
 /** How a `SessionFold` evolves and what it keeps. */
 export interface SessionFoldOptions {
@@ -42,6 +35,20 @@ export interface SessionFoldOptions {
    * upgrade preview: what would the newest code have done?). Default: the version the log says.
    */
   decisionsVersion?: number;
+}
+
+/**
+ * Where a `SessionFold` was (see `checkpoint`): references to its immutable parts, nothing copied.
+ * Opaque: only `restore` on the fold that made it reads it.
+ */
+export interface SessionFoldCheckpoint {
+  readonly fold: SessionFold;
+  readonly state: SessionState;
+  readonly turn: ProviderTurnState | undefined;
+  readonly pending: string[];
+  readonly backlog: readonly { recorded: RecordedEvent; input?: ProviderTurnInput }[];
+  /** The backlog only grows by `push` until it is replaced: its length then is where it was. */
+  readonly backlogLength: number;
 }
 
 /** `retain: "live"`: drops, in place, what no later decision reads. */
@@ -94,9 +101,14 @@ export const turnEndings: ReadonlyMap<string, readonly string[]> = new Map([
  * `pending` or `turnState`; the live loop and replay read them after every event, so every event
  * of theirs goes through the machine (and an event the machine refuses throws). A bulk fold
  * (`stateAt`, opening a long session, `npm run bench`) reads them only at the end, so the machine
- * runs only over the turn still open then: one XState `transition` costs tens of microseconds,
- * ~20× more than evolving the projection, and a finished turn's machine state is known from the
+ * runs only over the turn still open then, and a finished turn's machine state is known from the
  * event that finished it. Checking every event of a log against the machine is replay's job.
+ *
+ * Each event goes through the machine's compiled step (machines/provider-turn.step.ts: the
+ * machine's own table of legal events per state, guards and context updates, proved equal to
+ * XState's `can` + `transition` by property-tests/provider-turn-step.test.ts) rather than through
+ * XState's generic `transition`, which costs tens of microseconds per event. An XState snapshot is
+ * built only when someone reads `turn`.
  */
 export class SessionFold {
   state: SessionState = sessionStateProjection.initialState();
@@ -105,15 +117,21 @@ export class SessionFold {
     if (options.retain === "live" && !options.mutable) throw new TypeError('SessionFold: retain "live" needs mutable: true');
   }
 
-  #turn: TurnSnapshot | undefined;
+  /** The active turn's machine state (value and context); undefined between turns. */
+  #turn: ProviderTurnState | undefined;
+  /** The XState snapshot last built for `turn`, and the state it was built from. */
+  #snapshot: { of: ProviderTurnState; snapshot: TurnSnapshot } | undefined;
   #pending: string[] = [];
   /** The open turn's events not yet run through the machine (with the input its start needs). */
   #backlog: { recorded: RecordedEvent; input?: ProviderTurnInput }[] = [];
 
-  /** The active turn's machine snapshot; undefined between turns. */
+  /** The active turn's machine snapshot; undefined between turns. Built when read (then kept until the turn moves). */
   get turn(): TurnSnapshot | undefined {
     this.#catchUp();
-    return this.#turn;
+    const turn = this.#turn;
+    if (turn === undefined) return undefined;
+    if (this.#snapshot?.of !== turn) this.#snapshot = { of: turn, snapshot: providerTurnMachine.resolveState({ value: turn.value, context: turn.context }) };
+    return this.#snapshot.snapshot;
   }
 
   /** Actions owed after the last event, in order: decisions to compute or effects to perform. */
@@ -124,8 +142,8 @@ export class SessionFold {
 
   /** The machine state of the active turn, e.g. `"awaitingApproval"`, or undefined between turns. */
   get turnState(): string | undefined {
-    const turn = this.turn;
-    return turn === undefined ? undefined : String(turn.value);
+    this.#catchUp();
+    return this.#turn?.value;
   }
 
   /** The immer draft of an `applyAll` batch in progress. */
@@ -209,21 +227,34 @@ export class SessionFold {
   }
 
   /**
-   * The fold as it stands, to `restore` later: O(1), since an immutable fold's state and machine
-   * snapshots are never changed, only replaced. For folding events speculatively (a run of
-   * decisions decided one after another and appended at once). Only for immutable folds.
+   * Marks where the fold is, so that events folded after it can be undone with `restore` — e.g.
+   * decisions folded ahead of an append that then fails. O(1): it keeps references to the state,
+   * the turn's machine state, the pending actions and the backlog, which an immutable fold
+   * replaces rather than changes. So only the default (immutable) fold has checkpoints: a
+   * `mutable` fold changes its state in place and throws here, as it does inside `applyAll`.
    */
-  checkpoint(): FoldCheckpoint {
-    if (this.options.mutable) throw new TypeError("SessionFold: checkpoint needs an immutable fold");
-    return { state: this.state, turn: this.#turn, pending: this.#pending, backlog: [...this.#backlog] };
+  checkpoint(): SessionFoldCheckpoint {
+    this.#rollbackable("checkpoint");
+    return { fold: this, state: this.state, turn: this.#turn, pending: this.#pending, backlog: this.#backlog, backlogLength: this.#backlog.length };
   }
 
-  /** Puts the fold back exactly as it was at `checkpoint`. */
-  restore(checkpoint: FoldCheckpoint): void {
+  /**
+   * Puts the fold back where `checkpoint` was taken, as if the events folded since had never
+   * been: `state`, `turn`, `pending` and what the machine has still to check. O(1) but for the
+   * open turn's backlog of unchecked events, copied up to its length then (none in the live loop).
+   */
+  restore(checkpoint: SessionFoldCheckpoint): void {
+    this.#rollbackable("restore");
+    if (checkpoint.fold !== this) throw new TypeError("SessionFold.restore: the checkpoint was taken on another fold");
     this.state = checkpoint.state;
     this.#turn = checkpoint.turn;
     this.#pending = checkpoint.pending;
-    this.#backlog = [...checkpoint.backlog];
+    this.#backlog = checkpoint.backlog.slice(0, checkpoint.backlogLength);
+  }
+
+  #rollbackable(method: string): void {
+    if (this.options.mutable) throw new TypeError(`SessionFold.${method}: a mutable fold changes its state in place and cannot be rolled back`);
+    if (this.#draft !== undefined) throw new TypeError(`SessionFold.${method}: not available inside applyAll`);
   }
 
   /**
@@ -241,9 +272,9 @@ export class SessionFold {
     this.#backlog = [];
     for (const { recorded, input } of backlog) {
       if (input !== undefined) {
-        const [initial, actions] = initialTransition(providerTurnMachine, input);
+        const initial = startTurn(input);
         this.#turn = initial;
-        this.#pending = actionTypes(actions, recorded);
+        this.#pending = actionTypes(initial.actions, recorded);
         continue;
       }
       this.#transition(recorded);
@@ -262,28 +293,30 @@ export class SessionFold {
     this.#advance(recorded, this.#check(recorded));
   }
 
-  #check(recorded: RecordedEvent): ReturnType<typeof transition<typeof providerTurnMachine>> {
-    const event = { type: recorded.type, data: recorded.data } as TurnEvent;
-    if (this.#turn === undefined || !this.#turn.can(event)) {
+  #check(recorded: RecordedEvent): ProviderTurnStep {
+    // The guards read only `type` and `data`: the recorded event is passed as it is.
+    const next = this.#turn === undefined ? undefined : stepTurn(this.#turn, recorded as unknown as TurnEvent);
+    if (next === undefined) {
       throw new UnexpectedEventError(recorded.meta.streamPosition, recorded.type, this.#turn === undefined ? "no active turn" : JSON.stringify(this.#turn.value));
     }
-    return transition(providerTurnMachine, this.#turn, event);
+    return next;
   }
 
-  #advance(recorded: RecordedEvent, [next, actions]: ReturnType<typeof transition<typeof providerTurnMachine>>): void {
-    this.#turn = next;
-    this.#pending = actionTypes(actions, recorded);
-    if (next.status === "done") {
+  #advance(recorded: RecordedEvent, next: ProviderTurnStep): void {
+    if (next.done) {
       this.#turn = undefined;
       this.#pending = next.value === "continued" ? ["startTurn"] : [];
+      return;
     }
+    this.#turn = next;
+    this.#pending = actionTypes(next.actions, recorded);
   }
 }
 
 /** The machine owes at most one action per transition; more would mean the machine is wrong. */
-function actionTypes(actions: readonly { type: string }[], recorded: RecordedEvent): string[] {
+function actionTypes(actions: readonly string[], recorded: RecordedEvent): string[] {
   if (actions.length > 1) {
     throw new Error(`turn machine returned ${actions.length} actions for ${recorded.type}; it must return at most one`);
   }
-  return actions.map((action) => action.type);
+  return [...actions];
 }

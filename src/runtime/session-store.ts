@@ -4,7 +4,7 @@ import { parseEvent } from "../contracts/events.js";
 import type { PolicySnapshot } from "../contracts/policy.js";
 import { isDeepStrictEqual } from "node:util";
 import type { EventLog, RecordedEvent } from "../log/event-log.js";
-import { SessionFold, type FoldCheckpoint } from "../core/session-fold.js";
+import { SessionFold, type SessionFoldCheckpoint } from "../core/session-fold.js";
 import { sessionStream } from "../core/session-stream.js";
 import { ExpectedVersionConflictError } from "../errors/expected-version-conflict-error.js";
 
@@ -55,7 +55,7 @@ interface AppendRequest {
 
 interface Staged {
   events: TurnlogEvent[];
-  before: FoldCheckpoint;
+  before: SessionFoldCheckpoint;
   recordedAt: number;
 }
 
