@@ -140,6 +140,15 @@ export class SessionFold {
     return this.#pending;
   }
 
+  /**
+   * The active turn's machine context (what `turn.context` is), without building an XState
+   * snapshot: what decisions read, once per decision. Undefined between turns.
+   */
+  get turnContext(): TurnSnapshot["context"] | undefined {
+    this.#catchUp();
+    return this.#turn?.context;
+  }
+
   /** The machine state of the active turn, e.g. `"awaitingApproval"`, or undefined between turns. */
   get turnState(): string | undefined {
     this.#catchUp();

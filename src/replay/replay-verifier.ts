@@ -326,7 +326,7 @@ function recomputeAll(step: Step, fold: SessionFold, config: ReplayConfiguration
   const action = step.action;
   const { state } = fold;
   if (state.policy === null || state.budgets === null) return "no decision owed: session.started is missing";
-  const turn = fold.turn?.context;
+  const turn = fold.turnContext;
   try {
     // A preview under version 2 or later of a log recorded before it: the paths that log never
     // recorded are resolved as version 1 resolved them, through the caller's resolver.

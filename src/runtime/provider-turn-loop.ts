@@ -238,7 +238,7 @@ export class ProviderTurnLoop {
 
   #decideAll(action: DecisionAction): Decision {
     const { state } = this.store;
-    const turn = this.store.fold.turn?.context;
+    const turn = this.store.fold.turnContext;
     const vault = this.deps.vault;
     return decideObserving(action, {
       state,

@@ -63,7 +63,7 @@ export async function recover(store: SessionStore, deps: RecoveryDependencies): 
       { type: "session.native_tool.completed", data: { callId: inDoubt.callId, ok: false, code: "interrupted", message: "the process stopped before the call ended; it was not run again", durationMs: 0 } },
     ]);
   }
-  const context = fold.turn?.context;
+  const context = fold.turnContext;
   if (context === undefined) return;
   switch (step.kind === "none" ? undefined : step.action) {
     case "callProvider":

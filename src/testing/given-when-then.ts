@@ -81,7 +81,7 @@ export function given(events: readonly TurnlogEvent[]) {
       return {
         then(expected: TurnlogEvent): void {
           const fold = foldGiven();
-          const turn = fold.turn?.context;
+          const turn = fold.turnContext;
           const actual = decide(action, {
             state: fold.state,
             ...(turn !== undefined ? { turn } : {}),
