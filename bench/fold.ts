@@ -26,6 +26,7 @@ import { SessionFold } from "../src/core/session-fold.js";
 import { ToolRegistry } from "../src/tools/tool-registry.js";
 import { scriptedProvider } from "../src/testing/index.js";
 import type { ScriptStep } from "../src/testing/index.js";
+import { recordResult } from "./results.js";
 
 const targetEvents = Number(process.argv[2] ?? 1_000_000);
 const replayMessages = Number(process.argv[3] ?? 150);
@@ -139,7 +140,7 @@ try {
   rows.push([`generate ${written} events (relaxed LevelEventLog)`, `${generateSeconds.toFixed(1)} s, ${Math.round(written / generateSeconds)} events/s`]);
 
   /** One streamed fold of the whole log, with its rate per window and its peak memory. */
-  const foldLog = async (label: string, fold: SessionFold) => {
+  const foldLog = async (label: string, fold: SessionFold, id: string) => {
     global.gc?.();
     const baseline = process.memoryUsage();
     const sampler = memorySampler();
@@ -179,6 +180,9 @@ try {
     rows.push(["  events/s per window, and heap held after it (after N events)", windows.join(", ")]);
     rows.push(["  peak RSS / heap used during the fold", `${mb(peak.rss)} / ${mb(peak.heap)} (before: ${mb(baseline.rss)} / ${mb(baseline.heapUsed)})`]);
     rows.push(["  calls / messages held at the end", `${fold.state.calls.size} / ${fold.state.messages.length}`]);
+    recordResult(`${id}.rate`, `${label}: streamed fold of ${folded} events`, folded / seconds, "events/s");
+    recordResult(`${id}.peakRss`, `${label}: peak RSS`, peak.rss / 2 ** 20, "MB");
+    recordResult(`${id}.peakHeap`, `${label}: peak heap used`, peak.heap / 2 ** 20, "MB");
   };
   // The floor under any fold: reading and parsing the events, nothing else.
   {
@@ -187,6 +191,7 @@ try {
     for await (const _ of log.readAll()) read += 1;
     const seconds = Number(process.hrtime.bigint() - began) / 1e9;
     rows.push([`readAll only (LevelDB read + JSON.parse): ${read} events`, `${seconds.toFixed(1)} s, ${Math.round(read / seconds)} events/s`]);
+    recordResult("fold.readRate", `readAll only, ${read} events`, read / seconds, "events/s");
   }
   // The fold alone, without the log: the first 200 000 events held in memory (a sample, read
   // once; the folds below stream the whole log instead).
@@ -202,8 +207,8 @@ try {
       rows.push([`fold only, ${label}: ${sample.length} events already in memory`, `${(seconds * 1000).toFixed(0)} ms, ${Math.round(sample.length / seconds)} events/s`]);
     }
   }
-  await foldLog('replay fold (retain "live")', new SessionFold({ mutable: true, retain: "live" }));
-  await foldLog("full projection", new SessionFold({ mutable: true }));
+  await foldLog('replay fold (retain "live")', new SessionFold({ mutable: true, retain: "live" }), "fold");
+  await foldLog("full projection", new SessionFold({ mutable: true }), "fold.full");
 
   // Time travel: cold (folds from the start, leaving snapshots behind), then from a snapshot.
   const runtime = await createRuntime({ log, provider: scriptedProvider([]), tools: [noop] });
@@ -219,6 +224,8 @@ try {
   }
   rows.push([`stateAt near the end of ${written} events, cold`, `${coldSeconds.toFixed(1)} s`]);
   rows.push(["  then from the nearest snapshot (5 positions)", warm.map((ms) => `${ms.toFixed(0)} ms`).join(", ")]);
+  recordResult("fold.stateAtCold", `stateAt near the end of ${written} events, cold`, coldSeconds, "s");
+  recordResult("fold.stateAtSnapshot", `stateAt from a snapshot, slowest of ${warm.length} positions`, Math.max(...warm), "ms");
   await runtime.close();
   await log.close();
 
