@@ -30,6 +30,7 @@ import {
   LAST_GLOBAL_KEY,
   LAYOUT_FORMAT,
   globalKey,
+  positionOfGlobalKey,
   positionOfIndexKey,
   prefixRange,
   streamHeadKey,
@@ -222,37 +223,44 @@ export class LevelEventLog implements EventLog {
       })
       .all();
     if (globalPositions.length === 0) return [];
-    const positions = globalPositions.map((value) => parsePosition(value) ?? 0);
-    const first = Math.min(positions[0] ?? 0, positions[positions.length - 1] ?? 0);
-    const last = Math.max(positions[0] ?? 0, positions[positions.length - 1] ?? 0);
-    if (first > 0 && last - first + 1 === positions.length) {
-      // The window's events lie side by side in the global order (a session's own appends, or
-      // one stream alone in the log): one range scan reads them in a few calls, where a lookup
-      // per key costs a seek each.
-      const entries = await this.readGlobalRange(first, last);
-      if (window.backwards) entries.reverse();
-      if (entries.every(([key], index) => key === globalKey(positions[index] ?? 0))) {
-        return entries.map(([key, raw]) => parseStoredEvent(raw, key));
-      }
-    }
-    const keys = positions.map(globalKey);
-    const raws = await this.db.getMany(keys);
+    const keys = globalPositions.map((value) => globalKey(parsePosition(value) ?? 0));
+    const raws = await this.getStored(keys);
     return raws.map((raw, index) => parseStoredEvent(raw, keys[index] ?? ""));
   }
 
-  /** The stored events at global positions `first..last`, in order (fewer if some are missing). */
-  private async readGlobalRange(first: number, last: number): Promise<Array<[string, string]>> {
-    const iterator = this.db.iterator({ gte: globalKey(first), lte: globalKey(last), highWaterMarkBytes: PAGE_BYTES });
-    try {
-      const entries: Array<[string, string]> = [];
-      for (;;) {
-        const page = await iterator.nextv(last - first + 1 - entries.length);
-        if (page.length === 0) return entries;
-        for (const entry of page) entries.push(entry);
+  /**
+   * The stored values under `keys` (event keys in ascending or descending order, as a stream's
+   * index lists them), `undefined` where none is stored. A stream's events usually lie side by side
+   * in the global order (one session's appends, or one stream alone in the log): then one range
+   * scan reads them in a few calls, where a lookup per key costs a seek each.
+   */
+  private async getStored(keys: readonly string[]): Promise<Array<string | undefined>> {
+    const first = keys[0];
+    const last = keys[keys.length - 1];
+    if (first === undefined || last === undefined) return [];
+    const [low, high] = first <= last ? [first, last] : [last, first];
+    if (positionOfGlobalKey(high) - positionOfGlobalKey(low) + 1 === keys.length) {
+      const iterator = this.db.iterator({ gte: low, lte: high, highWaterMarkBytes: PAGE_BYTES });
+      const stored = new Map<string, string>();
+      try {
+        for (;;) {
+          const page = await iterator.nextv(keys.length - stored.size);
+          if (page.length === 0) break;
+          for (const [key, value] of page) stored.set(key, value);
+        }
+      } finally {
+        await iterator.close();
       }
-    } finally {
-      await iterator.close();
+      // A damaged index can list keys out of order or outside the range: those are looked up.
+      const outside = keys.filter((key) => !stored.has(key));
+      const found = outside.length === 0 ? [] : await this.db.getMany(outside);
+      outside.forEach((key, index) => {
+        const value = found[index];
+        if (value !== undefined) stored.set(key, value);
+      });
+      return keys.map((key) => stored.get(key));
     }
+    return this.db.getMany([...keys]);
   }
 
   readAll(options?: ReadAllOptions): AsyncIterable<RecordedEvent> {
@@ -463,7 +471,7 @@ export class LevelEventLog implements EventLog {
       const bounds = lastKey === undefined ? range : { gt: lastKey, lt: range.lt };
       const entries = await this.db.iterator({ ...bounds, limit: PAGE_SIZE }).all();
       const globalPositions = entries.map(([, value]) => parsePosition(value));
-      const raws = await this.db.getMany(globalPositions.map((position) => globalKey(position ?? 0)));
+      const raws = await this.getStored(globalPositions.map((position) => globalKey(position ?? 0)));
       for (const [index, [key]] of entries.entries()) {
         const globalPosition = globalPositions[index];
         intact = verifier.check(
