@@ -13,8 +13,15 @@
  *   recomputed, history included).
  *
  *   npm run bench                                      (after bench/run.ts)
- *   node --import tsx --expose-gc bench/fold.ts [events=1000000] [replay-messages=150] [max-fold-seconds=120]
+ *   node --import tsx --expose-gc bench/fold.ts [events=1000000] [replay-messages=150] [max-fold-seconds=120] [log-directory]
+ *
+ * With a log directory, the generated log is kept there, and a later run with the same directory
+ * reads it instead of generating it again (generating a million events takes minutes), so runs
+ * before and after a change fold the same log. Rates are given per wall-clock second and per
+ * CPU-second of the process (every thread, LevelDB's included): on a shared machine the second
+ * moves far less with the load.
  */
+import { readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -32,6 +39,8 @@ const targetEvents = Number(process.argv[2] ?? 1_000_000);
 const replayMessages = Number(process.argv[3] ?? 150);
 /** The fold stops after this long (and reports how far it got), so `npm run bench` stays finite. */
 const maxFoldSeconds = Number(process.argv[4] ?? 120);
+/** Where the generated log is kept for the next run; default: a temporary directory, removed at the end. */
+const keptLog = process.argv[5];
 const callsPerTurn = 4;
 const batchSize = 4096;
 
@@ -115,29 +124,58 @@ async function generate(log: LevelEventLog, count: number): Promise<number> {
   return written;
 }
 
-/** Samples peak RSS and heap while `work` runs (every `every` events, plus a timer). */
+/**
+ * Resident memory not backed by a file (Linux: `RssAnon` of /proc/self/status), or undefined
+ * elsewhere. LevelDB maps its table files into memory to read them, so plain RSS grows with the
+ * part of the log read so far (up to the whole directory) even while the fold holds nothing: those
+ * pages are the file's, shared with the page cache and given back under memory pressure.
+ */
+function anonymousRss(): number | undefined {
+  try {
+    const line = readFileSync("/proc/self/status", "utf8").match(/^RssAnon:\s+(\d+) kB$/m);
+    return line === null ? undefined : Number(line[1]) * 1024;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Samples peak RSS (all, and not file-backed) and heap while `work` runs (every `every` events, plus a timer). */
 function memorySampler() {
   let rss = 0;
+  let anonymous: number | undefined;
   let heap = 0;
   const sample = () => {
     const usage = process.memoryUsage();
     rss = Math.max(rss, usage.rss);
     heap = Math.max(heap, usage.heapUsed);
+    const anon = anonymousRss();
+    if (anon !== undefined) anonymous = Math.max(anonymous ?? 0, anon);
   };
   const timer = setInterval(sample, 50);
-  return { sample, stop: () => (clearInterval(timer), sample(), { rss, heap }) };
+  return { sample, stop: () => (clearInterval(timer), sample(), { rss, anonymous, heap }) };
 }
 
-const mb = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MB`;
+/** CPU seconds (user + system, every thread of the process) since `since`. */
+const cpuSeconds = (since: NodeJS.CpuUsage) => {
+  const used = process.cpuUsage(since);
+  return (used.user + used.system) / 1e6;
+};
+
+const mb = (bytes: number | undefined) => bytes === undefined ? "?" : `${(bytes / 2 ** 20).toFixed(0)} MB`;
 const rows: string[][] = [];
 
-const dir = await mkdtemp(join(tmpdir(), "turnlog-fold-"));
+const dir = keptLog ?? (await mkdtemp(join(tmpdir(), "turnlog-fold-")));
 try {
   const log = await LevelEventLog.open(dir, { durability: "relaxed" });
   let started = process.hrtime.bigint();
-  const written = await generate(log, targetEvents);
+  const kept = await log.streamVersion("session-bench");
+  const written = kept > 0 ? kept : await generate(log, targetEvents);
   const generateSeconds = Number(process.hrtime.bigint() - started) / 1e9;
-  rows.push([`generate ${written} events (relaxed LevelEventLog)`, `${generateSeconds.toFixed(1)} s, ${Math.round(written / generateSeconds)} events/s`]);
+  rows.push(
+    kept > 0
+      ? [`reuse ${written} events kept in ${dir}`, ""]
+      : [`generate ${written} events (relaxed LevelEventLog)`, `${generateSeconds.toFixed(1)} s, ${Math.round(written / generateSeconds)} events/s`],
+  );
 
   /** One streamed fold of the whole log, with its rate per window and its peak memory. */
   const foldLog = async (label: string, fold: SessionFold, id: string) => {
@@ -146,6 +184,7 @@ try {
     const sampler = memorySampler();
     let folded = 0;
     const began = process.hrtime.bigint();
+    const cpuBegan = process.cpuUsage();
     const windowSize = Math.max(10_000, Math.round(written / 5 / 1000) * 1000);
     let windowStarted = began;
     const windows: string[] = [];
@@ -172,13 +211,14 @@ try {
       }
     }
     const seconds = Number(process.hrtime.bigint() - began) / 1e9;
+    const cpu = cpuSeconds(cpuBegan);
     const peak = sampler.stop();
     if (!stopped && (folded !== written || fold.pending.length !== 0 || fold.state.lastOutcome?.status !== "completed")) {
       throw new Error(`${label}: saw ${folded} of ${written} events, outcome ${fold.state.lastOutcome?.status}`);
     }
-    rows.push([`${label}: fold ${folded} events${stopped ? `, stopped after ${maxFoldSeconds} s` : ""}`, `${seconds.toFixed(1)} s, ${Math.round(folded / seconds)} events/s`]);
+    rows.push([`${label}: fold ${folded} events${stopped ? `, stopped after ${maxFoldSeconds} s` : ""}`, `${seconds.toFixed(1)} s, ${Math.round(folded / seconds)} events/s; CPU ${cpu.toFixed(1)} s, ${Math.round(folded / cpu)} events per CPU-second`]);
     rows.push(["  events/s per window, and heap held after it (after N events)", windows.join(", ")]);
-    rows.push(["  peak RSS / heap used during the fold", `${mb(peak.rss)} / ${mb(peak.heap)} (before: ${mb(baseline.rss)} / ${mb(baseline.heapUsed)})`]);
+    rows.push(["  peak RSS (not file-backed) / heap used during the fold", `${mb(peak.rss)} (${mb(peak.anonymous)}) / ${mb(peak.heap)} (before: ${mb(baseline.rss)} / ${mb(baseline.heapUsed)})`]);
     rows.push(["  calls / messages held at the end", `${fold.state.calls.size} / ${fold.state.messages.length}`]);
     recordResult(`${id}.rate`, `${label}: streamed fold of ${folded} events`, folded / seconds, "events/s");
     recordResult(`${id}.peakRss`, `${label}: peak RSS`, peak.rss / 2 ** 20, "MB");
@@ -188,9 +228,11 @@ try {
   {
     let read = 0;
     const began = process.hrtime.bigint();
+    const cpuBegan = process.cpuUsage();
     for await (const _ of log.readAll()) read += 1;
     const seconds = Number(process.hrtime.bigint() - began) / 1e9;
-    rows.push([`readAll only (LevelDB read + JSON.parse): ${read} events`, `${seconds.toFixed(1)} s, ${Math.round(read / seconds)} events/s`]);
+    const cpu = cpuSeconds(cpuBegan);
+    rows.push([`readAll only (LevelDB read + JSON.parse): ${read} events`, `${seconds.toFixed(1)} s, ${Math.round(read / seconds)} events/s; CPU ${cpu.toFixed(1)} s, ${Math.round(read / cpu)} events per CPU-second`]);
     recordResult("fold.readRate", `readAll only, ${read} events`, read / seconds, "events/s");
   }
   // The fold alone, without the log: the first 200 000 events held in memory (a sample, read
@@ -214,24 +256,29 @@ try {
   const runtime = await createRuntime({ log, provider: scriptedProvider([]), tools: [noop] });
   const position = (offset: number) => Math.max(1, written - offset);
   let began = process.hrtime.bigint();
+  let cpuBegan = process.cpuUsage();
   await runtime.stateAt("bench", position(1_500));
   const coldSeconds = Number(process.hrtime.bigint() - began) / 1e9;
-  const warm: number[] = [];
+  const coldCpu = cpuSeconds(cpuBegan);
+  const warm: { ms: number; cpuMs: number }[] = [];
   for (const offset of [1_200, 900, 700, 333, 10]) {
     began = process.hrtime.bigint();
+    cpuBegan = process.cpuUsage();
     await runtime.stateAt("bench", position(offset));
-    warm.push(Number(process.hrtime.bigint() - began) / 1e6);
+    warm.push({ ms: Number(process.hrtime.bigint() - began) / 1e6, cpuMs: cpuSeconds(cpuBegan) * 1000 });
   }
-  rows.push([`stateAt near the end of ${written} events, cold`, `${coldSeconds.toFixed(1)} s`]);
-  rows.push(["  then from the nearest snapshot (5 positions)", warm.map((ms) => `${ms.toFixed(0)} ms`).join(", ")]);
+  rows.push([`stateAt near the end of ${written} events, cold`, `${coldSeconds.toFixed(1)} s (CPU ${coldCpu.toFixed(1)} s)`]);
+  rows.push(["  then from the nearest snapshot (5 positions)", warm.map(({ ms, cpuMs }) => `${ms.toFixed(0)} ms (CPU ${cpuMs.toFixed(0)})`).join(", ")]);
   recordResult("fold.stateAtCold", `stateAt near the end of ${written} events, cold`, coldSeconds, "s");
-  recordResult("fold.stateAtSnapshot", `stateAt from a snapshot, slowest of ${warm.length} positions`, Math.max(...warm), "ms");
+  recordResult("fold.stateAtSnapshot", `stateAt from a snapshot, slowest of ${warm.length} positions`, Math.max(...warm.map(({ ms }) => ms)), "ms");
   await runtime.close();
   await log.close();
 
-  // verifyReplay over a streamed, really recorded session.
-  await rm(dir, { recursive: true, force: true });
-  const replayLog = await LevelEventLog.open(dir, { durability: "relaxed" });
+  // verifyReplay over a streamed, really recorded session (in a directory of its own when the
+  // folded log is kept).
+  const replayDir = keptLog === undefined ? dir : await mkdtemp(join(tmpdir(), "turnlog-replay-"));
+  await rm(replayDir, { recursive: true, force: true });
+  const replayLog = await LevelEventLog.open(replayDir, { durability: "relaxed" });
   await record(replayLog, replayMessages);
   global.gc?.();
   const replayBaseline = process.memoryUsage();
@@ -249,10 +296,11 @@ try {
   const replayPeak = replaySampler.stop();
   if (!report.identical) throw new Error(`bench session did not replay identical: ${JSON.stringify(report.divergences[0])}`);
   rows.push([`verifyReplay ${streamed} streamed events (${replayMessages} user messages × ${turnsPerMessage} turns × ${callsPerTurn} calls)`, `${replaySeconds.toFixed(1)} s, ${Math.round(streamed / replaySeconds)} events/s, ${report.compared} decisions`]);
-  rows.push(["  peak RSS / heap used during the replay", `${mb(replayPeak.rss)} / ${mb(replayPeak.heap)} (before: ${mb(replayBaseline.rss)} / ${mb(replayBaseline.heapUsed)})`]);
+  rows.push(["  peak RSS (not file-backed) / heap used during the replay", `${mb(replayPeak.rss)} (${mb(replayPeak.anonymous)}) / ${mb(replayPeak.heap)} (before: ${mb(replayBaseline.rss)} / ${mb(replayBaseline.heapUsed)})`]);
   await replayLog.close();
+  if (replayDir !== dir) await rm(replayDir, { recursive: true, force: true });
 } finally {
-  await rm(dir, { recursive: true, force: true });
+  if (keptLog === undefined) await rm(dir, { recursive: true, force: true });
 }
 const width = Math.max(...rows.map((row) => row[0]!.length));
 for (const [name, value] of rows) console.log(`${name!.padEnd(width)}  ${value}`);

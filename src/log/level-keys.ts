@@ -40,6 +40,11 @@ export function globalKey(globalPosition: number): string {
   return `${GLOBAL_PREFIX}${padPosition(globalPosition)}`;
 }
 
+/** The global position of an event key (`g!0000000000000007` → 7). */
+export function positionOfGlobalKey(key: string): number {
+  return Number(key.slice(GLOBAL_PREFIX.length));
+}
+
 /** The prefix of every index key of one stream, e.g. `s!session-1!`. */
 export function streamIndexPrefix(stream: string): string {
   return `${STREAM_PREFIX}${encodeStreamName(stream)}!`;

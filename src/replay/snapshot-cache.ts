@@ -79,9 +79,18 @@ export class SnapshotCache {
     if (inPlaceUntil - at > 4 * this.every) {
       // A snapshot is frozen and shared: fold a private copy of it (or a fresh state).
       const working = at === 0 ? sessionStateProjection.initialState() : structuredClone(state);
-      for (let from = at + 1; from <= inPlaceUntil; from += this.pageSize) {
+      const read = (from: number): Promise<RecordedEvent[]> => {
         const to = Math.min(inPlaceUntil, from + this.pageSize - 1);
-        const events = await log.readStream(stream, { from, to, maxCount: to - from + 1 });
+        const page = log.readStream(stream, { from, to, maxCount: to - from + 1 });
+        // Awaited below; until then a failure must not count as unhandled.
+        page.catch(() => undefined);
+        return page;
+      };
+      let next: Promise<RecordedEvent[]> | undefined = read(at + 1);
+      for (let from = at + 1; next !== undefined; from += this.pageSize) {
+        const events = await next;
+        // The log reads the next page while this one is folded.
+        next = from + this.pageSize <= inPlaceUntil ? read(from + this.pageSize) : undefined;
         if (events.length === 0) throw new LogCorruptedError(`session "${sessionId}": no event at position ${from} although its version is ${version}`);
         for (const event of events) applyEventInPlace(sessionStateProjection, working, event);
       }

@@ -4,6 +4,7 @@ import path from "node:path";
 import { Level } from "level";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { ExpectedVersionConflictError, STREAM_DOES_NOT_EXIST } from "../../src/errors/expected-version-conflict-error.js";
+import { LogCorruptedError } from "../../src/errors/log-corrupted-error.js";
 import { LogLockedError } from "../../src/errors/log-locked-error.js";
 import type { RecordedEvent } from "../../src/log/event-log.js";
 import { LevelEventLog } from "../../src/log/level-event-log.js";
@@ -263,6 +264,62 @@ describe("LevelEventLog", () => {
       await synced.close();
       expect(put).toHaveBeenCalledTimes(1);
       expect(put.mock.calls[0]).toEqual([LAST_GLOBAL_KEY, "2", { sync: true }]);
+    });
+  });
+
+  describe("reading in pages", () => {
+    it("streams events larger than one iterator page's byte budget, whole and in order", async () => {
+      const log = await open(await freshDirectory(), { durability: "relaxed" });
+      // 300 events of ~20 KB: a read of 1 000 events stops early on bytes, many times over.
+      const text = "x".repeat(20_000);
+      await log.appendToStream("big", Array.from({ length: 300 }, (_, index) => ({ type: "test.big", data: { index, text } })));
+      const all = await collect(log.readAll());
+      expect(all.map((event) => (event.data as { index: number }).index)).toEqual(Array.from({ length: 300 }, (_, index) => index));
+      expect(all.every((event) => (event.data as { text: string }).text === text)).toBe(true);
+      expect((await log.readStream("big", { from: 101, to: 300 })).map((event) => event.meta.streamPosition)).toEqual(Array.from({ length: 200 }, (_, index) => 101 + index));
+    });
+
+    it("lets a reader stop early, then reads again and closes cleanly", async () => {
+      const directory = await freshDirectory();
+      const log = await LevelEventLog.open(directory, { durability: "relaxed" });
+      await log.appendToStream("a", someEvents(2_500));
+      for (const stopAt of [1, 999, 1_000, 1_001, 2_499]) {
+        let seen = 0;
+        for await (const _ of log.readAll()) if ((seen += 1) === stopAt) break;
+        expect(seen).toBe(stopAt);
+      }
+      expect((await collect(log.readAll({ after: 2_000 }))).length).toBe(500);
+      await log.close();
+      const reopened = await open(directory);
+      expect(await reopened.verify()).toEqual({ ok: true, checked: 2_500 });
+    });
+
+    it("reads a stream interleaved with others the same as one stored side by side, both ways", async () => {
+      const log = await open(await freshDirectory(), { durability: "relaxed" });
+      for (let round = 0; round < 5; round += 1) {
+        await log.appendToStream("woven", someEvents(2));
+        await log.appendToStream("weft", someEvents(1));
+      }
+      await log.appendToStream("woven", someEvents(4));
+      const positions = (events: RecordedEvent[]) => events.map((event) => event.meta.streamPosition);
+      expect(positions(await log.readStream("woven"))).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14]);
+      expect(positions(await log.readStream("woven", { from: 2, to: 5 }))).toEqual([2, 3, 4, 5]);
+      expect(positions(await log.readStream("woven", { from: 11 }))).toEqual([11, 12, 13, 14]);
+      expect(positions(await log.readStream("woven", { direction: "backwards", from: 13, to: 10 }))).toEqual([13, 12, 11, 10]);
+      expect(positions(await log.readStream("woven", { direction: "backwards", from: 6, to: 3 }))).toEqual([6, 5, 4, 3]);
+      expect((await log.readStream("woven")).every((event) => event.meta.stream === "woven")).toBe(true);
+    });
+
+    it("names the missing event when a stream's stored events lie side by side but one is gone", async () => {
+      const directory = await freshDirectory();
+      const log = await LevelEventLog.open(directory, { durability: "relaxed" });
+      await log.appendToStream("s1", someEvents(5));
+      await log.close();
+      await withRawDatabase(directory, (db) => db.del(globalKey(3)));
+      const reopened = await open(directory);
+      await expect(reopened.readStream("s1")).rejects.toThrow(/g!0000000000000003 is missing/);
+      await expect(reopened.readStream("s1", { direction: "backwards" })).rejects.toThrow(LogCorruptedError);
+      expect((await reopened.readStream("s1", { from: 4 })).map((event) => event.meta.streamPosition)).toEqual([4, 5]);
     });
   });
 

@@ -144,6 +144,21 @@ describe("runtime.stateAt (time travel)", () => {
     expect(log.reads[0]).toMatchObject({ from: 4_601 });
   });
 
+  it("says which position is missing when the log loses events mid-fold, whatever the page read ahead does", async () => {
+    // The in-place fold reads the next page while folding the current one: a hole at 2 001 must be
+    // reported as such even though the read of the page after it fails too.
+    const holed = Object.create(log) as CountingLog;
+    holed.readStream = async (stream, options = {}) => {
+      if (options.from === 2_001) return [];
+      if ((options.from ?? 1) > 2_001) throw new Error("disk gone");
+      return log.readStream(stream, options);
+    };
+    const cache = new SnapshotCache({ every: 100, pageSize: 1_000 });
+    await expect(cache.stateAt(holed, "long", 5_500)).rejects.toThrow('session "long": no event at position 2001 although its version is');
+    // Nothing of the failed fold was kept: the intact log still folds to the reference.
+    expect(await cache.stateAt(log, "long", 5_500)).toEqual(reference[5_499]);
+  });
+
   it("rejects positions outside the stream clearly", async () => {
     await expect(runtime.stateAt("long", 0)).rejects.toThrow(TypeError);
     await expect(runtime.stateAt("long", -3)).rejects.toThrow(TypeError);
