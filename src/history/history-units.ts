@@ -184,8 +184,11 @@ export function buildHistoryUnits(source: HistorySource): HistoryLayout {
       const results = calls.map((call) => resultMessages.get(call.id));
       for (const result of results) if (result !== undefined) usedResults.add(result.metadata.tool_call_id);
       // An ID already used — earlier in the session or in this group — cannot be replayed.
-      const repeatsId = calls.some((call, position) => seenIds.has(call.id) || calls.findIndex((other) => other.id === call.id) !== position);
-      for (const call of calls) seenIds.add(call.id);
+      let repeatsId = false;
+      for (const call of calls) {
+        if (seenIds.has(call.id)) repeatsId = true;
+        seenIds.add(call.id);
+      }
       unit = toolGroup(message as ToolCallTurnMessage, { turn: turns.get(message.metadata.turnId), results, provider, inWorkingSet, repeatsId });
     }
     if (unit !== undefined) (inWorkingSet ? workingSet : history).push(unit);
