@@ -6,7 +6,8 @@
  *
  *   node --import tsx bench/long-session.ts [events=200000] [callsPerTurn=200] [windows=10]
  *
- * The first turn is left out of the first window: it pays for compiling the code paths once.
+ * The first five turns are left out (warm-up: they pay for compiling the code paths once), so the
+ * first window starts at turn 6.
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -68,9 +69,10 @@ export async function longSession(targetEvents: number, callsPerTurn: number, wi
 
     // marks[i] is the request of turn i; turn i ran from marks[i] to marks[i + 1].
     const turns = marks.length - 1;
-    const perTurn = Math.max(1, Math.floor((turns - 1) / windowCount));
+    const warmUp = Math.min(5, Math.floor(turns / 4));
+    const perTurn = Math.max(1, Math.floor((turns - warmUp) / windowCount));
     const windows: LongSessionResult["windows"] = [];
-    for (let start = 1; start + perTurn <= turns; start += perTurn) {
+    for (let start = warmUp; start + perTurn <= turns; start += perTurn) {
       const end = start + perTurn;
       const micros = Number((marks[end] as { at: bigint }).at - (marks[start] as { at: bigint }).at) / 1000;
       windows.push({ turns: end - start, endEvent: (marks[end] as { events: number }).events, usPerCall: micros / ((end - start) * callsPerTurn) });
