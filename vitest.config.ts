@@ -7,5 +7,7 @@ export default defineConfig({
     globalSetup: ["test/support/postgres-global-setup.ts"],
     testTimeout: 60_000,
     hookTimeout: 60_000,
+    // Every event the runtime builds is checked against its schema before it is appended (session-store.ts).
+    env: { TURNLOG_CHECK_EVENTS: "1" },
   },
 });

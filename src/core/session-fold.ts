@@ -13,6 +13,14 @@ export type TurnSnapshot = SnapshotFrom<typeof providerTurnMachine>;
 // Declared in src/errors with every coded error; still importable from the fold that throws it.
 export { UnexpectedEventError };
 
+/** A fold as it stood (`SessionFold.checkpoint`): opaque. */
+export interface FoldCheckpoint {
+  readonly state: SessionState;
+  readonly turn: TurnSnapshot | undefined;
+  readonly pending: string[];
+  readonly backlog: readonly { recorded: RecordedEvent; input?: ProviderTurnInput }[];
+}
+
 /** How a `SessionFold` evolves and what it keeps. */
 export interface SessionFoldOptions {
   /**
@@ -197,6 +205,24 @@ export class SessionFold {
       this.#catchUp();
       this.#pending = [];
     }
+  }
+
+  /**
+   * The fold as it stands, to `restore` later: O(1), since an immutable fold's state and machine
+   * snapshots are never changed, only replaced. For folding events speculatively (a run of
+   * decisions decided one after another and appended at once). Only for immutable folds.
+   */
+  checkpoint(): FoldCheckpoint {
+    if (this.options.mutable) throw new TypeError("SessionFold: checkpoint needs an immutable fold");
+    return { state: this.state, turn: this.#turn, pending: this.#pending, backlog: [...this.#backlog] };
+  }
+
+  /** Puts the fold back exactly as it was at `checkpoint`. */
+  restore(checkpoint: FoldCheckpoint): void {
+    this.state = checkpoint.state;
+    this.#turn = checkpoint.turn;
+    this.#pending = checkpoint.pending;
+    this.#backlog = [...checkpoint.backlog];
   }
 
   /**

@@ -43,10 +43,20 @@ export interface AppendOptions {
   /** Default: NO_CONCURRENCY_CHECK. */
   expectedStreamVersion?: ExpectedStreamVersion;
   /**
-   * `false` lets a `sync` log skip the fsync for this append; the next synced append makes it
-   * durable, since the log is written in order. Ignored by `relaxed` logs (never synced).
+   * `false`: the append need not be durable when it resolves. A `sync` log skips the fsync for it
+   * (the next synced append makes it durable, since the log is written in order), and a LevelDB
+   * log acknowledges it once its events are readable in this process, writing its batch behind
+   * (a crash of the process may then lose it, never an earlier append). For the events of
+   * read-only work (DESIGN.md §15).
    */
   durable?: boolean;
+  /**
+   * The `recordedAt` of every event of this append, in ms since the epoch, instead of the log's
+   * clock read at append time: an appender that folded its events before appending them (to
+   * decide a run of decisions and append them at once) settles their time first, so that what
+   * it decided from them is what replay decides from the log. Take it from the log's `clock`.
+   */
+  recordedAt?: number;
 }
 
 export interface AppendResult {
@@ -101,6 +111,8 @@ export interface IdSource {
  * sequences of events; positions are plain 1-based integers; each stream is hash-chained.
  */
 export interface EventLog {
+  /** The clock `recordedAt` comes from (optional: a log without one uses the system time). */
+  readonly clock?: Clock;
   appendToStream(stream: string, events: readonly EventToAppend[], options?: AppendOptions): Promise<AppendResult>;
   /** Events of one stream, bounded by `maxCount`. An unknown stream reads as `[]`. */
   readStream(stream: string, options?: ReadStreamOptions): Promise<RecordedEvent[]>;

@@ -23,6 +23,14 @@ export interface PreparedEvent {
   schemaVersion: number;
 }
 
+/** Checks `AppendOptions.recordedAt`: undefined, or a time a `Date` can write as ISO 8601. */
+export function assertRecordedAt(value: unknown): asserts value is number | undefined {
+  if (value === undefined) return;
+  if (typeof value !== "number" || !Number.isFinite(value) || Number.isNaN(new Date(value).getTime())) {
+    throw new TypeError(`recordedAt must be a time in milliseconds since the epoch, got ${describe(value)}`);
+  }
+}
+
 /** Throws a `TypeError` for a stream name no backend can store. */
 export function assertStreamName(stream: unknown): asserts stream is string {
   if (typeof stream !== "string" || stream.length === 0) {
@@ -58,8 +66,8 @@ function prepareEvent(event: EventToAppend, index: number): PreparedEvent {
     throw new TypeError(`event ${index} (${event.type}) has data that cannot be written as JSON: ${describe(event.data)}`);
   }
   const data: unknown = JSON.parse(json);
-  // JSON.stringify lets lone surrogates through; RFC 8785 (and so the hash) does not.
-  if (canonicalizeOrUndefined({ type: event.type, data }) === undefined) {
+  // JSON.stringify lets lone surrogates through (escaped); RFC 8785 (and so the hash) does not.
+  if (hasLoneSurrogate(json) || hasLoneSurrogate(JSON.stringify(event.type))) {
     throw new TypeError(`event ${index} (${event.type}) contains a string that is not valid Unicode`);
   }
   const metadata = event.metadata ?? {};
@@ -92,7 +100,7 @@ export interface RecordedAppend {
 /**
  * Turns prepared events into recorded, hash-chained events that follow `head` in their stream
  * and `lastGlobalPosition` in the log. Reads the clock once per append (all its events share one
- * `recordedAt`) and the ID source once per event without its own `eventId`, in order, so that
+ * `recordedAt`) unless the appender settled the time already (`AppendOptions.recordedAt`) and the ID source once per event without its own `eventId`, in order, so that
  * injected sources give the same log on every backend.
  */
 export function recordEvents(
@@ -102,8 +110,9 @@ export function recordEvents(
   prepared: readonly PreparedEvent[],
   clock: Clock,
   ids: IdSource,
+  settledAt?: number,
 ): RecordedAppend {
-  const recordedAt = new Date(clock.now()).toISOString();
+  const recordedAt = new Date(settledAt ?? clock.now()).toISOString();
   const events: RecordedEvent[] = [];
   const raws: string[] = [];
   let prevHash = head.hash;
@@ -144,6 +153,18 @@ function deepFreeze<T>(value: T): T {
     for (const child of Object.values(value)) deepFreeze(child);
   }
   return value;
+}
+
+/**
+ * Whether JSON text written by `JSON.stringify` holds a lone surrogate: it writes one as a
+ * `\udXXX` escape and never escapes a well-formed pair, so a real escape of that range (not an
+ * escaped backslash followed by "ud…") is one. A regex over the text already made replaces a
+ * second, canonicalizing walk of every event on append (DESIGN.md §15).
+ */
+const loneSurrogateEscape = /(?<!\\)(?:\\\\)*\\ud[89a-f][0-9a-f]{2}/;
+
+function hasLoneSurrogate(json: string): boolean {
+  return json.includes("\\ud") && loneSurrogateEscape.test(json);
 }
 
 function canonicalizeOrUndefined(value: unknown): string | undefined {

@@ -19,7 +19,7 @@ import type {
   SubscribeOptions,
   VerifyReport,
 } from "./event-log.js";
-import { assertStreamName, prepareEvents, randomIds, recordEvents, systemClock } from "./event-recording.js";
+import { assertRecordedAt, assertStreamName, prepareEvents, randomIds, recordEvents, systemClock } from "./event-recording.js";
 import type { PreparedEvent, RecordedAppend } from "./event-recording.js";
 import { assertExpectedStreamVersion, findVersionConflict } from "./expected-version.js";
 import { ChainVerifier, EMPTY_STREAM_HEAD, verifyStreams } from "./hash-chain.js";
@@ -68,7 +68,10 @@ interface GroupPlan {
   operations: PutOperation[];
   heads: Map<string, StreamHead>;
   committed: RecordedEvent[];
-  settle: Array<() => void>;
+  /** Outcomes told before the batch is written: non-durable appends (written behind). */
+  early: Array<() => void>;
+  /** Outcomes told once it is written (or, for a failed batch written behind, rejected). */
+  late: Array<{ resolve(): void; reject(error: unknown): void }>;
   lastGlobalPosition: number;
   wantsSync: boolean;
 }
@@ -78,6 +81,7 @@ interface AppendRequest {
   prepared: PreparedEvent[];
   expected: ExpectedStreamVersion | undefined;
   durable: boolean;
+  recordedAt: number | undefined;
   resolve(result: AppendResult): void;
   reject(error: unknown): void;
 }
@@ -116,6 +120,10 @@ export class LevelEventLog implements EventLog {
   private closing: Promise<void> | undefined;
   /** A `sync` log has written batches (of `durable: false` appends) that no fsync covers yet. */
   private unsynced = false;
+  /** The batch being written behind appends it already acknowledged (see `commitGroup`). */
+  private inFlight: Promise<void> | undefined;
+  /** Set when a batch written behind failed: acknowledged events are missing, so nothing goes on. */
+  private broken: { error: unknown } | undefined;
 
   private constructor(
     private readonly db: Database,
@@ -123,7 +131,8 @@ export class LevelEventLog implements EventLog {
     readonly directory: string,
     private lastGlobalPosition: number,
     private readonly durability: "sync" | "relaxed",
-    private readonly clock: Clock,
+    /** Where `recordedAt` comes from. */
+    readonly clock: Clock,
     private readonly ids: IdSource,
     onListenerError: ListenerErrorHandler | undefined,
   ) {
@@ -182,8 +191,10 @@ export class LevelEventLog implements EventLog {
   }
 
   /**
-   * Queues the append for the single writer. Resolves once its batch is written (and fsynced,
-   * for a durable append to a `sync` log); rejects with `ExpectedVersionConflictError` carrying
+   * Queues the append for the single writer. A durable append resolves once its batch is written
+   * (and fsynced, on a `sync` log); a `durable: false` one once its events have their positions
+   * and are readable in this process, while its batch is written behind (see `commitGroup`: a
+   * crash of the process may lose it, as a crash of the machine may on a `relaxed` log). Rejects with `ExpectedVersionConflictError` carrying
    * the stream's real version, or with the storage error if the batch failed (then nothing of
    * it was written). The returned events are frozen: subscribers were handed the same objects.
    */
@@ -194,9 +205,12 @@ export class LevelEventLog implements EventLog {
     assertExpectedStreamVersion(expected);
     const durable = options?.durable ?? true;
     if (typeof durable !== "boolean") throw new TypeError("durable must be a boolean");
+    if (this.broken !== undefined) throw this.broken.error;
+    const recordedAt = options?.recordedAt;
+    assertRecordedAt(recordedAt);
     const prepared = prepareEvents(events);
     return new Promise<AppendResult>((resolve, reject) => {
-      this.pending.push({ stream, prepared, expected, durable, resolve, reject });
+      this.pending.push({ stream, prepared, expected, durable, recordedAt, resolve, reject });
       this.scheduleFlush();
     });
   }
@@ -206,6 +220,7 @@ export class LevelEventLog implements EventLog {
     assertStreamName(stream);
     const window = resolveStreamWindow(options);
     if (window === undefined) return [];
+    await this.written();
     const globalPositions = await this.db
       .values({
         gte: streamIndexKey(stream, window.low),
@@ -239,6 +254,7 @@ export class LevelEventLog implements EventLog {
 
   async listStreams(): Promise<string[]> {
     this.assertOpen();
+    await this.written();
     const keys = await this.db.keys(prefixRange(HEAD_PREFIX)).all();
     return keys.map((key) => decodeURIComponent(key.slice(HEAD_PREFIX.length))).sort();
   }
@@ -254,6 +270,7 @@ export class LevelEventLog implements EventLog {
    */
   async verify(options?: { stream?: string }): Promise<VerifyReport> {
     this.assertOpen();
+    await this.written();
     const streams = options?.stream === undefined ? await this.listStreams() : [options.stream];
     return verifyStreams(streams, (stream) => {
       assertStreamName(stream);
@@ -303,28 +320,76 @@ export class LevelEventLog implements EventLog {
    * Writes a group of appends as one batch. Version checks run in call order against the heads
    * as the earlier appends of the group leave them, so the group behaves exactly like the
    * appends one after another. Never throws: every outcome goes to its own caller.
+   *
+   * A group with a `durable: false` append is written behind (DESIGN.md §15): its positions and
+   * heads are taken, its subscribers told and its non-durable appends resolved before the batch
+   * is written, so the work they record (read-only work) goes on while LevelDB writes. Reads wait
+   * for the batch in flight, so this process never reads around an event it was told of. If that
+   * batch fails, events already acknowledged are lost: the log turns unusable (every later call
+   * throws the storage error) rather than go on with a hole, and the owner reopens it. A group of
+   * durable appends only is written first and acknowledged after, as before: a failed batch then
+   * rejects every append of it and leaves the log usable.
    */
   private async commitGroup(group: AppendRequest[]): Promise<void> {
+    if (this.broken !== undefined) {
+      for (const request of group) request.reject(this.broken.error);
+      return;
+    }
     let plan: GroupPlan;
     try {
       await this.loadHeads(group);
       plan = this.planGroup(group);
-      if (plan.operations.length > 0) {
-        // A synced batch also makes every earlier, unsynced one durable: LevelDB writes in order.
-        const sync = this.durability === "sync" && plan.wantsSync;
-        await this.db.batch(plan.operations, { sync });
-        this.unsynced = this.durability === "sync" && !sync;
-      }
     } catch (error) {
-      // The batch (or a head lookup) failed: nothing of the group was written, so no append of
-      // it, not even one that would have conflicted, can report anything but this error.
       for (const request of group) request.reject(error);
       return;
     }
+    const behind = plan.early.length > 0;
+    if (behind) this.acknowledge(plan, plan.early);
+    const write = this.write(plan);
+    if (behind) this.inFlight = write.then(() => undefined, () => undefined);
+    try {
+      await write;
+    } catch (error) {
+      if (behind) {
+        this.broken = { error };
+        for (const settle of plan.late) settle.reject(error);
+        return;
+      }
+      // Nothing of the group was written, so no append of it, not even one that would have
+      // conflicted, can report anything but this error.
+      for (const request of group) request.reject(error);
+      return;
+    } finally {
+      if (behind) this.inFlight = undefined;
+    }
+    if (!behind) this.acknowledge(plan, []);
+    for (const settle of plan.late) settle.resolve();
+  }
+
+  /** Writes a planned group: fsynced when an append of it is durable (on a `sync` log). */
+  private async write(plan: GroupPlan): Promise<void> {
+    if (plan.operations.length === 0) return;
+    // A synced batch also makes every earlier, unsynced one durable: LevelDB writes in order.
+    const sync = this.durability === "sync" && plan.wantsSync;
+    await this.db.batch(plan.operations, { sync });
+    this.unsynced = this.durability === "sync" && !sync;
+  }
+
+  /** Moves the heads past a group, tells the subscribers, and settles `settled` (in call order). */
+  private acknowledge(plan: GroupPlan, settled: ReadonlyArray<() => void>): void {
     for (const [stream, head] of plan.heads) this.heads.set(stream, head);
     this.lastGlobalPosition = plan.lastGlobalPosition;
     this.subscribers.notify(plan.committed);
-    for (const outcome of plan.settle) outcome();
+    for (const settle of settled) settle();
+  }
+
+  /**
+   * Resolves once no batch of acknowledged appends is being written: what this process was told
+   * is in the log is then readable from it. Throws the storage error of a batch that failed.
+   */
+  private async written(): Promise<void> {
+    while (this.inFlight !== undefined) await this.inFlight;
+    if (this.broken !== undefined) throw this.broken.error;
   }
 
   /**
@@ -336,7 +401,11 @@ export class LevelEventLog implements EventLog {
     const heads = new Map<string, StreamHead>();
     const operations: PutOperation[] = [];
     const committed: RecordedEvent[] = [];
-    const settle: Array<() => void> = [];
+    const early: GroupPlan["early"] = [];
+    const late: GroupPlan["late"] = [];
+    // Conflicts and empty appends are told with the group's other outcomes: early when the group
+    // is written behind, else once it is written.
+    const told: Array<() => void> = [];
     let lastGlobalPosition = this.lastGlobalPosition;
     let wantsSync = false;
     for (const request of group) {
@@ -344,20 +413,20 @@ export class LevelEventLog implements EventLog {
       const head = heads.get(stream) ?? this.heads.get(stream) ?? EMPTY_STREAM_HEAD;
       const conflict = findVersionConflict(stream, request.expected, head.version);
       if (conflict !== undefined) {
-        settle.push(() => request.reject(conflict));
+        told.push(() => request.reject(conflict));
         continue;
       }
       if (request.prepared.length === 0) {
         const result = { nextExpectedStreamVersion: head.version, lastGlobalPosition, events: [] };
-        settle.push(() => request.resolve(result));
+        told.push(() => request.resolve(result));
         continue;
       }
       let appended: RecordedAppend;
       try {
-        appended = recordEvents(stream, head, lastGlobalPosition, request.prepared, this.clock, this.ids);
+        appended = recordEvents(stream, head, lastGlobalPosition, request.prepared, this.clock, this.ids, request.recordedAt);
       } catch (error) {
         // A throwing clock or ID source fails this append only; nothing of it enters the batch.
-        settle.push(() => request.reject(error));
+        told.push(() => request.reject(error));
         continue;
       }
       appended.events.forEach((event, offset) => {
@@ -370,7 +439,8 @@ export class LevelEventLog implements EventLog {
       committed.push(...appended.events);
       wantsSync ||= request.durable;
       const result = { nextExpectedStreamVersion: appended.head.version, lastGlobalPosition, events: appended.events };
-      settle.push(() => request.resolve(result));
+      if (request.durable) late.push({ resolve: () => request.resolve(result), reject: (error) => request.reject(error) });
+      else early.push(() => request.resolve(result));
     }
     if (operations.length > 0) {
       for (const [stream, head] of heads) {
@@ -378,7 +448,9 @@ export class LevelEventLog implements EventLog {
       }
       operations.push({ type: "put", key: LAST_GLOBAL_KEY, value: String(lastGlobalPosition) });
     }
-    return { operations, heads, committed, settle, lastGlobalPosition, wantsSync };
+    if (early.length > 0) early.unshift(...told);
+    else late.unshift(...told.map((settle) => ({ resolve: settle, reject: settle })));
+    return { operations, heads, committed, early, late, lastGlobalPosition, wantsSync };
   }
 
   /** Reads into the cache the heads of the group's streams that the writer has not seen yet. */
@@ -394,6 +466,7 @@ export class LevelEventLog implements EventLog {
     // The end is fixed when reading starts, so a reader that appends as it goes still finishes.
     const end = Math.min(this.lastGlobalPosition, after + limit);
     if (end <= after) return;
+    await this.written();
     // One iterator, read a page at a time: a seek per page cost a third of the read rate.
     const iterator = this.db.iterator({ gt: globalKey(after), lte: globalKey(end) });
     try {

@@ -13,7 +13,7 @@ import type {
   SubscribeOptions,
   VerifyReport,
 } from "./event-log.js";
-import { assertStreamName, prepareEvents, randomIds, recordEvents, systemClock } from "./event-recording.js";
+import { assertRecordedAt, assertStreamName, prepareEvents, randomIds, recordEvents, systemClock } from "./event-recording.js";
 import { assertExpectedStreamVersion, findVersionConflict } from "./expected-version.js";
 import { EMPTY_STREAM_HEAD, verifyChain, verifyStreams } from "./hash-chain.js";
 import type { StoredChainEntry, StreamHead } from "./hash-chain.js";
@@ -56,7 +56,7 @@ export interface MemoryEventLogStorage {
  */
 export class MemoryEventLog implements EventLog {
   private readonly storage: MemoryEventLogStorage = { events: [], streamIndex: new Map(), heads: new Map() };
-  private readonly clock: Clock;
+  readonly clock: Clock;
   private readonly ids: IdSource;
   private readonly subscribers: SubscriberRegistry;
   private closed = false;
@@ -87,6 +87,7 @@ export class MemoryEventLog implements EventLog {
     this.assertOpen();
     assertStreamName(stream);
     assertExpectedStreamVersion(options?.expectedStreamVersion);
+    assertRecordedAt(options?.recordedAt);
     const prepared = prepareEvents(events);
     const { storage } = this;
     const head = storage.heads.get(stream) ?? EMPTY_STREAM_HEAD;
@@ -95,7 +96,7 @@ export class MemoryEventLog implements EventLog {
     if (prepared.length === 0) {
       return { nextExpectedStreamVersion: head.version, lastGlobalPosition: storage.events.length, events: [] };
     }
-    const appended = recordEvents(stream, head, storage.events.length, prepared, this.clock, this.ids);
+    const appended = recordEvents(stream, head, storage.events.length, prepared, this.clock, this.ids, options?.recordedAt);
     // Everything that can fail has run; the commit below cannot, so the append is all or nothing.
     const index = storage.streamIndex.get(stream) ?? [];
     for (const [offset, raw] of appended.raws.entries()) {

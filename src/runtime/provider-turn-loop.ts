@@ -18,6 +18,7 @@ import { ToolPlanRunner, type ToolRunEnd } from "./tool-plan-runner.js";
 import { ExpectedVersionConflictError } from "../errors/expected-version-conflict-error.js";
 import type { SessionSync } from "./session-sync.js";
 import { decideObserving } from "../core/decide-observing.js";
+import { turnEndings } from "../core/session-fold.js";
 import { setTimeout as sleep } from "node:timers/promises";
 import { defaultProviderRetry, providerRetryDelayMs, type ProviderRetryPolicy } from "./provider-retry.js";
 
@@ -146,8 +147,8 @@ export class ProviderTurnLoop {
     for (;;) {
       if (signal.aborted) return this.#cancel();
       const step = nextStep(this.store.fold, this.deps.registry);
-      if (step.kind === "none") return outcomeOf(this.store.state);
-      if (step.kind === "wait") return outcomeOf(this.store.state, "awaiting-approval");
+      if (step.kind === "none") return this.#handBack(outcomeOf(this.store.state));
+      if (step.kind === "wait") return this.#handBack(outcomeOf(this.store.state, "awaiting-approval"));
       // Another writer's events were folded in: the tool set it recorded is compared again.
       if (this.store.reloads !== seenReloads) {
         seenReloads = this.store.reloads;
@@ -156,18 +157,21 @@ export class ProviderTurnLoop {
       const othersMayDrive = this.deps.shared === true || lostRaces > 0;
       try {
         if (step.kind === "decision" && step.action !== "startTool") {
-          if (await this.#sync(step.action)) continue;
+          if (this.#sync(step.action)) continue;
           if (step.action === "requestProvider") await this.#waitBeforeRetry(signal);
           const decision = this.#decideAll(step.action);
-          await this.store.append(decision.events);
+          // Decided now, appended with the run of decisions it belongs to, before the next effect.
+          this.store.stage(decision.events);
           request = decision.request;
         } else if (step.kind === "effect" && step.action === "callProvider") {
           // A request this run did not append is another host's to send: never sent twice.
-          if (request === undefined && othersMayDrive) return handedOver();
+          if (request === undefined && othersMayDrive) return this.#handBack(handedOver());
+          await this.#flushBeforeEffect();
           // Rebuilt only when the decision was made by an earlier run (the compaction it recorded changes nothing in it).
           await this.#callProvider(signal, request ?? providerRequest(buildRequestHistory(this.store.state, this.deps.compressor), this.deps.registry));
           request = undefined;
         } else {
+          await this.#flushBeforeEffect();
           // startTool or runToolCalls: the runner makes each start decision and runs the call.
           const end: ToolRunEnd = await this.#runTools(signal);
           if (end === "elsewhere") {
@@ -177,7 +181,10 @@ export class ProviderTurnLoop {
         }
       } catch (error) {
         if (signal.aborted) return this.#cancel();
-        if (!ExpectedVersionConflictError.isInstance(error) || lostRaces >= maxCarriedConflicts) throw error;
+        if (!ExpectedVersionConflictError.isInstance(error) || lostRaces >= maxCarriedConflicts) {
+          await this.#keepStaged();
+          throw error;
+        }
         // Lost a race: carry on from what the log holds now.
         lostRaces += 1;
         await this.store.reload();
@@ -187,13 +194,40 @@ export class ProviderTurnLoop {
   }
 
   /**
-   * Appends what the log owes before this decision (a changed tool set; between turns, a
-   * decisions upgrade). True when it appended, so the next step is looked up again.
+   * Appends the staged decisions before an effect, in one append. It is fsynced when it ends a
+   * turn (DESIGN.md §15: an fsync is owed before a side effect starts, before a result reaches the
+   * host, and at the end of a turn); otherwise it rides on the next synced append — a provider
+   * request whose decision a crash lost is simply made and sent again, and a tool whose start must
+   * be durable before it runs gets a durable start of its own (tool-plan-runner.ts).
    */
-  async #sync(action: string): Promise<boolean> {
+  async #flushBeforeEffect(): Promise<void> {
+    const endsTurn = this.store.staged.some((event) => turnEndings.has(event.type));
+    await this.store.flush(endsTurn ? {} : { durable: false });
+  }
+
+  /** Appends (durably) what is staged before an outcome reaches the host. */
+  async #handBack(outcome: SendOutcome): Promise<SendOutcome> {
+    await this.store.flush();
+    return outcome;
+  }
+
+  /** After an error that ends the run: what was decided before it is appended, if it can be. */
+  async #keepStaged(): Promise<void> {
+    try {
+      await this.store.flush();
+    } catch {
+      this.store.discardStaged();
+    }
+  }
+
+  /**
+   * Stages what the log owes before this decision (a changed tool set; between turns, a
+   * decisions upgrade). True when it staged something, so the next step is looked up again.
+   */
+  #sync(action: string): boolean {
     const sync = this.deps.sync;
     const owed = sync.owed(this.store.state, action === "startTurn" && activeTurn(this.store.state) === undefined);
-    if (owed.length > 0) await this.store.append(owed);
+    this.store.stage(owed);
     sync.synced();
     return owed.length > 0;
   }
@@ -254,8 +288,13 @@ export class ProviderTurnLoop {
       };
       if (known && error.retryAfterMs !== undefined) this.#retryAfter = { turnId: turn.turnId, attempt: turn.attempt, ms: error.retryAfterMs };
     }
+    if (event.type !== "turn.provider.failed") {
+      // The answer goes in one append with the decisions it leads to (normalize, plan, gate).
+      this.store.stage([event]);
+      return;
+    }
     await this.store.append([event]);
-    if (event.type === "turn.provider.failed" && streamedChars > 0) {
+    if (streamedChars > 0) {
       this.deps.onAttemptDiscarded?.({ ...context, reason: event.data.kind, retryable: event.data.retryable, streamedChars });
     }
   }
@@ -279,7 +318,11 @@ export class ProviderTurnLoop {
       kind: failure.kind,
       ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
     });
-    if (delay > 0) await sleep(delay, undefined, { signal });
+    if (delay > 0) {
+      // Nothing decided waits in memory through the pause.
+      await this.store.flush({ durable: false });
+      await sleep(delay, undefined, { signal });
+    }
   }
 
   /** Runs the turn's cleared calls (DESIGN.md §14) until none is left to start. */
@@ -288,6 +331,7 @@ export class ProviderTurnLoop {
   }
 
   async #cancel(): Promise<SendOutcome> {
+    await this.#keepStaged();
     const turn = activeTurn(this.store.state);
     if (turn !== undefined) await this.store.append([{ type: "turn.stopped", data: { turnId: turn.turnId, reason: "cancelled" } }]);
     return outcomeOf(this.store.state);

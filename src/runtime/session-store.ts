@@ -2,8 +2,9 @@ import type { Budgets } from "../contracts/budgets.js";
 import type { TurnlogEvent } from "../contracts/events.js";
 import { parseEvent } from "../contracts/events.js";
 import type { PolicySnapshot } from "../contracts/policy.js";
+import { isDeepStrictEqual } from "node:util";
 import type { EventLog, RecordedEvent } from "../log/event-log.js";
-import { SessionFold } from "../core/session-fold.js";
+import { SessionFold, type FoldCheckpoint } from "../core/session-fold.js";
 import { sessionStream } from "../core/session-stream.js";
 import { ExpectedVersionConflictError } from "../errors/expected-version-conflict-error.js";
 
@@ -17,8 +18,29 @@ export { sessionStream } from "../core/session-stream.js";
 export const maxCarriedConflicts = 16;
 
 /**
- * One session's events and their fold: appends validated events with an exact expected version
- * (a second writer is detected, never interleaved), then folds what the log recorded.
+ * Whether every event this runtime builds is checked against the event schemas before it is
+ * appended: on in the test suite (`TURNLOG_CHECK_EVENTS=1`, set by vitest.config.ts), off in use.
+ * The events are built by this code and typed; parsing each one again on every append cost about
+ * a tenth of a tool call (DESIGN.md §15), so the schemas are checked where data comes in — a log
+ * read, host input — and, in tests, here: an event the schema would reject or change fails them.
+ */
+const checkBuiltEvents = process.env.TURNLOG_CHECK_EVENTS === "1";
+
+function checkBuilt(event: TurnlogEvent): void {
+  const parsed = parseEvent(event);
+  if (!isDeepStrictEqual(JSON.parse(JSON.stringify(parsed)), JSON.parse(JSON.stringify(event)))) {
+    throw new Error(`built ${event.type} event is not what its schema parses it to: ${JSON.stringify(event)}`);
+  }
+}
+
+/**
+ * One session's events and their fold: appends events with an exact expected version (a second
+ * writer is detected, never interleaved), then folds what the log recorded.
+ *
+ * Decisions can also be staged: folded at once, so the next decision sees them, and appended
+ * together by `flush` — one append for a run of pure decisions (DESIGN.md §15). Their
+ * `recordedAt` is settled when the first is staged and the log records that time, so a decision
+ * that reads time (the wall-clock budget) sees in the live run what replay sees in the log.
  */
 export class SessionStore {
   readonly #fold = new SessionFold();
@@ -26,6 +48,8 @@ export class SessionStore {
   #reloads = 0;
   /** Appends run one at a time: each carries the exact expected version of the one before. */
   #appending: Promise<unknown> = Promise.resolve();
+  /** Events folded but not yet appended, the fold before them, and their settled time. */
+  #staged: { events: TurnlogEvent[]; before: FoldCheckpoint; recordedAt: number } | undefined;
 
   private constructor(
     readonly log: EventLog,
@@ -47,6 +71,7 @@ export class SessionStore {
    * while no append is in flight.
    */
   async reload(): Promise<void> {
+    this.discardStaged();
     // Paged so a long session never sits in memory twice.
     const page = 10_000;
     for (;;) {
@@ -138,17 +163,97 @@ export class SessionStore {
   }
 
   async #append(events: readonly TurnlogEvent[], options: { durable?: boolean }): Promise<RecordedEvent[]> {
-    const validated = events.map((event) => parseEvent(event));
-    const result = await this.log.appendToStream(sessionStream(this.sessionId), validated, {
+    if (this.#staged !== undefined) throw new Error(`session ${this.sessionId}: staged events must be flushed before another append`);
+    if (checkBuiltEvents) events.forEach(checkBuilt);
+    const result = await this.log.appendToStream(sessionStream(this.sessionId), events, {
       expectedStreamVersion: this.#version,
       ...(options.durable === false ? { durable: false } : {}),
     });
-    for (const recorded of result.events) this.#foldOne(recorded);
+    // One immer draft for the whole append.
+    this.#fold.applyAll(result.events);
+    const last = result.events.at(-1);
+    if (last !== undefined) this.#version = last.meta.streamPosition;
     return result.events;
   }
 
-  #foldOne(event: RecordedEvent): void {
-    this.#fold.apply(event);
-    this.#version = event.meta.streamPosition;
+  /** The events staged for the next `flush`, in order. */
+  get staged(): readonly TurnlogEvent[] {
+    return this.#staged?.events ?? [];
+  }
+
+  /**
+   * Folds `events` now, as they will be recorded (positions after the log's and the staged ones,
+   * the batch's settled `recordedAt`), so the next decision sees them; `flush` appends them. Call
+   * it only while no append is in flight (the turn loop between effects). Throws what the fold
+   * throws (an event the machine refuses) and then stages nothing of `events`.
+   */
+  stage(events: readonly TurnlogEvent[]): void {
+    if (events.length === 0) return;
+    if (checkBuiltEvents) events.forEach(checkBuilt);
+    const staged = (this.#staged ??= { events: [], before: this.#fold.checkpoint(), recordedAt: this.#now() });
+    const recordedAt = new Date(staged.recordedAt).toISOString();
+    const at = this.#fold.checkpoint();
+    const first = this.#version + staged.events.length + 1;
+    try {
+      this.#fold.applyAll(
+        events.map((event, index): RecordedEvent => ({
+          type: event.type,
+          // As the log stores it: the JSON form (undefined members gone).
+          data: JSON.parse(JSON.stringify(event.data)) as unknown,
+          meta: { eventId: "", stream: sessionStream(this.sessionId), streamPosition: first + index, globalPosition: 0, recordedAt, schemaVersion: 1, prevHash: "", hash: "" },
+        })),
+      );
+    } catch (error) {
+      this.#fold.restore(at);
+      if (staged.events.length === 0) this.#staged = undefined;
+      throw error;
+    }
+    staged.events.push(...events);
+  }
+
+  /**
+   * Appends the staged events in one append, at their settled time. If the append fails (a lost
+   * race, a storage error) the fold is put back as it was before them and the error thrown.
+   */
+  flush(options: { durable?: boolean } = {}): Promise<RecordedEvent[]> {
+    const staged = this.#staged;
+    if (staged === undefined) return Promise.resolve([]);
+    const result = this.#appending.then(async () => {
+      try {
+        const appended = await this.log.appendToStream(sessionStream(this.sessionId), staged.events, {
+          expectedStreamVersion: this.#version,
+          recordedAt: staged.recordedAt,
+          ...(options.durable === false ? { durable: false } : {}),
+        });
+        this.#staged = undefined;
+        const recordedAt = new Date(staged.recordedAt).toISOString();
+        if (appended.events.some((event) => event.meta.recordedAt !== recordedAt)) {
+          // A log that does not take the settled time: fold what it recorded instead.
+          this.#fold.restore(staged.before);
+          this.#fold.applyAll(appended.events);
+        }
+        const last = appended.events.at(-1);
+        if (last !== undefined) this.#version = last.meta.streamPosition;
+        return appended.events;
+      } catch (error) {
+        this.#staged = undefined;
+        this.#fold.restore(staged.before);
+        throw error;
+      }
+    });
+    this.#appending = result.catch(() => undefined);
+    return result;
+  }
+
+  /** Drops the staged events and puts the fold back as it was before them. */
+  discardStaged(): void {
+    const staged = this.#staged;
+    if (staged === undefined) return;
+    this.#staged = undefined;
+    this.#fold.restore(staged.before);
+  }
+
+  #now(): number {
+    return (this.log.clock ?? Date).now();
   }
 }

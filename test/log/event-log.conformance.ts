@@ -175,6 +175,23 @@ export function runEventLogConformance(name: string, factory: EventLogFactory): 
         expect(events[0]?.meta).not.toHaveProperty("causationId");
       });
 
+      it("records an append at the time its appender settled (recordedAt), and refuses a time that is not one", async () => {
+        const clock = steppingClock(Date.UTC(2025, 0, 1), 1000);
+        const log = await openLog({ clock });
+        expect(log.clock).toBe(clock);
+        const settled = Date.UTC(2024, 5, 6, 7, 8, 9, 10);
+        const { events } = await log.appendToStream("s1", someEvents(3), { recordedAt: settled });
+        await log.appendToStream("s1", someEvents(1));
+        expect(events.map((event) => event.meta.recordedAt)).toEqual(Array(3).fill("2024-06-06T07:08:09.010Z"));
+        const read = await log.readStream("s1");
+        expect(read.map((event) => event.meta.recordedAt)).toEqual([...Array(3).fill("2024-06-06T07:08:09.010Z"), "2025-01-01T00:00:00.000Z"]);
+        expect(await log.verify()).toEqual({ ok: true, checked: 4 });
+        for (const bad of [Number.NaN, Infinity, 8.64e15 + 1, "2024-06-06" as unknown as number]) {
+          await expect(log.appendToStream("s1", someEvents(1), { recordedAt: bad })).rejects.toThrow(TypeError);
+        }
+        expect(await log.streamVersion("s1")).toBe(4);
+      });
+
       it("treats an empty append as a version check that writes nothing", async () => {
         const log = await openLog();
         await log.appendToStream("s1", someEvents(2));

@@ -187,6 +187,69 @@ describe("LevelEventLog", () => {
     });
   });
 
+  describe("non-durable appends written behind", () => {
+    /** Holds every LevelDB batch until `release` is called. */
+    function holdBatches() {
+      const original = Level.prototype.batch;
+      let release!: () => void;
+      const released = new Promise<void>((resolve) => (release = resolve));
+      const batch = vi.spyOn(Level.prototype, "batch").mockImplementation(async function (this: Level<string, string>, ...args: unknown[]) {
+        await released;
+        return (original as (...a: unknown[]) => Promise<void>).apply(this, args);
+      } as never);
+      return { batch, release };
+    }
+
+    it("acknowledges a durable: false append before its batch is written; reads in this process wait for that batch", async () => {
+      const log = await open(await freshDirectory(), { durability: "sync" });
+      const { batch, release } = holdBatches();
+      const { events } = await log.appendToStream("a", someEvents(2), { durable: false });
+      expect(events.map((event) => event.meta.streamPosition)).toEqual([1, 2]);
+      expect(batch).toHaveBeenCalledTimes(1);
+      let read: RecordedEvent[] | undefined;
+      const reading = log.readStream("a").then((result) => (read = result));
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(read).toBeUndefined();
+      release();
+      await reading;
+      expect(read?.map((event) => event.meta.hash)).toEqual(events.map((event) => event.meta.hash));
+      // A durable append is acknowledged only once it (and so everything before it) is written.
+      await log.appendToStream("a", someEvents(1));
+      expect(await log.verify()).toEqual({ ok: true, checked: 3 });
+    });
+
+    it("a durable append is not acknowledged before its batch is written", async () => {
+      const log = await open(await freshDirectory(), { durability: "sync" });
+      const { release } = holdBatches();
+      let acknowledged = false;
+      const appending = log.appendToStream("a", someEvents(1)).then(() => (acknowledged = true));
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(acknowledged).toBe(false);
+      release();
+      await appending;
+      expect(acknowledged).toBe(true);
+    });
+
+    it("when a batch written behind fails, the log refuses every later append and read with that error: no hole goes unnoticed", async () => {
+      const directory = await freshDirectory();
+      const log = await open(directory, { durability: "sync" });
+      await log.appendToStream("a", someEvents(1));
+      const failure = new Error("disk full");
+      vi.spyOn(Level.prototype, "batch").mockRejectedValueOnce(failure);
+      await log.appendToStream("a", someEvents(1), { durable: false });
+      await expect(log.readStream("a")).rejects.toBe(failure);
+      await expect(log.appendToStream("a", someEvents(1))).rejects.toBe(failure);
+      await expect(log.appendToStream("b", someEvents(1), { durable: false })).rejects.toBe(failure);
+      await log.close();
+      // Reopened, the log holds what was written, and goes on from there.
+      vi.restoreAllMocks();
+      const reopened = await open(directory, { durability: "sync" });
+      expect(await reopened.streamVersion("a")).toBe(1);
+      await reopened.appendToStream("a", someEvents(1), { expectedStreamVersion: 1 });
+      expect(await reopened.verify()).toEqual({ ok: true, checked: 2 });
+    });
+  });
+
   describe("closing", () => {
     it("fsyncs trailing non-durable appends of a sync log, and nothing for a relaxed log", async () => {
       const put = vi.spyOn(Level.prototype, "put");

@@ -24,7 +24,7 @@ import type {
   SubscribeOptions,
   VerifyReport,
 } from "../event-log.js";
-import { assertStreamName, prepareEvents, randomIds, recordEvents, systemClock } from "../event-recording.js";
+import { assertRecordedAt, assertStreamName, prepareEvents, randomIds, recordEvents, systemClock } from "../event-recording.js";
 import type { PreparedEvent } from "../event-recording.js";
 import { assertExpectedStreamVersion, findVersionConflict } from "../expected-version.js";
 import { ChainVerifier, EMPTY_STREAM_HEAD, verifyStreams } from "../hash-chain.js";
@@ -93,6 +93,10 @@ export class PostgresEventLog implements EventLog, SessionLeases {
   readonly #ownsPool: boolean;
   readonly #s: string;
   readonly #clock: Clock;
+  /** Where `recordedAt` comes from. */
+  get clock(): Clock {
+    return this.#clock;
+  }
   readonly #ids: IdSource;
   readonly #tail: PostgresTail;
   readonly #stallTimeoutMs: number;
@@ -187,6 +191,8 @@ export class PostgresEventLog implements EventLog, SessionLeases {
     assertExpectedStreamVersion(expected);
     const durable = options?.durable ?? true;
     if (typeof durable !== "boolean") throw new TypeError("durable must be a boolean");
+    const recordedAt = options?.recordedAt;
+    assertRecordedAt(recordedAt);
     const prepared = prepareEvents(events);
     // Appends of this process take their positions in call order: each waits until the one
     // before it has reserved its positions (or given up). Only that short phase is ordered; the
@@ -197,7 +203,7 @@ export class PostgresEventLog implements EventLog, SessionLeases {
     this.#reservationTurn = new Promise<void>((resolve) => {
       passTurn = resolve;
     });
-    const result = await this.#track(turn.then(() => this.#append(stream, prepared, expected, durable, passTurn)));
+    const result = await this.#track(turn.then(() => this.#append(stream, prepared, expected, durable, passTurn, recordedAt)));
     // Subscribers in this process see the events before the appender continues, as on LevelDB.
     if (result.events.length > 0) {
       const first = result.events[0]?.meta.globalPosition ?? result.lastGlobalPosition;
@@ -353,6 +359,7 @@ export class PostgresEventLog implements EventLog, SessionLeases {
     expected: ExpectedStreamVersion | undefined,
     durable: boolean,
     passTurn: () => void,
+    recordedAt: number | undefined,
   ): Promise<AppendResult> {
     let client: pg.PoolClient;
     try {
@@ -385,7 +392,7 @@ export class PostgresEventLog implements EventLog, SessionLeases {
           await client.query("ROLLBACK");
           return { nextExpectedStreamVersion: head.version, lastGlobalPosition: await this.#lastPosition(client), events: [] };
         }
-        const appended = recordEvents(stream, head, Number(row.first_position) - 1, prepared, this.#clock, this.#ids);
+        const appended = recordEvents(stream, head, Number(row.first_position) - 1, prepared, this.#clock, this.#ids, recordedAt);
         const events = appended.events;
         const array = (values: readonly (string | number)[], type: string) =>
           `ARRAY[${values.map((value) => (typeof value === "number" ? String(value) : pg.escapeLiteral(value))).join(", ")}]::${type}[]`;
