@@ -243,8 +243,9 @@ function walkOf(messages: readonly SessionMessage[]): Walk {
       turnIndex: new Map(),
       turnsIndexed: 0,
     };
-    // A walk of a longer lineage (a later state) is kept: an older state is the rarer question.
-    if (first !== undefined && (cached === undefined || cached.length <= messages.length)) walks.set(first, walk);
+    // The newest walk is kept: the live session's next build extends it (a build of an earlier
+    // state, or of a state a speculative fold discarded, costs one walk afresh after it).
+    if (first !== undefined) walks.set(first, walk);
   }
   walk.messages = messages;
   for (let index = walk.length; index < messages.length; index += 1) {
