@@ -20,10 +20,16 @@ export interface LongSessionResult {
   events: number;
   turns: number;
   callsPerTurn: number;
-  /** One row per window of turns: the event position it ends at and µs per call in it. */
-  windows: { turns: number; endEvent: number; usPerCall: number }[];
-  /** Last window's µs per call over the first's. */
+  /**
+   * One row per window of turns: the event position it ends at, wall-clock µs per call in it, and
+   * the process's CPU µs (user + system) per call — steadier than the wall clock on a shared
+   * machine.
+   */
+  windows: { turns: number; endEvent: number; usPerCall: number; cpuUsPerCall: number }[];
+  /** Last window's wall-clock µs per call over the first's. */
   ratio: number;
+  /** The same ratio of CPU µs per call. */
+  cpuRatio: number;
 }
 
 const noop = defineTool({ name: "noop", description: "does nothing", risk: "read-only-local", input: z.object({ n: z.number() }), run: () => "ok" });
@@ -33,7 +39,7 @@ export async function longSession(targetEvents: number, callsPerTurn: number, wi
   try {
     const log = await LevelEventLog.open(dir, { durability: "relaxed" });
     // Per turn: when its provider request arrived, and the session's event count then.
-    const marks: { at: bigint; events: number }[] = [];
+    const marks: { at: bigint; cpu: number; events: number }[] = [];
     let turn = 0;
     let session: { state(): { position: number } } | undefined;
     // A scripted provider that keeps no requests (the testing one keeps every request it saw).
@@ -43,7 +49,8 @@ export async function longSession(targetEvents: number, callsPerTurn: number, wi
       async complete(): Promise<FinalizedResponse> {
         // The session's event count when the request arrived (a property of its state: cheap).
         const events = session?.state().position ?? 0;
-        marks.push({ at: process.hrtime.bigint(), events });
+        const cpu = process.cpuUsage();
+        marks.push({ at: process.hrtime.bigint(), cpu: cpu.user + cpu.system, events });
         if (events >= targetEvents) return { content: "done", toolCalls: [] };
         const base = turn * callsPerTurn;
         turn += 1;
@@ -74,12 +81,19 @@ export async function longSession(targetEvents: number, callsPerTurn: number, wi
     const windows: LongSessionResult["windows"] = [];
     for (let start = warmUp; start + perTurn <= turns; start += perTurn) {
       const end = start + perTurn;
-      const micros = Number((marks[end] as { at: bigint }).at - (marks[start] as { at: bigint }).at) / 1000;
-      windows.push({ turns: end - start, endEvent: (marks[end] as { events: number }).events, usPerCall: micros / ((end - start) * callsPerTurn) });
+      const [from, to] = [marks[start]!, marks[end]!];
+      const calls = (end - start) * callsPerTurn;
+      windows.push({ turns: end - start, endEvent: to.events, usPerCall: Number(to.at - from.at) / 1000 / calls, cpuUsPerCall: (to.cpu - from.cpu) / calls });
     }
-    const first = windows[0]?.usPerCall ?? NaN;
-    const last = windows.at(-1)?.usPerCall ?? NaN;
-    return { events: total, turns, callsPerTurn, windows, ratio: last / first };
+    const [first, last] = [windows[0], windows.at(-1)];
+    return {
+      events: total,
+      turns,
+      callsPerTurn,
+      windows,
+      ratio: (last?.usPerCall ?? NaN) / (first?.usPerCall ?? NaN),
+      cpuRatio: (last?.cpuUsPerCall ?? NaN) / (first?.cpuUsPerCall ?? NaN),
+    };
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
@@ -92,7 +106,9 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const started = Date.now();
   const result = await longSession(targetEvents, callsPerTurn, windowCount);
   console.log(`one session: ${result.events} events, ${result.turns} turns of ${result.callsPerTurn} calls, ${((Date.now() - started) / 1000).toFixed(1)} s`);
-  console.log("turns  up to event  µs per call");
-  for (const window of result.windows) console.log(`${String(window.turns).padStart(5)}  ${String(window.endEvent).padStart(11)}  ${window.usPerCall.toFixed(0).padStart(11)}`);
-  console.log(`last/first per-call ratio: ${result.ratio.toFixed(2)}`);
+  console.log("turns  up to event  µs per call  CPU µs per call");
+  for (const window of result.windows) {
+    console.log(`${String(window.turns).padStart(5)}  ${String(window.endEvent).padStart(11)}  ${window.usPerCall.toFixed(0).padStart(11)}  ${window.cpuUsPerCall.toFixed(0).padStart(15)}`);
+  }
+  console.log(`last/first per-call ratio: ${result.ratio.toFixed(2)} (CPU: ${result.cpuRatio.toFixed(2)})`);
 }
