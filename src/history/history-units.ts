@@ -173,7 +173,7 @@ export function buildHistoryUnits(source: HistorySource): HistoryLayout {
         continue;
       }
     } else if (message.role === "agent") {
-      const results = message.metadata.providerToolCalls.map((call) => walk.resultMessages.get(call.id));
+      const results = groupResults(walk, message);
       const repeatsId = walk.repeatsId.get(message) === true;
       unit = toolGroup(message as ToolCallTurnMessage, { turn: turns.get(message.metadata.turnId), results, provider, inWorkingSet, repeatsId });
     }
@@ -206,6 +206,8 @@ interface Walk {
   callIds: Set<string>;
   /** Results whose ID is some group's call ID. */
   usedResults: number;
+  /** The results of each group that has all of them (see `groupResults`). */
+  completeResults: Map<SessionMessage, (ToolMessage | undefined)[]>;
   /** Groups that use an ID an earlier call (of this group or an earlier one) used. */
   repeatsId: Map<SessionMessage, boolean>;
   /** Index of the last user message, or -1. */
@@ -237,6 +239,7 @@ function walkOf(messages: readonly SessionMessage[]): Walk {
       callIds: new Set(),
       usedResults: 0,
       repeatsId: new Map(),
+      completeResults: new Map(),
       lastUser: -1,
       ordered: true,
       summaryStart: undefined,
@@ -273,6 +276,19 @@ function walkOf(messages: readonly SessionMessage[]): Walk {
   }
   walk.length = messages.length;
   return walk;
+}
+
+/**
+ * The tool message answering each call of a group, in call order. A call's first result never
+ * changes once it is there, so a group with every result keeps one array for good: later builds
+ * neither look its results up again nor compare them one by one (`sameContext`).
+ */
+function groupResults(walk: Walk, message: SessionMessage & { role: "agent"; metadata: { providerToolCalls: { id: string }[] } }): (ToolMessage | undefined)[] {
+  const known = walk.completeResults.get(message);
+  if (known !== undefined) return known;
+  const results = message.metadata.providerToolCalls.map((call) => walk.resultMessages.get(call.id));
+  if (!results.includes(undefined)) walk.completeResults.set(message, results);
+  return results;
 }
 
 /** Whether `messages` begins with exactly the messages `walk` walked. */
@@ -353,8 +369,7 @@ function sameContext(a: GroupContext, b: GroupContext): boolean {
     a.repeatsId === b.repeatsId &&
     a.provider?.id === b.provider?.id &&
     a.provider?.format === b.provider?.format &&
-    a.results.length === b.results.length &&
-    a.results.every((result, index) => result === b.results[index])
+    (a.results === b.results || (a.results.length === b.results.length && a.results.every((result, index) => result === b.results[index])))
   );
 }
 
