@@ -3,6 +3,7 @@ import type { SnapshotFrom } from "xstate";
 import type { TurnEvent } from "../contracts/events.js";
 import { UnexpectedEventError } from "../errors/unexpected-event-error.js";
 import type { RecordedEvent } from "../log/event-log.js";
+import { CallMap } from "../projections/call-map.js";
 import { applyEvent, applyEventInPlace } from "../projections/projection.js";
 import { sessionStateProjection, type SessionState } from "../projections/session-state.js";
 import { providerTurnMachine, type ProviderTurnInput } from "../../machines/provider-turn.machine.js";
@@ -58,10 +59,8 @@ function retire(state: SessionState, recorded: RecordedEvent): void {
     const turn = state.turns.findLast((candidate) => candidate.turnId === turnId);
     if (turn === undefined) return;
     const retired = (state.retiredCallIds ??= new Set());
-    for (const callId of turn.callIds) {
-      state.calls.delete(callId);
-      retired.add(callId);
-    }
+    for (const callId of turn.callIds) retired.add(callId);
+    state.calls = CallMap.from(state.calls).without(turn.callIds);
     return;
   }
   if (recorded.type === "session.history.compacted") {

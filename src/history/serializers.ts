@@ -98,8 +98,38 @@ export const prefaceText = "(The earlier conversation is not shown.)";
 export function serializeOpenAiChat(units: readonly HistoryUnit[], options: SerializeOptions = {}): OpenAiChatSerialization {
   const report = newReport();
   const messages: OpenAiChatMessage[] = options.system !== undefined ? [{ role: "system", content: options.system }] : [];
-  for (const unit of units) messages.push(...openAiMessagesOf(unit, options.provider, report));
+  for (const unit of units) {
+    const serialized = cachedOpenAiMessages(unit, options.provider);
+    for (const message of serialized.messages) messages.push(message);
+    for (const [reason, times] of serialized.repairs) report.repairs[reason] = (report.repairs[reason] ?? 0) + times;
+    report.echoStripped += serialized.echoStripped;
+  }
   return { messages, report };
+}
+
+/*
+ * A unit's OpenAI messages are cached per unit object and target provider (units are cached per
+ * message, see history-units): a request built after one more turn serializes only the units
+ * that changed, instead of writing every call of the session again. The same unit always gives
+ * the same messages and repairs, so the cache changes no result. The cached messages are shared
+ * between requests: nothing may change them (the OpenAI adapter sends them as they are).
+ */
+const openAiCache = new WeakMap<HistoryUnit, Map<string, { messages: OpenAiChatMessage[]; repairs: [RepairReason, number][]; echoStripped: number }>>();
+
+function cachedOpenAiMessages(unit: HistoryUnit, provider: TargetProvider | undefined) {
+  const key = provider === undefined ? "" : `${provider.id}\u0000${provider.format}`;
+  let byProvider = openAiCache.get(unit);
+  const cached = byProvider?.get(key);
+  if (cached !== undefined) return cached;
+  const report = newReport();
+  const messages = openAiMessagesOf(unit, provider, report);
+  const entry = { messages, repairs: Object.entries(report.repairs) as [RepairReason, number][], echoStripped: report.echoStripped };
+  if (byProvider === undefined) {
+    byProvider = new Map();
+    openAiCache.set(unit, byProvider);
+  }
+  byProvider.set(key, entry);
+  return entry;
 }
 
 /**

@@ -1,4 +1,4 @@
-import { enableMapSet } from "immer";
+import { enableMapSet, freeze, isDraft, original } from "immer";
 import type { Budgets } from "../contracts/budgets.js";
 import type { EventOf, Packet, RejectionReason, StoredCut, TurnlogEvent } from "../contracts/events.js";
 import type { GateDecision, PolicySnapshot } from "../contracts/policy.js";
@@ -6,6 +6,7 @@ import type { ProviderFormat } from "../contracts/provider.js";
 import type { RiskClass } from "../contracts/risk.js";
 import type { ToolSnapshot } from "../contracts/tools.js";
 import type { RecordedEvent } from "../log/event-log.js";
+import { CallMap } from "./call-map.js";
 import type { Projection } from "./projection.js";
 
 // Calls and counters live in Maps: keys come from models and providers, and a Map never lets
@@ -121,6 +122,10 @@ export interface SessionState {
   provider: { id: string; format: ProviderFormat; maxAttempts: number } | null;
   messages: SessionMessage[];
   turns: TurnState[];
+  /**
+   * Every call of the session by ID, in the order proposed. A read-only `Map` (a `CallMap`,
+   * persistent underneath: a new state shares every unchanged call with the one before it).
+   */
   calls: Map<string, CallState>;
   /** Counters for the current user message (budgets are per user message). */
   current: {
@@ -179,7 +184,7 @@ function initialState(): SessionState {
     provider: null,
     messages: [],
     turns: [],
-    calls: new Map(),
+    calls: new CallMap(),
     current: { userMessages: 0, iterations: 0, toolCalls: 0, startedAt: null, pausedMs: 0, pausedSince: null, failures: new Map() },
     totals: { turns: 0, toolCalls: 0, inputTokens: 0, outputTokens: 0 },
     lastOutcome: null,
@@ -207,10 +212,32 @@ function turnOf(draft: Draft, turnId: string) {
   throw new Error(`session projection: event for unknown turn ${turnId}`);
 }
 
-function callOf(draft: Draft, callId: string) {
-  const call = draft.calls.get(callId);
+/**
+ * The calls as they are, never as an immer draft: drafting them would copy every call of the
+ * session (see CallMap). A map that is not yet a CallMap (a state cloned with `structuredClone`,
+ * or from before) becomes one here, once.
+ */
+function callsOf(draft: Draft): CallMap<CallState> {
+  const value = draft.calls as unknown as Map<string, CallState>;
+  return CallMap.from(isDraft(value) ? (original(value) as Map<string, CallState>) : value);
+}
+
+/**
+ * Changes one call: `change` gets a copy to write to, which then replaces the call in a new
+ * CallMap (frozen, as immer would have frozen it). Returns the new call.
+ */
+function updateCall(draft: Draft, callId: string, change: (call: CallState) => void): CallState {
+  const calls = callsOf(draft);
+  const call = calls.get(callId);
   if (call === undefined) throw new Error(`session projection: event for unknown call ${callId}`);
-  return call;
+  const next = { ...call };
+  change(next);
+  setCall(draft, calls, next);
+  return next;
+}
+
+function setCall(draft: Draft, calls: CallMap<CallState>, call: CallState): void {
+  (draft as { calls: Map<string, CallState> }).calls = calls.with(call.callId, freeze(call, true));
 }
 
 function countFailure(draft: Draft, tool: string, code: string) {
@@ -331,7 +358,7 @@ function evolve(draft: Draft, recorded: RecordedEvent): void {
         const state: CallState = { callId: call.id, turnId: turn.turnId, index: call.index, name: call.name, status: "proposed", position };
         if (call.argumentsText !== undefined) state.argumentsText = call.argumentsText;
         if (call.argumentsRedacted) state.argumentsRedacted = true;
-        draft.calls.set(call.id, state);
+        setCall(draft, callsOf(draft), state);
       }
       draft.current.toolCalls += event.data.calls.length;
       draft.totals.toolCalls += event.data.calls.length;
@@ -339,43 +366,46 @@ function evolve(draft: Draft, recorded: RecordedEvent): void {
     }
     case "turn.tool_calls.planned": {
       for (const plan of event.data.plans) {
-        const call = callOf(draft, plan.callId);
-        call.position = position;
-        if (plan.status === "planned") {
-          call.status = "planned";
-          call.input = plan.input;
-        } else {
-          call.status = "rejected";
-          call.rejection = plan.issues ? { reason: plan.reason ?? "schema-invalid", issues: plan.issues } : { reason: plan.reason ?? "schema-invalid" };
-          countFailure(draft, call.name, `rejected:${call.rejection.reason}`);
-        }
+        updateCall(draft, plan.callId, (call) => {
+          call.position = position;
+          if (plan.status === "planned") {
+            call.status = "planned";
+            call.input = plan.input;
+          } else {
+            call.status = "rejected";
+            call.rejection = plan.issues ? { reason: plan.reason ?? "schema-invalid", issues: plan.issues } : { reason: plan.reason ?? "schema-invalid" };
+            countFailure(draft, call.name, `rejected:${call.rejection.reason}`);
+          }
+        });
       }
       return;
     }
     case "turn.tool_calls.gated": {
       for (const { callId, decision, rule, riskClass, fingerprint, contained } of event.data.decisions) {
-        const call = callOf(draft, callId);
-        call.position = position;
-        call.decision = { decision, rule, riskClass, fingerprint, ...(contained !== undefined ? { contained } : {}) };
-        call.status = { allow: "allowed", ask: "awaiting-approval", deny: "denied", block: "blocked" }[decision] as CallStatus;
-        if (decision === "deny" || decision === "block") countFailure(draft, call.name, decision);
+        updateCall(draft, callId, (call) => {
+          call.position = position;
+          call.decision = { decision, rule, riskClass, fingerprint, ...(contained !== undefined ? { contained } : {}) };
+          call.status = { allow: "allowed", ask: "awaiting-approval", deny: "denied", block: "blocked" }[decision] as CallStatus;
+          if (decision === "deny" || decision === "block") countFailure(draft, call.name, decision);
+        });
       }
       if (event.data.decisions.some((entry) => entry.decision === "ask")) draft.current.pausedSince = recorded.meta.recordedAt;
       return;
     }
     case "turn.approval.granted":
     case "turn.approval.denied": {
-      const call = callOf(draft, event.data.callId);
       const granted = event.type === "turn.approval.granted";
-      call.position = position;
-      call.approval = {
-        granted,
-        by: event.data.by,
-        scope: event.data.scope,
-        fingerprint: event.data.fingerprint,
-        ...(event.data.note !== undefined ? { note: event.data.note } : {}),
-      };
-      call.status = granted ? "allowed" : "denied";
+      const call = updateCall(draft, event.data.callId, (call) => {
+        call.position = position;
+        call.approval = {
+          granted,
+          by: event.data.by,
+          scope: event.data.scope,
+          fingerprint: event.data.fingerprint,
+          ...(event.data.note !== undefined ? { note: event.data.note } : {}),
+        };
+        call.status = granted ? "allowed" : "denied";
+      });
       if (granted && event.data.scope === "tool") {
         draft.toolApprovals.push({
           tool: call.name,
@@ -390,38 +420,39 @@ function evolve(draft: Draft, recorded: RecordedEvent): void {
       return;
     }
     case "turn.tool.started": {
-      const call = callOf(draft, event.data.callId);
-      call.position = position;
-      call.status = "running";
-      call.startedAt = recorded.meta.recordedAt;
+      updateCall(draft, event.data.callId, (call) => {
+        call.position = position;
+        call.status = "running";
+        call.startedAt = recorded.meta.recordedAt;
+      });
       return;
     }
     case "turn.tool.succeeded": {
-      const call = callOf(draft, event.data.callId);
-      Object.assign(call, { position, status: "succeeded", result: { kind: "succeeded", output: event.data.output, ...(event.data.stored !== undefined ? { stored: event.data.stored } : {}) }, endedAt: recorded.meta.recordedAt, durationMs: event.data.durationMs });
+      updateCall(draft, event.data.callId, (call) => Object.assign(call, { position, status: "succeeded", result: { kind: "succeeded", output: event.data.output, ...(event.data.stored !== undefined ? { stored: event.data.stored } : {}) }, endedAt: recorded.meta.recordedAt, durationMs: event.data.durationMs }));
       return;
     }
     case "turn.tool.failed": {
-      const call = callOf(draft, event.data.callId);
-      Object.assign(call, {
-        position,
-        status: "failed",
-        result: { kind: "failed", code: event.data.code, message: event.data.message, ...(event.data.stored !== undefined ? { stored: event.data.stored } : {}) },
-        endedAt: recorded.meta.recordedAt,
-        durationMs: event.data.durationMs,
-      });
+      const call = updateCall(draft, event.data.callId, (call) =>
+        Object.assign(call, {
+          position,
+          status: "failed",
+          result: { kind: "failed", code: event.data.code, message: event.data.message, ...(event.data.stored !== undefined ? { stored: event.data.stored } : {}) },
+          endedAt: recorded.meta.recordedAt,
+          durationMs: event.data.durationMs,
+        }),
+      );
       countFailure(draft, call.name, event.data.code);
       return;
     }
     case "turn.tool.interrupted": {
-      const call = callOf(draft, event.data.callId);
-      Object.assign(call, { position, status: "interrupted", result: { kind: "interrupted" }, endedAt: recorded.meta.recordedAt });
+      updateCall(draft, event.data.callId, (call) => Object.assign(call, { position, status: "interrupted", result: { kind: "interrupted" }, endedAt: recorded.meta.recordedAt }));
       return;
     }
     case "turn.results.packetized": {
       for (const packet of event.data.packets) {
-        const call = callOf(draft, packet.callId);
-        call.packet = packet;
+        updateCall(draft, packet.callId, (call) => {
+          call.packet = packet;
+        });
         draft.messages.push({
           role: "tool",
           content: packet.content,

@@ -78,7 +78,8 @@ export class SnapshotCache {
     const inPlaceUntil = position - (position % this.every) - 4 * this.every;
     if (inPlaceUntil - at > 4 * this.every) {
       // A snapshot is frozen and shared: fold a private copy of it (or a fresh state).
-      const working = at === 0 ? sessionStateProjection.initialState() : structuredClone(state);
+      // The calls are a persistent CallMap (structuredClone would see an empty Map): shared, not cloned.
+      const working = at === 0 ? sessionStateProjection.initialState() : { ...structuredClone({ ...state, calls: undefined }), calls: state.calls };
       const read = (from: number): Promise<RecordedEvent[]> => {
         const to = Math.min(inPlaceUntil, from + this.pageSize - 1);
         const page = log.readStream(stream, { from, to, maxCount: to - from + 1 });
