@@ -147,8 +147,6 @@ export class ProviderTurnLoop {
     for (;;) {
       if (signal.aborted) return this.#cancel();
       const step = nextStep(this.store.fold, this.deps.registry);
-      if (step.kind === "none") return this.#handBack(outcomeOf(this.store.state));
-      if (step.kind === "wait") return this.#handBack(outcomeOf(this.store.state, "awaiting-approval"));
       // Another writer's events were folded in: the tool set it recorded is compared again.
       if (this.store.reloads !== seenReloads) {
         seenReloads = this.store.reloads;
@@ -156,6 +154,10 @@ export class ProviderTurnLoop {
       }
       const othersMayDrive = this.deps.shared === true || lostRaces > 0;
       try {
+        // What was decided goes to the log before the host hears the outcome; a race lost there
+        // is carried on like any other (awaited inside the try).
+        if (step.kind === "none") return await this.#handBack(outcomeOf(this.store.state));
+        if (step.kind === "wait") return await this.#handBack(outcomeOf(this.store.state, "awaiting-approval"));
         if (step.kind === "decision" && step.action !== "startTool") {
           if (this.#sync(step.action)) continue;
           if (step.action === "requestProvider") await this.#waitBeforeRetry(signal);
@@ -165,7 +167,7 @@ export class ProviderTurnLoop {
           request = decision.request;
         } else if (step.kind === "effect" && step.action === "callProvider") {
           // A request this run did not append is another host's to send: never sent twice.
-          if (request === undefined && othersMayDrive) return this.#handBack(handedOver());
+          if (request === undefined && othersMayDrive) return await this.#handBack(handedOver());
           // The request is durable before it is sent: it is never repeated without a trace.
           await this.store.flush();
           // Rebuilt only when the decision was made by an earlier run (the compaction it recorded changes nothing in it).
