@@ -157,7 +157,7 @@ function deepFreeze<T>(value: T): T {
 
 /**
  * Whether JSON text written by `JSON.stringify` holds a lone surrogate: it writes one as a
- * `\udXXX` escape and never escapes a well-formed pair, so a real escape of that range (not an
+ * `\ud800`–`\udfff` escape and never escapes a well-formed pair, so a real escape of that range (not an
  * escaped backslash followed by "ud…") is one. A regex over the text already made replaces a
  * second, canonicalizing walk of every event on append (DESIGN.md §15).
  */
