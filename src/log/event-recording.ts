@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
-import canonicalize from "canonicalize";
 import type { Clock, EventToAppend, IdSource, RecordedEvent, RecordedEventMeta } from "./event-log.js";
 import { computeEventHash } from "./hash-chain.js";
+import { canonicalJsonOf, hasLoneSurrogateEscape } from "../util/canonical-json.js";
 import type { StreamHead } from "./hash-chain.js";
 
 /** The clock a log uses when none is injected. */
@@ -67,7 +67,7 @@ function prepareEvent(event: EventToAppend, index: number): PreparedEvent {
   }
   const data: unknown = JSON.parse(json);
   // JSON.stringify lets lone surrogates through (escaped); RFC 8785 (and so the hash) does not.
-  if (hasLoneSurrogate(json) || hasLoneSurrogate(JSON.stringify(event.type))) {
+  if (hasLoneSurrogateEscape(json) || hasLoneSurrogateEscape(JSON.stringify(event.type))) {
     throw new TypeError(`event ${index} (${event.type}) contains a string that is not valid Unicode`);
   }
   const metadata = event.metadata ?? {};
@@ -155,21 +155,9 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
-/**
- * Whether JSON text written by `JSON.stringify` holds a lone surrogate: it writes one as a
- * `\ud800`–`\udfff` escape and never escapes a well-formed pair, so a real escape of that range (not an
- * escaped backslash followed by "ud…") is one. A regex over the text already made replaces a
- * second, canonicalizing walk of every event on append (DESIGN.md §15).
- */
-const loneSurrogateEscape = /(?<!\\)(?:\\\\)*\\ud[89a-f][0-9a-f]{2}/;
-
-function hasLoneSurrogate(json: string): boolean {
-  return json.includes("\\ud") && loneSurrogateEscape.test(json);
-}
-
 function canonicalizeOrUndefined(value: unknown): string | undefined {
   try {
-    return canonicalize(value);
+    return canonicalJsonOf(value);
   } catch {
     return undefined;
   }

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import canonicalize from "canonicalize";
+import { canonicalJsonOf } from "../util/canonical-json.js";
 import type { RecordedEventMeta, VerifyReport } from "./event-log.js";
 
 /** An event as it is hashed: everything the log records except the `hash` itself. */
@@ -19,7 +19,7 @@ export interface UnhashedEvent {
  */
 export function computeEventHash(prevHash: string, event: UnhashedEvent): string {
   const { hash: _ignored, ...metaWithoutHash } = event.meta;
-  const canonical = canonicalize({ type: event.type, data: event.data, meta: metaWithoutHash });
+  const canonical = canonicalJsonOf({ type: event.type, data: event.data, meta: metaWithoutHash });
   if (canonical === undefined) {
     throw new TypeError("an event must be representable as JSON to be hashed");
   }

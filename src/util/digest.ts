@@ -1,9 +1,9 @@
 import { createHash } from "node:crypto";
-import canonicalize from "canonicalize";
+import { canonicalJsonOf } from "./canonical-json.js";
 
-/** RFC 8785 canonical JSON (a maintained implementation: key order and number forms are exact). */
+/** RFC 8785 canonical JSON (see canonical-json.ts: key order and number forms are exact). */
 export function canonicalJson(value: unknown): string {
-  const text = canonicalize(value);
+  const text = canonicalJsonOf(value);
   if (text === undefined) throw new TypeError("value cannot be represented as canonical JSON");
   return text;
 }

@@ -1,5 +1,5 @@
 import { sign, verify } from "node:crypto";
-import canonicalize from "canonicalize";
+import { canonicalJsonOf } from "../../util/canonical-json.js";
 import type { SealKey } from "./seal-key.js";
 
 /** The event type of a seal (in its own stream, never in the stream it seals). */
@@ -55,7 +55,7 @@ const signingContext = "turnlog seal v1\n";
 
 function signedBytes(statement: SealStatement): Buffer {
   const { stream, version, hash, from, hashes, previousSignature, sealedAt, keyId } = statement;
-  const canonical = canonicalize({ stream, version, hash, from, hashes, previousSignature, sealedAt, keyId });
+  const canonical = canonicalJsonOf({ stream, version, hash, from, hashes, previousSignature, sealedAt, keyId });
   if (canonical === undefined) throw new TypeError("a seal statement must be JSON");
   return Buffer.from(signingContext + canonical, "utf8");
 }

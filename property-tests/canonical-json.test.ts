@@ -1,0 +1,55 @@
+import canonicalize from "canonicalize";
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { canonicalJsonOf } from "../src/util/canonical-json.js";
+
+/** `f(value)`'s text, or "refused" when it throws: what a hash or fingerprint would get. */
+function outcome(f: (value: unknown) => string | undefined, value: unknown): string | undefined {
+  try {
+    return f(value);
+  } catch {
+    return "refused";
+  }
+}
+
+/** Strings that reach lone surrogates, escapes, quotes and control characters often. */
+const awkwardText = fc.string({ unit: fc.oneof(fc.constantFrom("\\", "\"", "u", "d", "8", "\ud800", "\udc00", "\ud83d\ude00", "\u0000", "\u001f", "\u2028", "é"), fc.string({ minLength: 1, maxLength: 1 })) });
+
+describe("canonicalJsonOf is the RFC 8785 text every hash, fingerprint and seal was computed over", () => {
+  it("writes exactly what the canonicalize package writes, or refuses what it refuses, for any JSON value", () => {
+    const value = fc.letrec((tie) => ({
+      json: fc.oneof({ depthSize: "small" }, fc.constant(null), fc.boolean(), fc.double(), fc.integer(), awkwardText, fc.array(tie("json")), fc.dictionary(awkwardText, tie("json"))),
+    })).json;
+    fc.assert(
+      fc.property(fc.oneof(value, fc.jsonValue({ stringUnit: "binary" })), (json) => {
+        expect(outcome(canonicalJsonOf, json)).toBe(outcome(canonicalize, json));
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  it("agrees on values that are not plain JSON too: undefined, toJSON, boxed values, maps, typed arrays, sparse arrays, -0, NaN", () => {
+    const withToJson = fc.anything().map((inner) => ({ toJSON: () => inner, b: 1 }));
+    fc.assert(
+      fc.property(
+        fc.oneof(
+          fc.anything({ withBoxedValues: true, withMap: true, withSet: true, withTypedArray: true, withSparseArray: true, withNullPrototype: true, withObjectString: true }),
+          withToJson,
+        ),
+        (value) => {
+          expect(outcome(canonicalJsonOf, value)).toBe(outcome(canonicalize, value));
+        },
+      ),
+      { numRuns: 2000 },
+    );
+  });
+
+  it("refuses cycles and non-finite numbers, as RFC 8785 does", () => {
+    const cyclic: Record<string, unknown> = { a: 1 };
+    cyclic.self = cyclic;
+    expect(() => canonicalJsonOf(cyclic)).toThrow();
+    expect(() => canonicalJsonOf({ n: Number.NaN })).toThrow();
+    expect(() => canonicalJsonOf([Number.POSITIVE_INFINITY])).toThrow();
+    expect(canonicalJsonOf({ b: [1, "x"], a: { d: null, c: true } })).toBe('{"a":{"c":true,"d":null},"b":[1,"x"]}');
+  });
+});
