@@ -56,18 +56,8 @@ function prepareEvent(event: EventToAppend, index: number): PreparedEvent {
   if (typeof event.type !== "string" || event.type.length === 0) {
     throw new TypeError(`event ${index} must have a non-empty string type, got ${describe(event.type)}`);
   }
-  let json: string | undefined;
-  try {
-    json = JSON.stringify(event.data);
-  } catch (error) {
-    throw new TypeError(`event ${index} (${event.type}) has data that cannot be written as JSON`, { cause: error });
-  }
-  if (json === undefined) {
-    throw new TypeError(`event ${index} (${event.type}) has data that cannot be written as JSON: ${describe(event.data)}`);
-  }
-  const data: unknown = JSON.parse(json);
-  // JSON.stringify lets lone surrogates through (escaped); RFC 8785 (and so the hash) does not.
-  if (hasLoneSurrogateEscape(json) || hasLoneSurrogateEscape(JSON.stringify(event.type))) {
+  const data = isDataSnapshot(event.data) ? event.data : snapshotData(event.data, `event ${index} (${event.type})`);
+  if (hasLoneSurrogateEscape(JSON.stringify(event.type))) {
     throw new TypeError(`event ${index} (${event.type}) contains a string that is not valid Unicode`);
   }
   const metadata = event.metadata ?? {};
@@ -85,6 +75,51 @@ function prepareEvent(event: EventToAppend, index: number): PreparedEvent {
     throw new TypeError(`event ${index} has a schemaVersion that is not a positive integer`);
   }
   return { type: event.type, data, eventId, causationId, schemaVersion: schemaVersion ?? 1 };
+}
+
+/**
+ * Event data already in the form an append stores (see `eventDataSnapshot`): an append takes it
+ * as it is instead of writing it as JSON and reading it back a second time.
+ */
+const dataSnapshots = new WeakSet<object>();
+
+function isDataSnapshot(data: unknown): boolean {
+  return typeof data === "object" && data !== null && dataSnapshots.has(data);
+}
+
+/**
+ * The form `appendToStream` stores `data` in — its JSON form (undefined members gone), checked to
+ * be valid Unicode — deeply frozen, so it can be folded now and appended later without being
+ * copied again: an append recognizes it and skips its own copy. The session store stages each
+ * decision's events this way (DESIGN.md §15: the copy was a tenth of an append's CPU). Throws the
+ * `TypeError` the append would throw.
+ *
+ * @example
+ * const data = eventDataSnapshot({ a: 1, b: undefined }, "x.happened"); // { a: 1 }, frozen
+ */
+export function eventDataSnapshot(data: unknown, type: string): unknown {
+  if (isDataSnapshot(data)) return data;
+  const snapshot = snapshotData(data, `event ${type}`);
+  if (typeof snapshot === "object" && snapshot !== null) dataSnapshots.add(deepFreeze(snapshot));
+  return snapshot;
+}
+
+/** `data` as JSON and back; a `TypeError` naming `what` for data no backend can store. */
+function snapshotData(data: unknown, what: string): unknown {
+  let json: string | undefined;
+  try {
+    json = JSON.stringify(data);
+  } catch (error) {
+    throw new TypeError(`${what} has data that cannot be written as JSON`, { cause: error });
+  }
+  if (json === undefined) {
+    throw new TypeError(`${what} has data that cannot be written as JSON: ${describe(data)}`);
+  }
+  // JSON.stringify lets lone surrogates through (escaped); RFC 8785 (and so the hash) does not.
+  if (hasLoneSurrogateEscape(json)) {
+    throw new TypeError(`${what} contains a string that is not valid Unicode`);
+  }
+  return JSON.parse(json) as unknown;
 }
 
 /** What one append adds to a stream, computed before anything is written. */

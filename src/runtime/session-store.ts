@@ -4,6 +4,7 @@ import { parseEvent } from "../contracts/events.js";
 import type { PolicySnapshot } from "../contracts/policy.js";
 import { isDeepStrictEqual } from "node:util";
 import type { EventLog, RecordedEvent } from "../log/event-log.js";
+import { eventDataSnapshot } from "../log/event-recording.js";
 import { SessionFold, type SessionFoldCheckpoint } from "../core/session-fold.js";
 import { sessionStream } from "../core/session-stream.js";
 import { ExpectedVersionConflictError } from "../errors/expected-version-conflict-error.js";
@@ -227,12 +228,15 @@ export class SessionStore {
     const recordedAt = new Date(staged.recordedAt).toISOString();
     const at = this.#fold.checkpoint();
     const first = this.#version + staged.events.length + 1;
+    let stored: TurnlogEvent[];
     try {
+      // As the log stores it: the JSON form (undefined members gone), frozen; the append takes
+      // this very object instead of copying the data a second time.
+      stored = events.map((event) => ({ ...event, data: eventDataSnapshot(event.data, event.type) }) as TurnlogEvent);
       this.#fold.applyAll(
-        events.map((event, index): RecordedEvent => ({
+        stored.map((event, index): RecordedEvent => ({
           type: event.type,
-          // As the log stores it: the JSON form (undefined members gone).
-          data: JSON.parse(JSON.stringify(event.data)) as unknown,
+          data: event.data,
           meta: { eventId: "", stream: sessionStream(this.sessionId), streamPosition: first + index, globalPosition: 0, recordedAt, schemaVersion: 1, prevHash: "", hash: "" },
         })),
       );
@@ -241,7 +245,7 @@ export class SessionStore {
       if (staged.events.length === 0) this.#staged = undefined;
       throw error;
     }
-    staged.events.push(...events);
+    staged.events.push(...stored);
   }
 
   /**
