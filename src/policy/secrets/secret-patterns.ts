@@ -44,7 +44,7 @@ const hasDigit = (text: string): boolean => /[0-9]/.test(text);
 const hasLetter = (text: string): boolean => /[A-Za-z]/.test(text);
 function longestAlphanumericRun(text: string): number {
   let longest = 0;
-  for (const run of text.matchAll(/[A-Za-z0-9]+/g)) longest = Math.max(longest, run[0].length);
+  for (const run of matchesOf(text, /[A-Za-z0-9]+/g)) longest = Math.max(longest, run[0].length);
   return longest;
 }
 
@@ -225,7 +225,7 @@ const labelledCredentials: readonly { kind: SecretKind; hint: RegExp; pattern: R
 function scanLabelledCredentials(text: string, report: Report): void {
   for (const rule of labelledCredentials) {
     if (!rule.hint.test(text)) continue;
-    for (const match of text.matchAll(rule.pattern)) {
+    for (const match of matchesOf(text, rule.pattern)) {
       const indices = match.indices?.[1];
       if (indices !== undefined) report(rule.kind, indices[0], indices[1]);
     }
@@ -235,7 +235,7 @@ function scanLabelledCredentials(text: string, report: Report): void {
 /** Scans for provider keys and JWTs. */
 function scanFormats(text: string, report: Report): void {
   for (const rule of formatRules) {
-    for (const match of text.matchAll(rule.pattern)) {
+    for (const match of matchesOf(text, rule.pattern)) {
       if (rule.accept === undefined || rule.accept(match[0])) report(rule.kind, match.index, match.index + match[0].length);
     }
   }
@@ -254,7 +254,7 @@ const unlabelledBearer = /(?<![A-Za-z0-9_-])bearer[ \t]+([A-Za-z0-9._~+/-]{16,}=
  * as "use a Bearer token" is left alone.
  */
 function scanAuthorization(text: string, report: Report): void {
-  for (const match of text.matchAll(authorizationLabel)) {
+  for (const match of matchesOf(text, authorizationLabel)) {
     const valueStart = match.index + match[0].length;
     const quote = openingQuote(text, valueStart);
     const contentStart = valueStart + (quote?.length ?? 0);
@@ -280,7 +280,7 @@ function scanAuthorization(text: string, report: Report): void {
       report("bearer-token", credentialStart, credentialStart + credential.length);
     }
   }
-  for (const match of text.matchAll(unlabelledBearer)) {
+  for (const match of matchesOf(text, unlabelledBearer)) {
     const token = match[1];
     const indices = match.indices?.[1];
     if (token === undefined || indices === undefined) continue;
@@ -297,7 +297,7 @@ function scanAuthorization(text: string, report: Report): void {
 const urlUserInfo = /(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*:\/\/([^\s/?#"'`<>[\]\\]*)@/dg;
 
 function scanUrlCredentials(text: string, report: Report): void {
-  for (const match of text.matchAll(urlUserInfo)) {
+  for (const match of matchesOf(text, urlUserInfo)) {
     const userInfo = match[1];
     const indices = match.indices?.[1];
     if (userInfo === undefined || indices === undefined) continue;
@@ -312,7 +312,7 @@ const queryParameter = /(?<=[?&#]|&amp;)([A-Za-z][A-Za-z0-9_.-]*)=([^&#;\s"'`<>]
 
 /** `?token=…&page=2`: the value of a secret-named query parameter (also after `&amp;`, and in a fragment: `#access_token=…`). */
 function scanQueryParameters(text: string, report: Report): void {
-  for (const match of text.matchAll(queryParameter)) {
+  for (const match of matchesOf(text, queryParameter)) {
     const [, name, value] = match;
     const indices = match.indices?.[2];
     if (name === undefined || value === undefined || indices === undefined) continue;
@@ -351,7 +351,7 @@ function looksLikeCode(value: string, next: string | undefined): boolean {
 }
 
 function scanLabelledValues(text: string, report: Report): void {
-  for (const match of text.matchAll(labelledValue)) {
+  for (const match of matchesOf(text, labelledValue)) {
     const [whole, dashes, nameQuote, name, separator] = match;
     if (name === undefined || separator === undefined) continue;
     // `Authorization` values are the authorization scanner's, which knows about schemes.
@@ -454,7 +454,7 @@ const twilioAccountSid = /AC[0-9a-f]{32}(?![A-Za-z0-9])/g;
 const twilioAuthToken = /(?<![A-Za-z0-9])[0-9a-f]{32}(?![A-Za-z0-9])/;
 
 function scanTwilio(text: string, report: Report): void {
-  for (const match of text.matchAll(twilioAccountSid)) {
+  for (const match of matchesOf(text, twilioAccountSid)) {
     if (/[A-Za-z0-9]/.test(text[match.index - 1] ?? "")) continue;
     const lineEnd = text.indexOf("\n", match.index);
     const after = text.slice(match.index + match[0].length, Math.min(lineEnd < 0 ? text.length : lineEnd, match.index + match[0].length + 120));
@@ -494,16 +494,16 @@ const separateFlagValue = /--([A-Za-z][A-Za-z0-9_-]*)[ \t]+(?=[^\s-])/g;
  */
 function scanCommandCredentials(text: string, report: Report): void {
   if (text.includes("-p")) {
-    for (const command of text.matchAll(mysqlCommand)) {
-      for (const flag of command[0].matchAll(mysqlPassword)) {
+    for (const command of matchesOf(text, mysqlCommand)) {
+      for (const flag of matchesOf(command[0], mysqlPassword)) {
         const span = shellWordSpan(text, command.index + flag.index + 2);
         if (isWorthRedacting(text.slice(span.start, span.end))) report("command-credential", span.start, span.end);
       }
     }
   }
   if (text.includes("curl")) {
-    for (const command of text.matchAll(curlCommand)) {
-      for (const flag of command[0].matchAll(curlUser)) {
+    for (const command of matchesOf(text, curlCommand)) {
+      for (const flag of matchesOf(command[0], curlUser)) {
         const span = shellWordSpan(text, command.index + flag.index + flag[0].length);
         const value = text.slice(span.start, span.end);
         if (value.includes(":") && isWorthRedacting(value)) report("command-credential", span.start, span.end);
@@ -511,7 +511,7 @@ function scanCommandCredentials(text: string, report: Report): void {
     }
   }
   if (text.includes("--")) {
-    for (const flag of text.matchAll(separateFlagValue)) {
+    for (const flag of matchesOf(text, separateFlagValue)) {
       const name = flag[1];
       // A flag starts a word (after a blank or an opening quote): `a--b c` is no flag.
       if (name === undefined || !/^$|[\s"']/.test(text[flag.index - 1] ?? "")) continue;
@@ -586,4 +586,17 @@ export function scanForSecrets(text: string, known?: KnownSecrets): SecretFindin
   scanUnlabelledAwsSecrets(text, report);
   known?.scan(text, report);
   return findings;
+}
+
+/**
+ * `text.matchAll(pattern)` for a global pattern, without the copy of the regex `matchAll` makes on
+ * every call when there is nothing to match — the common case, since most text holds no secret:
+ * 4.0 → 0.4 µs for a dozen patterns over a short tool output (DESIGN.md §15). `test` leaves
+ * `lastIndex` after the first match, and `matchAll` starts where `lastIndex` is: both reset it.
+ */
+function matchesOf(text: string, pattern: RegExp): Iterable<RegExpExecArray> {
+  pattern.lastIndex = 0;
+  const found = pattern.test(text);
+  pattern.lastIndex = 0;
+  return found ? (text.matchAll(pattern) as Iterable<RegExpExecArray>) : [];
 }
