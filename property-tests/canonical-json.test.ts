@@ -2,6 +2,8 @@ import canonicalize from "canonicalize";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { canonicalJsonOf } from "../src/util/canonical-json.js";
+import { computeEventHash, computeRecordedEventHash } from "../src/log/hash-chain.js";
+import { prepareEvents } from "../src/log/event-recording.js";
 
 /** `f(value)`'s text, or "refused" when it throws: what a hash or fingerprint would get. */
 function outcome(f: (value: unknown) => string | undefined, value: unknown): string | undefined {
@@ -51,5 +53,35 @@ describe("canonicalJsonOf is the RFC 8785 text every hash, fingerprint and seal 
     expect(() => canonicalJsonOf({ n: Number.NaN })).toThrow();
     expect(() => canonicalJsonOf([Number.POSITIVE_INFINITY])).toThrow();
     expect(canonicalJsonOf({ b: [1, "x"], a: { d: null, c: true } })).toBe('{"a":{"c":true,"d":null},"b":[1,"x"]}');
+  });
+});
+
+describe("an event being recorded hashes as verify() will hash it", () => {
+  it("computeRecordedEventHash equals computeEventHash for any data an append accepts", () => {
+    fc.assert(
+      fc.property(fc.jsonValue({ stringUnit: "binary" }), awkwardText, fc.option(awkwardText, { nil: undefined }), fc.nat(), (raw, typeSuffix, causationId, position) => {
+        let prepared;
+        try {
+          [prepared] = prepareEvents([{ type: `t.${typeSuffix}`, data: raw }]);
+        } catch {
+          return; // refused on append: never hashed
+        }
+        if (prepared === undefined) return;
+        const meta = {
+          eventId: `e-${position}`,
+          stream: "s",
+          streamPosition: position + 1,
+          globalPosition: position + 7,
+          recordedAt: "2026-01-01T00:00:00.000Z",
+          schemaVersion: 1,
+          ...(causationId === undefined ? {} : { causationId }),
+          prevHash: "ab".repeat(32),
+        };
+        expect(outcome(() => computeRecordedEventHash("ab".repeat(32), prepared.type, prepared.data, meta), undefined)).toBe(
+          outcome(() => computeEventHash("ab".repeat(32), { type: prepared.type, data: prepared.data, meta }), undefined),
+        );
+      }),
+      { numRuns: 2000 },
+    );
   });
 });

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Clock, EventToAppend, IdSource, RecordedEvent, RecordedEventMeta } from "./event-log.js";
-import { computeEventHash } from "./hash-chain.js";
+import { computeRecordedEventHash } from "./hash-chain.js";
 import { canonicalJsonOf, hasLoneSurrogateEscape } from "../util/canonical-json.js";
 import type { StreamHead } from "./hash-chain.js";
 
@@ -171,7 +171,7 @@ export function recordEvents(
       ...(event.causationId === undefined ? {} : { causationId: event.causationId }),
       prevHash,
     };
-    const hash = computeEventHash(prevHash, { type: event.type, data: event.data, meta });
+    const hash = computeRecordedEventHash(prevHash, event.type, event.data, meta);
     const recorded: RecordedEvent = { type: event.type, data: event.data, meta: { ...meta, hash } };
     raws.push(JSON.stringify(recorded));
     // The same object goes to every subscriber and back to the appender; freezing it keeps one
@@ -185,7 +185,8 @@ export function recordEvents(
 function deepFreeze<T>(value: T): T {
   if (typeof value === "object" && value !== null && !Object.isFrozen(value)) {
     Object.freeze(value);
-    for (const child of Object.values(value)) deepFreeze(child);
+    // for…in, not Object.values: no array per object (the values are own, enumerable, plain JSON).
+    for (const key in value) deepFreeze(value[key]);
   }
   return value;
 }

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { canonicalJsonOf } from "../util/canonical-json.js";
+import { canonicalJsonOf, canonicalJsonOfParsed } from "../util/canonical-json.js";
 import type { RecordedEventMeta, VerifyReport } from "./event-log.js";
 
 /** An event as it is hashed: everything the log records except the `hash` itself. */
@@ -23,6 +23,20 @@ export function computeEventHash(prevHash: string, event: UnhashedEvent): string
   if (canonical === undefined) {
     throw new TypeError("an event must be representable as JSON to be hashed");
   }
+  return createHash("sha256").update(prevHash).update(canonical).digest("hex");
+}
+
+/**
+ * `computeEventHash` of an event being recorded, whose `data` is plain JSON already checked for
+ * lone surrogates (prepared by event-recording.ts) and whose `type` was checked too: the canonical
+ * text is put together from its three members' (RFC 8785 sorts `data`, `meta`, `type` so), and
+ * `data` is not walked again to make sure it is plain. property-tests/canonical-json.test.ts shows
+ * it equals `computeEventHash`.
+ */
+export function computeRecordedEventHash(prevHash: string, type: string, data: unknown, meta: Omit<RecordedEventMeta, "hash">): string {
+  const metaText = canonicalJsonOf(meta);
+  if (metaText === undefined) throw new TypeError("an event must be representable as JSON to be hashed");
+  const canonical = `{"data":${canonicalJsonOfParsed(data)},"meta":${metaText},"type":${JSON.stringify(type)}}`;
   return createHash("sha256").update(prevHash).update(canonical).digest("hex");
 }
 

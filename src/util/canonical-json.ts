@@ -48,6 +48,17 @@ export function canonicalJsonOf(value: unknown): string | undefined {
   return canonicalize(value);
 }
 
+/**
+ * `canonicalJsonOf` for a value known to be plain JSON without a lone surrogate — what `JSON.parse`
+ * returns for text that `hasLoneSurrogateEscape` passed — without walking it first to make sure.
+ * An event's data on append is such a value (event-recording.ts checks and parses it).
+ */
+export function canonicalJsonOfParsed(value: unknown): string {
+  const text = stringify(value);
+  if (text === undefined) throw new TypeError("value cannot be represented as canonical JSON");
+  return text;
+}
+
 /** Past this depth the walk leaves the value to `canonicalize` (a cycle, or a pathological value). */
 const maxPlainDepth = 64;
 
