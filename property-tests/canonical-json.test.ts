@@ -59,7 +59,7 @@ describe("canonicalJsonOf is the RFC 8785 text every hash, fingerprint and seal 
 describe("an event being recorded hashes as verify() will hash it", () => {
   it("computeRecordedEventHash equals computeEventHash for any data an append accepts", () => {
     fc.assert(
-      fc.property(fc.jsonValue({ stringUnit: "binary" }), awkwardText, fc.option(awkwardText, { nil: undefined }), fc.nat(), (raw, typeSuffix, causationId, position) => {
+      fc.property(fc.jsonValue({ stringUnit: "binary" }), awkwardText, fc.option(awkwardText, { nil: undefined }), fc.nat(), awkwardText, awkwardText, (raw, typeSuffix, causationId, position, eventId, stream) => {
         let prepared;
         try {
           [prepared] = prepareEvents([{ type: `t.${typeSuffix}`, data: raw }]);
@@ -68,8 +68,8 @@ describe("an event being recorded hashes as verify() will hash it", () => {
         }
         if (prepared === undefined) return;
         const meta = {
-          eventId: `e-${position}`,
-          stream: "s",
+          eventId: `e-${eventId}`,
+          stream: `s${stream}`,
           streamPosition: position + 1,
           globalPosition: position + 7,
           recordedAt: "2026-01-01T00:00:00.000Z",

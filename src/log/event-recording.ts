@@ -183,10 +183,20 @@ export function recordEvents(
 }
 
 function deepFreeze<T>(value: T): T {
-  if (typeof value === "object" && value !== null && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    // for…in, not Object.values: no array per object (the values are own, enumerable, plain JSON).
-    for (const key in value) deepFreeze(value[key]);
+  if (typeof value !== "object" || value === null || Object.isFrozen(value)) return value;
+  Object.freeze(value);
+  // Indexes for an array, for…in for an object (no array of values made per object); primitives
+  // are not visited at all. The values are plain JSON: own, enumerable members only.
+  if (Array.isArray(value)) {
+    for (let index = 0; index < value.length; index += 1) {
+      const child: unknown = value[index];
+      if (typeof child === "object" && child !== null) deepFreeze(child);
+    }
+  } else {
+    for (const key in value) {
+      const child: unknown = value[key];
+      if (typeof child === "object" && child !== null) deepFreeze(child);
+    }
   }
   return value;
 }

@@ -1,5 +1,5 @@
-import { createHash } from "node:crypto";
-import { canonicalJsonOf, canonicalJsonOfParsed } from "../util/canonical-json.js";
+import { hash } from "node:crypto";
+import { canonicalJsonOf, canonicalJsonOfParsed, hasLoneSurrogateEscape } from "../util/canonical-json.js";
 import type { RecordedEventMeta, VerifyReport } from "./event-log.js";
 
 /** An event as it is hashed: everything the log records except the `hash` itself. */
@@ -23,7 +23,7 @@ export function computeEventHash(prevHash: string, event: UnhashedEvent): string
   if (canonical === undefined) {
     throw new TypeError("an event must be representable as JSON to be hashed");
   }
-  return createHash("sha256").update(prevHash).update(canonical).digest("hex");
+  return hash("sha256", prevHash + canonical);
 }
 
 /**
@@ -34,11 +34,16 @@ export function computeEventHash(prevHash: string, event: UnhashedEvent): string
  * it equals `computeEventHash`.
  */
 export function computeRecordedEventHash(prevHash: string, type: string, data: unknown, meta: Omit<RecordedEventMeta, "hash">): string {
-  const metaText = canonicalJsonOf(meta);
-  if (metaText === undefined) throw new TypeError("an event must be representable as JSON to be hashed");
-  const canonical = `{"data":${canonicalJsonOfParsed(data)},"meta":${metaText},"type":${JSON.stringify(type)}}`;
-  return createHash("sha256").update(prevHash).update(canonical).digest("hex");
+  // The meta's members in sorted order: JSON.stringify writes them canonically (integers and
+  // strings), and refuses nothing, so a lone surrogate in an ID is looked for in its text.
+  const { causationId, eventId, globalPosition, prevHash: previous, recordedAt, schemaVersion, stream, streamPosition } = meta;
+  const sorted = { eventId, globalPosition, prevHash: previous, recordedAt, schemaVersion, stream, streamPosition };
+  const metaText = JSON.stringify(causationId === undefined ? sorted : { causationId, ...sorted });
+  if (hasLoneSurrogateEscape(metaText)) throw new TypeError("an event must be representable as JSON to be hashed");
+  // `crypto.hash` (one call, no Hash object per event) of prevHash followed by the canonical text.
+  return hash("sha256", `${prevHash}{"data":${canonicalJsonOfParsed(data)},"meta":${metaText},"type":${JSON.stringify(type)}}`);
 }
+
 
 /** The head a backend keeps for each stream, so that removing the last event is detected. */
 export interface StreamHead {
