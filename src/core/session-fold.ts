@@ -5,7 +5,7 @@ import { UnexpectedEventError } from "../errors/unexpected-event-error.js";
 import type { RecordedEvent } from "../log/event-log.js";
 import { CallMap } from "../projections/call-map.js";
 import { applyEvent, applyEventInPlace } from "../projections/projection.js";
-import { sessionStateProjection, type SessionState } from "../projections/session-state.js";
+import { evolveCallOnly, isCallOnlyEvent, sessionStateProjection, type SessionState } from "../projections/session-state.js";
 import { providerTurnMachine, type ProviderTurnInput } from "../../machines/provider-turn.machine.js";
 import { startTurn, stepTurn, type ProviderTurnState, type ProviderTurnStep } from "../../machines/provider-turn.step.js";
 
@@ -167,10 +167,16 @@ export class SessionFold {
       for (const event of events) this.apply(event);
       return;
     }
+    const batch = Array.isArray(events) ? (events as readonly RecordedEvent[]) : [...events];
+    if (batch.every((event) => isCallOnlyEvent(event.type))) {
+      // Starts and ends of tool calls: each folds without a draft (see evolveCallOnly).
+      for (const event of batch) this.apply(event);
+      return;
+    }
     this.state = produce(this.state, (draft) => {
       this.#draft = draft;
       try {
-        for (const event of events) this.apply(event);
+        for (const event of batch) this.apply(event);
       } finally {
         this.#draft = undefined;
       }
@@ -180,7 +186,7 @@ export class SessionFold {
   #evolve(recorded: RecordedEvent): void {
     if (this.#draft !== undefined) sessionStateProjection.evolve(this.#draft, recorded);
     else if (this.options.mutable) applyEventInPlace(sessionStateProjection, this.state, recorded);
-    else this.state = applyEvent(sessionStateProjection, this.state, recorded);
+    else this.state = evolveCallOnly(this.state, recorded) ?? applyEvent(sessionStateProjection, this.state, recorded);
     if (this.options.retain === "live") retire(this.state, recorded);
   }
 

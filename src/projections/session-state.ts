@@ -254,6 +254,50 @@ function trackPause(draft: Draft, type: string, recordedAt: string): void {
   }
 }
 
+/**
+ * The events that change one call and, besides it, only the state's `position` and
+ * `lastRecordedAt`: how each changes its call (a copy, given to write to). `evolve` applies them
+ * in an immer draft like every event; `evolveCallOnly` applies them without one.
+ */
+const callOnlyChanges: { [Type in "turn.tool.started" | "turn.tool.succeeded" | "turn.tool.interrupted"]: (call: CallState, recorded: RecordedEvent) => void } = {
+  "turn.tool.started": (call, recorded) => {
+    call.position = recorded.meta.streamPosition;
+    call.status = "running";
+    call.startedAt = recorded.meta.recordedAt;
+  },
+  "turn.tool.succeeded": (call, recorded) => {
+    const data = (recorded as unknown as EventOf<"turn.tool.succeeded">).data;
+    Object.assign(call, { position: recorded.meta.streamPosition, status: "succeeded", result: { kind: "succeeded", output: data.output, ...(data.stored !== undefined ? { stored: data.stored } : {}) }, endedAt: recorded.meta.recordedAt, durationMs: data.durationMs });
+  },
+  "turn.tool.interrupted": (call, recorded) => {
+    Object.assign(call, { position: recorded.meta.streamPosition, status: "interrupted", result: { kind: "interrupted" }, endedAt: recorded.meta.recordedAt });
+  },
+};
+
+/** Whether `evolveCallOnly` can fold an event of this type (when no pause is open). */
+export function isCallOnlyEvent(type: string): boolean {
+  return Object.hasOwn(callOnlyChanges, type);
+}
+
+/**
+ * Folds an event that changes one call (`isCallOnlyEvent`) into a new frozen state without an
+ * immer draft: the same state `evolve` gives, for a fraction of the cost (DESIGN.md §15 — a tool
+ * call's start and end are half the events of a turn, and a draft per event was the largest part
+ * of folding them). Returns `undefined` when the event is not one of them or a pause for a person
+ * is open (its end is a change `evolve` makes), so the caller folds it with `evolve`.
+ */
+export function evolveCallOnly(state: SessionState, recorded: RecordedEvent): SessionState | undefined {
+  if (!isCallOnlyEvent(recorded.type) || state.current.pausedSince !== null) return undefined;
+  const change = callOnlyChanges[recorded.type as keyof typeof callOnlyChanges];
+  const calls = CallMap.from(state.calls);
+  const callId = (recorded.data as { callId: string }).callId;
+  const call = calls.get(callId);
+  if (call === undefined) throw new Error(`session projection: event for unknown call ${callId}`);
+  const next = { ...call };
+  change(next, recorded);
+  return Object.freeze({ ...state, position: recorded.meta.streamPosition, lastRecordedAt: recorded.meta.recordedAt, calls: calls.with(callId, freeze(next, true)) });
+}
+
 function evolve(draft: Draft, recorded: RecordedEvent): void {
   const event = recorded as unknown as TurnlogEvent & { meta: RecordedEvent["meta"] };
   const position = recorded.meta.streamPosition;
@@ -419,16 +463,10 @@ function evolve(draft: Draft, recorded: RecordedEvent): void {
       if (!granted) countFailure(draft, call.name, "denied-by-user");
       return;
     }
-    case "turn.tool.started": {
-      updateCall(draft, event.data.callId, (call) => {
-        call.position = position;
-        call.status = "running";
-        call.startedAt = recorded.meta.recordedAt;
-      });
-      return;
-    }
-    case "turn.tool.succeeded": {
-      updateCall(draft, event.data.callId, (call) => Object.assign(call, { position, status: "succeeded", result: { kind: "succeeded", output: event.data.output, ...(event.data.stored !== undefined ? { stored: event.data.stored } : {}) }, endedAt: recorded.meta.recordedAt, durationMs: event.data.durationMs }));
+    case "turn.tool.started":
+    case "turn.tool.succeeded":
+    case "turn.tool.interrupted": {
+      updateCall(draft, event.data.callId, (call) => callOnlyChanges[event.type](call, recorded));
       return;
     }
     case "turn.tool.failed": {
@@ -442,10 +480,6 @@ function evolve(draft: Draft, recorded: RecordedEvent): void {
         }),
       );
       countFailure(draft, call.name, event.data.code);
-      return;
-    }
-    case "turn.tool.interrupted": {
-      updateCall(draft, event.data.callId, (call) => Object.assign(call, { position, status: "interrupted", result: { kind: "interrupted" }, endedAt: recorded.meta.recordedAt }));
       return;
     }
     case "turn.results.packetized": {
