@@ -219,9 +219,18 @@ export async function runTool(call: CallState, input: unknown, turnId: string, e
   const parsed = (tool.input as z.ZodType).safeParse(input);
   if (!parsed.success) return failed("invalid-input", parsed.error.message);
 
-  const { signal, timedOut, release } = callSignal(env.signal, tool.timeoutMs);
+  const guard = new CallGuard(env.signal, tool.timeoutMs);
   try {
-    const result = await withAbort(invoke(tool, parsed.data, { signal, callId: call.callId, sessionId: env.sessionId, workspace: env.workspace, protectedPaths: env.protectedPaths ?? [] }), signal);
+    const ctx: ToolContext = {
+      get signal() {
+        return guard.signal;
+      },
+      callId: call.callId,
+      sessionId: env.sessionId,
+      workspace: env.workspace,
+      protectedPaths: env.protectedPaths ?? [],
+    };
+    const result = await guard.race(invoke(tool, parsed.data, ctx));
     const durationMs = Math.max(0, env.clock.now() - started);
     if (typeof result === "string") return { type: "turn.tool.succeeded", data: { turnId, callId: call.callId, output: result, durationMs } };
     if (typeof result === "object" && result !== null && typeof result.content === "string" && typeof result.ok === "boolean") {
@@ -231,39 +240,12 @@ export async function runTool(call: CallState, input: unknown, turnId: string, e
     }
     return failed("invalid-result", "the tool returned neither a string nor { ok, content }");
   } catch (error) {
-    if (timedOut()) return failed("timeout", `the tool did not finish within ${tool.timeoutMs} ms`);
+    if (guard.timedOut) return failed("timeout", `the tool did not finish within ${tool.timeoutMs} ms`);
     if (env.signal.aborted) return failed("aborted", "the run was cancelled");
     return failed("tool-exception", error instanceof Error ? error.message : String(error));
   } finally {
-    release();
+    guard.release();
   }
-}
-
-/**
- * The signal one tool call gets: aborted when the run is (with the run's reason) or when the call
- * outlives `timeoutMs` (with a `TimeoutError`, as `AbortSignal.timeout` gives). Not
- * `AbortSignal.any([run, AbortSignal.timeout(ms)])`: that timer cannot be cleared, so every call
- * left one pending for its whole timeout, and the pair cost a tenth of a no-op call's CPU
- * (DESIGN.md §15). `release` clears the timer and the listener once the call has ended.
- */
-function callSignal(run: AbortSignal, timeoutMs: number): { signal: AbortSignal; timedOut: () => boolean; release: () => void } {
-  const controller = new AbortController();
-  let timedOut = false;
-  const onRunAbort = () => controller.abort(run.reason);
-  if (run.aborted) controller.abort(run.reason);
-  else run.addEventListener("abort", onRunAbort, { once: true });
-  const timer = setTimeout(() => {
-    timedOut = true;
-    controller.abort(new DOMException("The operation was aborted due to timeout", "TimeoutError"));
-  }, timeoutMs);
-  return {
-    signal: controller.signal,
-    timedOut: () => timedOut,
-    release: () => {
-      clearTimeout(timer);
-      run.removeEventListener("abort", onRunAbort);
-    },
-  };
 }
 
 /**
@@ -317,21 +299,85 @@ async function invoke(tool: ToolDefinition, input: unknown, ctx: ToolContext) {
   return tool.run(input, ctx);
 }
 
-/** Settles when the promise does or the signal aborts, whichever is first: a hung tool cannot hold the loop. */
-function withAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener("abort", onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener("abort", onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener("abort", onAbort);
-        reject(error);
-      },
-    );
-  });
+/**
+ * What ends one tool call early: the run's cancel (with the run's reason) or its timeout (with a
+ * `TimeoutError`, as `AbortSignal.timeout` gives). `race` settles when the tool does or when
+ * either comes first, so a hung tool cannot hold the loop; the tool sees the same through
+ * `ctx.signal`.
+ *
+ * Why not `AbortSignal.any([run, AbortSignal.timeout(ms)])` per call: that timer cannot be
+ * cleared (every call left one pending for its whole timeout), and an AbortController and its
+ * listeners per call were a tenth of a no-op tool call's CPU (DESIGN.md §15). Here the timer is
+ * cleared when the call ends, the controller is made only when the tool reads `ctx.signal`, and a
+ * run's cancel reaches its calls through one listener per run signal.
+ */
+class CallGuard {
+  #controller: AbortController | undefined;
+  #reason: { value: unknown } | undefined;
+  #reject: ((reason: unknown) => void) | undefined;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  timedOut = false;
+
+  constructor(
+    private readonly run: AbortSignal,
+    timeoutMs: number,
+  ) {
+    if (run.aborted) {
+      this.#reason = { value: run.reason };
+      return;
+    }
+    this.#timer = setTimeout(() => {
+      this.timedOut = true;
+      this.abort(new DOMException("The operation was aborted due to timeout", "TimeoutError"));
+    }, timeoutMs);
+    guardsOf(run).add(this);
+  }
+
+  /** The tool's signal, made when first read (aborted already if the call was). */
+  get signal(): AbortSignal {
+    if (this.#controller === undefined) {
+      this.#controller = new AbortController();
+      if (this.#reason !== undefined) this.#controller.abort(this.#reason.value);
+    }
+    return this.#controller.signal;
+  }
+
+  abort(reason: unknown): void {
+    if (this.#reason !== undefined) return;
+    this.#reason = { value: reason };
+    this.#controller?.abort(reason);
+    this.#reject?.(reason);
+  }
+
+  /** Settles as `work` does, or rejects with the reason the call was ended early, whichever is first. */
+  race<T>(work: Promise<T>): Promise<T> {
+    if (this.#reason !== undefined) {
+      work.catch(() => undefined);
+      return Promise.reject(this.#reason.value);
+    }
+    return Promise.race([work, new Promise<never>((_resolve, reject) => (this.#reject = reject))]);
+  }
+
+  /** The call has ended: its timer and its place among the run's calls go. */
+  release(): void {
+    clearTimeout(this.#timer);
+    this.#reject = undefined;
+    guardsByRun.get(this.run)?.delete(this);
+  }
+}
+
+/** The calls in flight under each run signal, and the one listener that ends them on a cancel. */
+const guardsByRun = new WeakMap<AbortSignal, Set<CallGuard>>();
+
+function guardsOf(run: AbortSignal): Set<CallGuard> {
+  let guards = guardsByRun.get(run);
+  if (guards === undefined) {
+    const created = new Set<CallGuard>();
+    guards = created;
+    guardsByRun.set(run, created);
+    run.addEventListener("abort", () => {
+      for (const guard of created) guard.abort(run.reason);
+    }, { once: true });
+  }
+  return guards;
 }

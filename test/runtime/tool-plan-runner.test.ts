@@ -125,6 +125,36 @@ describe("ToolPlanRunner", () => {
     ]);
   });
 
+  it("a tool's signal says why it was stopped: a TimeoutError after its timeout, the host's reason after a cancel", async () => {
+    const reasons: Record<string, unknown> = {};
+    const waiter = (name: string, timeoutMs: number) =>
+      defineTool({
+        name,
+        description: name,
+        risk: "read-only-local",
+        timeoutMs,
+        input: z.object({}),
+        run: (_input, { signal }) =>
+          new Promise<string>((_resolve, reject) => {
+            signal.addEventListener("abort", () => {
+              reasons[name] = signal.reason;
+              reject(new Error("stopped"));
+            });
+          }),
+      });
+    const provider = scriptedProvider([{ toolCalls: [{ id: "call_t", name: "times_out", arguments: "{}" }] }, { content: "done" }]);
+    const runtime = await createRuntime({ log: new MemoryEventLog(), provider, tools: [waiter("times_out", 50), waiter("waits", 60_000)] });
+    expect((await (await runtime.openSession("t1")).send("go")).status).toBe("completed");
+    expect(reasons.times_out).toMatchObject({ name: "TimeoutError" });
+
+    const cancelled = await createRuntime({ log: new MemoryEventLog(), provider: scriptedProvider([{ toolCalls: [{ id: "call_w", name: "waits", arguments: "{}" }] }]), tools: [waiter("waits", 60_000)] });
+    const controller = new AbortController();
+    const why = new Error("the user closed the tab");
+    setTimeout(() => controller.abort(why), 50);
+    expect(await (await cancelled.openSession("t2")).send("go", { signal: controller.signal })).toMatchObject({ status: "stopped", reason: "cancelled" });
+    expect(reasons.waits).toBe(why);
+  });
+
   it("a cancel reaches every running tool, starts nothing more, and stops the turn", async () => {
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 60);
