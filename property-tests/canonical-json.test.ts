@@ -3,7 +3,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { canonicalJsonOf } from "../src/util/canonical-json.js";
 import { computeEventHash, computeRecordedEventHash } from "../src/log/hash-chain.js";
-import { prepareEvents } from "../src/log/event-recording.js";
+import { eventDataSnapshot, prepareEvents, recordEvents } from "../src/log/event-recording.js";
 
 /** `f(value)`'s text, or "refused" when it throws: what a hash or fingerprint would get. */
 function outcome(f: (value: unknown) => string | undefined, value: unknown): string | undefined {
@@ -82,6 +82,46 @@ describe("an event being recorded hashes as verify() will hash it", () => {
         );
       }),
       { numRuns: 2000 },
+    );
+  });
+});
+
+describe("the stored form of an event is JSON.stringify of the recorded event", () => {
+  it("JSON.stringify writes the same text again for what JSON.parse makes of its text", () => {
+    fc.assert(
+      fc.property(fc.anything({ withBoxedValues: true, withMap: true, withSet: true, withSparseArray: true, withNullPrototype: true, withObjectString: true }), (value) => {
+        let text: string | undefined;
+        try {
+          text = JSON.stringify(value);
+        } catch {
+          return;
+        }
+        if (text === undefined) return;
+        expect(JSON.stringify(JSON.parse(text))).toBe(text);
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  it("recordEvents stores, for data given as it is or staged as a snapshot, exactly JSON.stringify of the event it returns", () => {
+    fc.assert(
+      fc.property(fc.array(fc.tuple(fc.jsonValue(), fc.boolean(), fc.option(awkwardText, { nil: undefined })), { minLength: 1, maxLength: 4 }), (items) => {
+        let prepared;
+        try {
+          prepared = prepareEvents(items.map(([data, staged, causationId]) => ({ type: "t.x", data: staged ? eventDataSnapshot(data, "t.x") : data, ...(causationId === undefined ? {} : { metadata: { causationId } }) })));
+        } catch {
+          return;
+        }
+        let n = 0;
+        let recorded;
+        try {
+          recorded = recordEvents("s", { version: 0, hash: "" }, 0, prepared, { now: () => 0 }, { next: () => `id-${(n += 1)}` });
+        } catch {
+          return; // a causation ID with a lone surrogate: refused by the hash
+        }
+        recorded.events.forEach((event, index) => expect(recorded.raws[index]).toBe(JSON.stringify(event)));
+      }),
+      { numRuns: 1000 },
     );
   });
 });

@@ -18,6 +18,8 @@ export const randomIds: IdSource = { next: () => randomUUID() };
 export interface PreparedEvent {
   type: string;
   data: unknown;
+  /** `JSON.stringify(data)`, kept from the copy so the stored form need not write it again. */
+  json: string;
   eventId: string | undefined;
   causationId: string | undefined;
   schemaVersion: number;
@@ -56,7 +58,7 @@ function prepareEvent(event: EventToAppend, index: number): PreparedEvent {
   if (typeof event.type !== "string" || event.type.length === 0) {
     throw new TypeError(`event ${index} must have a non-empty string type, got ${describe(event.type)}`);
   }
-  const data = isDataSnapshot(event.data) ? event.data : snapshotData(event.data, `event ${index} (${event.type})`);
+  const { data, json } = takeSnapshot(event.data) ?? snapshotData(event.data, `event ${index} (${event.type})`);
   if (hasLoneSurrogateEscape(JSON.stringify(event.type))) {
     throw new TypeError(`event ${index} (${event.type}) contains a string that is not valid Unicode`);
   }
@@ -74,17 +76,23 @@ function prepareEvent(event: EventToAppend, index: number): PreparedEvent {
   if (schemaVersion !== undefined && !(Number.isSafeInteger(schemaVersion) && schemaVersion >= 1)) {
     throw new TypeError(`event ${index} has a schemaVersion that is not a positive integer`);
   }
-  return { type: event.type, data, eventId, causationId, schemaVersion: schemaVersion ?? 1 };
+  return { type: event.type, data, json, eventId, causationId, schemaVersion: schemaVersion ?? 1 };
 }
 
 /**
- * Event data already in the form an append stores (see `eventDataSnapshot`): an append takes it
- * as it is instead of writing it as JSON and reading it back a second time.
+ * Event data already in the form an append stores (see `eventDataSnapshot`), with its JSON text
+ * until an append takes it: an append takes the data as it is instead of writing it as JSON and
+ * reading it back a second time, and stores the text it was read from.
  */
-const dataSnapshots = new WeakSet<object>();
+const dataSnapshots = new WeakMap<object, string | undefined>();
 
-function isDataSnapshot(data: unknown): boolean {
-  return typeof data === "object" && data !== null && dataSnapshots.has(data);
+/** The snapshot and its JSON text, when `data` is one (the text is handed out once, then dropped). */
+function takeSnapshot(data: unknown): { data: unknown; json: string } | undefined {
+  if (typeof data !== "object" || data === null || !dataSnapshots.has(data)) return undefined;
+  const json = dataSnapshots.get(data) ?? JSON.stringify(data);
+  // Not kept for the life of the data (a state holds it as long as the session is open).
+  dataSnapshots.set(data, undefined);
+  return { data, json };
 }
 
 /**
@@ -98,14 +106,18 @@ function isDataSnapshot(data: unknown): boolean {
  * const data = eventDataSnapshot({ a: 1, b: undefined }, "x.happened"); // { a: 1 }, frozen
  */
 export function eventDataSnapshot(data: unknown, type: string): unknown {
-  if (isDataSnapshot(data)) return data;
+  if (typeof data === "object" && data !== null && dataSnapshots.has(data)) return data;
   const snapshot = snapshotData(data, `event ${type}`);
-  if (typeof snapshot === "object" && snapshot !== null) dataSnapshots.add(deepFreeze(snapshot));
-  return snapshot;
+  if (typeof snapshot.data === "object" && snapshot.data !== null) dataSnapshots.set(deepFreeze(snapshot.data), snapshot.json);
+  return snapshot.data;
 }
 
-/** `data` as JSON and back; a `TypeError` naming `what` for data no backend can store. */
-function snapshotData(data: unknown, what: string): unknown {
+/**
+ * `data` as JSON and back, and the JSON; a `TypeError` naming `what` for data no backend can
+ * store. `JSON.stringify` gives the same text again for the copy (property-tests/canonical-json
+ * .test.ts shows it), so the text stands for the copy in the stored form.
+ */
+function snapshotData(data: unknown, what: string): { data: unknown; json: string } {
   let json: string | undefined;
   try {
     json = JSON.stringify(data);
@@ -119,7 +131,7 @@ function snapshotData(data: unknown, what: string): unknown {
   if (hasLoneSurrogateEscape(json)) {
     throw new TypeError(`${what} contains a string that is not valid Unicode`);
   }
-  return JSON.parse(json) as unknown;
+  return { data: JSON.parse(json) as unknown, json };
 }
 
 /** What one append adds to a stream, computed before anything is written. */
@@ -173,7 +185,8 @@ export function recordEvents(
     };
     const hash = computeRecordedEventHash(prevHash, event.type, event.data, meta);
     const recorded: RecordedEvent = { type: event.type, data: event.data, meta: { ...meta, hash } };
-    raws.push(JSON.stringify(recorded));
+    // JSON.stringify(recorded), with the data's JSON text taken from the copy instead of written again.
+    raws.push(`{"type":${JSON.stringify(event.type)},"data":${event.json},"meta":${JSON.stringify(recorded.meta)}}`);
     // The same object goes to every subscriber and back to the appender; freezing it keeps one
     // of them from changing what the others see. Reads return fresh, unfrozen copies.
     events.push(deepFreeze(recorded));
