@@ -255,47 +255,92 @@ function trackPause(draft: Draft, type: string, recordedAt: string): void {
 }
 
 /**
- * The events that change one call and, besides it, only the state's `position` and
- * `lastRecordedAt`: how each changes its call (a copy, given to write to). `evolve` applies them
- * in an immer draft like every event; `evolveCallOnly` applies them without one.
+ * What an event does to the calls it is about, and the messages it adds, when that is all it
+ * does besides moving `position` and `lastRecordedAt`: a tool call's start and end, a plan with
+ * nothing rejected, a gate that allowed every call, the packets. Each change is given a copy of
+ * its call to write to. `evolve` applies these in an immer draft like every event; `evolveCallOnly`
+ * applies them without one. Undefined for any other event (or one that also counts a failure or
+ * opens a pause), which only `evolve` folds.
  */
-const callOnlyChanges: { [Type in "turn.tool.started" | "turn.tool.succeeded" | "turn.tool.interrupted"]: (call: CallState, recorded: RecordedEvent) => void } = {
-  "turn.tool.started": (call, recorded) => {
-    call.position = recorded.meta.streamPosition;
-    call.status = "running";
-    call.startedAt = recorded.meta.recordedAt;
-  },
-  "turn.tool.succeeded": (call, recorded) => {
-    const data = (recorded as unknown as EventOf<"turn.tool.succeeded">).data;
-    Object.assign(call, { position: recorded.meta.streamPosition, status: "succeeded", result: { kind: "succeeded", output: data.output, ...(data.stored !== undefined ? { stored: data.stored } : {}) }, endedAt: recorded.meta.recordedAt, durationMs: data.durationMs });
-  },
-  "turn.tool.interrupted": (call, recorded) => {
-    Object.assign(call, { position: recorded.meta.streamPosition, status: "interrupted", result: { kind: "interrupted" }, endedAt: recorded.meta.recordedAt });
-  },
-};
+function callChanges(recorded: RecordedEvent): { changes: [callId: string, change: (call: CallState) => void][]; messages?: SessionMessage[] } | undefined {
+  const event = recorded as unknown as TurnlogEvent;
+  const position = recorded.meta.streamPosition;
+  const recordedAt = recorded.meta.recordedAt;
+  switch (event.type) {
+    case "turn.tool.started":
+      return {
+        changes: [[event.data.callId, (call) => Object.assign(call, { position, status: "running", startedAt: recordedAt })]],
+      };
+    case "turn.tool.succeeded": {
+      const { output, stored, durationMs } = event.data;
+      const result = { kind: "succeeded" as const, output, ...(stored !== undefined ? { stored } : {}) };
+      return { changes: [[event.data.callId, (call) => Object.assign(call, { position, status: "succeeded", result, endedAt: recordedAt, durationMs })]] };
+    }
+    case "turn.tool.interrupted":
+      return { changes: [[event.data.callId, (call) => Object.assign(call, { position, status: "interrupted", result: { kind: "interrupted" }, endedAt: recordedAt })]] };
+    case "turn.tool_calls.planned":
+      if (!event.data.plans.every((plan) => plan.status === "planned")) return undefined;
+      return { changes: event.data.plans.map((plan) => [plan.callId, (call) => Object.assign(call, { position, status: "planned", input: plan.input })]) };
+    case "turn.tool_calls.gated":
+      if (!event.data.decisions.every((entry) => entry.decision === "allow")) return undefined;
+      return {
+        changes: event.data.decisions.map(({ callId, decision, rule, riskClass, fingerprint, contained }) => [
+          callId,
+          (call) => Object.assign(call, { position, decision: { decision, rule, riskClass, fingerprint, ...(contained !== undefined ? { contained } : {}) }, status: "allowed" }),
+        ]),
+      };
+    case "turn.results.packetized":
+      return {
+        changes: event.data.packets.map((packet) => [packet.callId, (call) => Object.assign(call, { packet })]),
+        messages: event.data.packets.map((packet) => ({
+          role: "tool",
+          content: packet.content,
+          metadata: { tool_call_id: packet.callId, tool_name: packet.tool, ok: packet.ok, ...(packet.errorCode !== undefined ? { errorCode: packet.errorCode } : {}) },
+          position,
+        })),
+      };
+    default:
+      return undefined;
+  }
+}
 
-/** Whether `evolveCallOnly` can fold an event of this type (when no pause is open). */
+const callChangeTypes = new Set(["turn.tool.started", "turn.tool.succeeded", "turn.tool.interrupted", "turn.tool_calls.planned", "turn.tool_calls.gated", "turn.results.packetized"]);
+
+/** Whether `evolveCallOnly` may be able to fold an event of this type (see `callChanges`). */
 export function isCallOnlyEvent(type: string): boolean {
-  return Object.hasOwn(callOnlyChanges, type);
+  return callChangeTypes.has(type);
 }
 
 /**
- * Folds an event that changes one call (`isCallOnlyEvent`) into a new frozen state without an
- * immer draft: the same state `evolve` gives, for a fraction of the cost (DESIGN.md §15 — a tool
- * call's start and end are half the events of a turn, and a draft per event was the largest part
- * of folding them). Returns `undefined` when the event is not one of them or a pause for a person
- * is open (its end is a change `evolve` makes), so the caller folds it with `evolve`.
+ * Folds an event that only changes calls and adds messages (`callChanges`) into a new frozen state
+ * without an immer draft: the same state `evolve` gives, for a fraction of the cost (DESIGN.md
+ * §15 — these are most of the events of a turn, and a draft per event was the largest part of
+ * folding them). Returns `undefined` when the event does more, or a pause for a person is open
+ * (its end is a change `evolve` makes), so the caller folds it with `evolve`.
  */
 export function evolveCallOnly(state: SessionState, recorded: RecordedEvent): SessionState | undefined {
   if (!isCallOnlyEvent(recorded.type) || state.current.pausedSince !== null) return undefined;
-  const change = callOnlyChanges[recorded.type as keyof typeof callOnlyChanges];
-  const calls = CallMap.from(state.calls);
-  const callId = (recorded.data as { callId: string }).callId;
-  const call = calls.get(callId);
-  if (call === undefined) throw new Error(`session projection: event for unknown call ${callId}`);
-  const next = { ...call };
-  change(next, recorded);
-  return Object.freeze({ ...state, position: recorded.meta.streamPosition, lastRecordedAt: recorded.meta.recordedAt, calls: calls.with(callId, freeze(next, true)) });
+  const described = callChanges(recorded);
+  if (described === undefined) return undefined;
+  let calls = CallMap.from(state.calls);
+  for (const [callId, change] of described.changes) {
+    const call = calls.get(callId);
+    if (call === undefined) throw new Error(`session projection: event for unknown call ${callId}`);
+    const next = { ...call };
+    change(next);
+    calls = calls.with(callId, freeze(next, true));
+  }
+  const messages = described.messages === undefined ? state.messages : (Object.freeze([...state.messages, ...described.messages.map((message) => freeze(message, true))]) as SessionMessage[]);
+  return Object.freeze({ ...state, position: recorded.meta.streamPosition, lastRecordedAt: recorded.meta.recordedAt, calls, messages });
+}
+
+/** Applies `callChanges` of the event in a draft; false when it has none (the event does more). */
+function applyCallChanges(draft: Draft, recorded: RecordedEvent): boolean {
+  const described = callChanges(recorded);
+  if (described === undefined) return false;
+  for (const [callId, change] of described.changes) updateCall(draft, callId, change);
+  if (described.messages !== undefined) draft.messages.push(...described.messages);
+  return true;
 }
 
 function evolve(draft: Draft, recorded: RecordedEvent): void {
@@ -409,6 +454,7 @@ function evolve(draft: Draft, recorded: RecordedEvent): void {
       return;
     }
     case "turn.tool_calls.planned": {
+      if (applyCallChanges(draft, recorded)) return;
       for (const plan of event.data.plans) {
         updateCall(draft, plan.callId, (call) => {
           call.position = position;
@@ -425,6 +471,7 @@ function evolve(draft: Draft, recorded: RecordedEvent): void {
       return;
     }
     case "turn.tool_calls.gated": {
+      if (applyCallChanges(draft, recorded)) return;
       for (const { callId, decision, rule, riskClass, fingerprint, contained } of event.data.decisions) {
         updateCall(draft, callId, (call) => {
           call.position = position;
@@ -465,8 +512,9 @@ function evolve(draft: Draft, recorded: RecordedEvent): void {
     }
     case "turn.tool.started":
     case "turn.tool.succeeded":
-    case "turn.tool.interrupted": {
-      updateCall(draft, event.data.callId, (call) => callOnlyChanges[event.type](call, recorded));
+    case "turn.tool.interrupted":
+    case "turn.results.packetized": {
+      applyCallChanges(draft, recorded);
       return;
     }
     case "turn.tool.failed": {
@@ -480,20 +528,6 @@ function evolve(draft: Draft, recorded: RecordedEvent): void {
         }),
       );
       countFailure(draft, call.name, event.data.code);
-      return;
-    }
-    case "turn.results.packetized": {
-      for (const packet of event.data.packets) {
-        updateCall(draft, packet.callId, (call) => {
-          call.packet = packet;
-        });
-        draft.messages.push({
-          role: "tool",
-          content: packet.content,
-          metadata: { tool_call_id: packet.callId, tool_name: packet.tool, ok: packet.ok, ...(packet.errorCode !== undefined ? { errorCode: packet.errorCode } : {}) },
-          position,
-        });
-      }
       return;
     }
     case "turn.completed": {

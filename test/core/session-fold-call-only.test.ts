@@ -28,7 +28,7 @@ async function recordedSession(): Promise<RecordedEvent[]> {
   return [...(await runtime.events("p1"))];
 }
 
-describe("a tool call's start and end fold without an immer draft", () => {
+describe("events that only change calls (starts, ends, plans, allows, packets) fold without an immer draft", () => {
   it("give, after every event, the state the projection's own evolve gives, frozen as it is", async () => {
     const events = await recordedSession();
     const callOnly = events.filter((event) => isCallOnlyEvent(event.type));
