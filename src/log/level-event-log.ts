@@ -87,6 +87,12 @@ interface AppendRequest {
   reject(error: unknown): void;
 }
 
+/**
+ * When the batch waiting for the one in flight holds this many operations, the writer waits for
+ * it before it acknowledges more appends written behind: a loop that appends faster than the disk
+ * writes is held back instead of queueing without bound.
+ */
+const MAX_QUEUED_OPERATIONS = 4096;
 /** At most this many appends share one batch, so one batch stays a bounded amount of work. */
 const MAX_GROUP_SIZE = 256;
 /** Events read per LevelDB iterator call by `readAll` and `verify`. */
@@ -120,6 +126,18 @@ function writeBatch(db: Database, operations: PutOperation[], sync: boolean): Pr
   return db.batch(operations, { sync });
 }
 
+/** The next batch to write: the operations of the groups planned while one is being written. */
+interface QueuedBatch {
+  operations: PutOperation[];
+  /** fsynced: a group of it has a durable append (on a `sync` log). */
+  sync: boolean;
+  /** It holds acknowledged (written-behind) appends: if it fails, the log is broken. */
+  behind: boolean;
+  done: Promise<void>;
+  resolve(): void;
+  reject(error: unknown): void;
+}
+
 /** Directories this process holds open, so a second open can say who holds the lock. */
 const openInThisProcess = new Set<string>();
 
@@ -149,8 +167,12 @@ export class LevelEventLog implements EventLog {
   private closing: Promise<void> | undefined;
   /** A `sync` log has written batches (of `durable: false` appends) that no fsync covers yet. */
   private unsynced = false;
-  /** The batch being written behind appends it already acknowledged (see `commitGroup`). */
-  private inFlight: Promise<void> | undefined;
+  /** A batch is being written (see `queueWrite`: one at a time, in the order they were planned). */
+  private writing = false;
+  /** The groups planned while a batch is being written, merged into the next batch. */
+  private queued: QueuedBatch | undefined;
+  /** Settles when the last batch queued so far is written (or failed): every one before it is then. */
+  private lastWrite: Promise<void> = Promise.resolve();
   /** Set when a batch written behind failed: acknowledged events are missing, so nothing goes on. */
   private broken: { error: unknown } | undefined;
 
@@ -347,6 +369,8 @@ export class LevelEventLog implements EventLog {
     this.closed = true;
     this.closing ??= (async () => {
       while (this.flushing !== undefined) await this.flushing;
+      // Batches written behind finish before the database closes (a failed one already broke the log).
+      await this.lastWrite;
       this.subscribers.clear();
       try {
         if (this.unsynced) {
@@ -409,34 +433,88 @@ export class LevelEventLog implements EventLog {
     }
     const behind = plan.early.length > 0;
     if (behind) this.acknowledge(plan, plan.early);
-    const write = this.write(plan);
-    if (behind) this.inFlight = write.then(() => undefined, () => undefined);
+    const write = this.queueWrite(plan, behind);
+    if (behind) {
+      // Pipelined: the writer plans (and acknowledges) the next group while this batch is
+      // written, instead of holding every later append until it lands (DESIGN.md §15).
+      void write.then(
+        () => {
+          for (const settle of plan.late) settle.resolve();
+        },
+        (error: unknown) => {
+          for (const settle of plan.late) settle.reject(error);
+        },
+      );
+      // Held back once the next batch is large: a loop that appends faster than the disk writes
+      // waits for it instead of queueing without bound.
+      if ((this.queued?.operations.length ?? 0) >= MAX_QUEUED_OPERATIONS) await write.catch(() => undefined);
+      return;
+    }
     try {
       await write;
     } catch (error) {
-      if (behind) {
-        this.broken = { error };
-        for (const settle of plan.late) settle.reject(error);
-        return;
-      }
       // Nothing of the group was written, so no append of it, not even one that would have
       // conflicted, can report anything but this error.
       for (const request of group) request.reject(error);
       return;
-    } finally {
-      if (behind) this.inFlight = undefined;
     }
-    if (!behind) this.acknowledge(plan, []);
+    this.acknowledge(plan, []);
     for (const settle of plan.late) settle.resolve();
   }
 
-  /** Writes a planned group: fsynced when an append of it is durable (on a `sync` log). */
-  private async write(plan: GroupPlan): Promise<void> {
-    if (plan.operations.length === 0) return;
-    // A synced batch also makes every earlier, unsynced one durable: LevelDB writes in order.
-    const sync = this.durability === "sync" && plan.wantsSync;
-    await writeBatch(this.db, plan.operations, sync);
-    this.unsynced = this.durability === "sync" && !sync;
+  /**
+   * Hands a planned group's operations to LevelDB: at once when no batch is being written, else
+   * merged into the next batch with every group planned until the one in flight lands (a group
+   * commit of written-behind appends: one write instead of one per append). Batches are written
+   * one at a time and in order — each rewrites stream heads, so order matters — and a batch is
+   * fsynced when a group of it asked for that (on a `sync` log). Resolves when the group's batch
+   * is written. A failed batch that held acknowledged appends breaks the log: nothing after it
+   * is written.
+   */
+  private queueWrite(plan: GroupPlan, behind: boolean): Promise<void> {
+    if (plan.operations.length === 0) return Promise.resolve();
+    let batch = this.queued;
+    if (batch === undefined) {
+      let resolve!: () => void;
+      let reject!: (error: unknown) => void;
+      const done = new Promise<void>((resolveDone, rejectDone) => {
+        resolve = resolveDone;
+        reject = rejectDone;
+      });
+      batch = { operations: [], sync: false, behind: false, done, resolve, reject };
+      this.queued = batch;
+      this.lastWrite = done.catch(() => undefined);
+    }
+    batch.operations.push(...plan.operations);
+    batch.sync ||= this.durability === "sync" && plan.wantsSync;
+    batch.behind ||= behind;
+    if (!this.writing) this.writeQueued();
+    return batch.done;
+  }
+
+  /** Writes the queued batch, then the one queued meanwhile, until none is left. */
+  private writeQueued(): void {
+    const batch = this.queued;
+    if (batch === undefined) {
+      this.writing = false;
+      return;
+    }
+    this.queued = undefined;
+    this.writing = true;
+    const written = this.broken !== undefined ? Promise.reject(this.broken.error) : writeBatch(this.db, batch.operations, batch.sync);
+    written.then(
+      () => {
+        // A synced batch also makes every earlier, unsynced one durable: LevelDB writes in order.
+        this.unsynced = this.durability === "sync" && !batch.sync;
+        batch.resolve();
+        this.writeQueued();
+      },
+      (error: unknown) => {
+        if (batch.behind) this.broken ??= { error };
+        batch.reject(error);
+        this.writeQueued();
+      },
+    );
   }
 
   /** Moves the heads past a group, tells the subscribers, and settles `settled` (in call order). */
@@ -452,7 +530,7 @@ export class LevelEventLog implements EventLog {
    * is in the log is then readable from it. Throws the storage error of a batch that failed.
    */
   private async written(): Promise<void> {
-    while (this.inFlight !== undefined) await this.inFlight;
+    await this.lastWrite;
     if (this.broken !== undefined) throw this.broken.error;
   }
 

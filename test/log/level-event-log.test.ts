@@ -219,6 +219,65 @@ describe("LevelEventLog", () => {
       expect(await log.verify()).toEqual({ ok: true, checked: 3 });
     });
 
+    it("acknowledges the next durable: false append while the batch before it is still being written; the batches land in order", async () => {
+      const log = await open(await freshDirectory(), { durability: "sync" });
+      const { batch, release } = holdBatches();
+      const first = await log.appendToStream("a", someEvents(2), { durable: false });
+      const second = await log.appendToStream("a", someEvents(1), { durable: false, expectedStreamVersion: 2 });
+      expect(second.events.map((event) => event.meta.streamPosition)).toEqual([3]);
+      // The second batch waits for the first to land before it goes to LevelDB.
+      expect(batch).toHaveBeenCalledTimes(1);
+      release();
+      const read = await log.readStream("a");
+      expect(read.map((event) => event.meta.hash)).toEqual([...first.events, ...second.events].map((event) => event.meta.hash));
+      expect(await log.verify()).toEqual({ ok: true, checked: 3 });
+    });
+
+    it("appends made while a batch is being written go to LevelDB together, in one batch after it", async () => {
+      const log = await open(await freshDirectory(), { durability: "sync" });
+      const { batch, release } = holdBatches();
+      await log.appendToStream("a", someEvents(1), { durable: false });
+      await log.appendToStream("b", someEvents(1), { durable: false });
+      await log.appendToStream("c", someEvents(2), { durable: false });
+      // A durable append joins them, and is acknowledged once their batch is written and fsynced.
+      const durable = log.appendToStream("d", someEvents(1));
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(batch).toHaveBeenCalledTimes(1);
+      release();
+      await durable;
+      expect(batch).toHaveBeenCalledTimes(2);
+      expect(batch.mock.calls[1]?.[1]).toEqual({ sync: true });
+      expect(await log.verify()).toEqual({ ok: true, checked: 5 });
+    });
+
+    it("when a batch written behind fails, the appends acknowledged after it are not written either, and the log refuses everything after", async () => {
+      const directory = await freshDirectory();
+      const log = await open(directory, { durability: "sync" });
+      await log.appendToStream("a", someEvents(1));
+      const original = Level.prototype.batch;
+      let release!: () => void;
+      const released = new Promise<void>((resolve) => (release = resolve));
+      const failure = new Error("disk full");
+      const batch = vi.spyOn(Level.prototype, "batch").mockImplementationOnce((async () => {
+        await released;
+        throw failure;
+      }) as never);
+      batch.mockImplementation(original as never);
+      await log.appendToStream("a", someEvents(1), { durable: false });
+      // Acknowledged while the batch before it is held: it was told, and it is lost with it.
+      await log.appendToStream("b", someEvents(1), { durable: false });
+      release();
+      await expect(log.readStream("b")).rejects.toBe(failure);
+      await expect(log.appendToStream("c", someEvents(1), { durable: false })).rejects.toBe(failure);
+      expect(batch).toHaveBeenCalledTimes(1);
+      await log.close();
+      vi.restoreAllMocks();
+      const reopened = await open(directory, { durability: "sync" });
+      expect(await reopened.streamVersion("a")).toBe(1);
+      expect(await reopened.streamVersion("b")).toBe(0);
+      expect(await reopened.verify()).toEqual({ ok: true, checked: 1 });
+    });
+
     it("a durable append is not acknowledged before its batch is written", async () => {
       const log = await open(await freshDirectory(), { durability: "sync" });
       const { release } = holdBatches();
