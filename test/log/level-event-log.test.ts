@@ -246,7 +246,7 @@ describe("LevelEventLog", () => {
       release();
       await durable;
       expect(batch).toHaveBeenCalledTimes(2);
-      expect(batch.mock.calls[1]?.[1]).toEqual({ sync: true });
+      expect((batch.mock.calls[1] as unknown[] | undefined)?.[1]).toEqual({ sync: true });
       expect(await log.verify()).toEqual({ ok: true, checked: 5 });
     });
 
