@@ -1,7 +1,7 @@
 import type { EventOf } from "../contracts/events.js";
 import type { ProviderFormat } from "../contracts/provider.js";
 import type { FlatReason, HistoryUnit } from "./history-units.js";
-import type { AnthropicMessage, OpenAiChatMessage, SerializationReport } from "./serializers.js";
+import type { AnthropicMessage, OpenAiChatMessage, RepairReason, SerializationReport } from "./serializers.js";
 
 /**
  * A history diagnostic, the payload of `session.diagnostic.recorded`: a name, counts and reason
@@ -45,9 +45,30 @@ export function historyDiagnostics(input: {
   ignoredResults: { orphan: number; duplicate: number };
   output: { system?: string; messages: readonly (OpenAiChatMessage | AnthropicMessage)[] };
 }): HistoryDiagnostic[] {
-  const { units, selection, report } = input;
-  const flat = units.filter((unit) => unit.kind === "flat");
-  const native = units.filter((unit) => unit.kind === "tool-group");
+  const tallies = newTallies();
+  for (const unit of input.units) tallyUnit(tallies, unit);
+  tallyReport(tallies, input.report);
+  tallyOutput(tallies, input.output);
+  return historyDiagnosticsFromTallies({ format: input.format, selection: input.selection, tallies, ignoredResults: input.ignoredResults });
+}
+
+/**
+ * The same diagnostics as `historyDiagnostics`, from the tallies of the serialized units, the
+ * serializer's report and the output messages: a build that keeps running tallies of its units
+ * gets them without walking every unit and message (DESIGN.md §15).
+ *
+ * @example
+ * const diagnostics = historyDiagnosticsFromTallies({ format, selection, tallies, ignoredResults });
+ */
+export function historyDiagnosticsFromTallies(input: {
+  format: ProviderFormat;
+  selection: SelectionFacts;
+  tallies: HistoryTallies;
+  ignoredResults: { orphan: number; duplicate: number };
+}): HistoryDiagnostic[] {
+  const { selection, tallies } = input;
+  const flatUnits = tallies[flatAt] ?? 0;
+  const echoStripped = tallies[echoStrippedAt] ?? 0;
   const diagnostics: HistoryDiagnostic[] = [];
 
   const selectedReasons: string[] = [];
@@ -64,9 +85,9 @@ export function historyDiagnostics(input: {
       units_selected: selection.selectedUnits,
       units_dropped: selection.droppedUnits,
       working_set_units: selection.workingSetUnits,
-      summary_units: units.some((unit) => unit.kind === "summary") ? 1 : 0,
-      groups_native: native.length,
-      groups_flat: flat.length,
+      summary_units: (tallies[summaryAt] ?? 0) > 0 ? 1 : 0,
+      groups_native: tallies[nativeAt] ?? 0,
+      groups_flat: flatUnits,
       ...(selection.budgetTokens !== undefined ? { budget_tokens: selection.budgetTokens } : {}),
       reserved_tokens: selection.reservedTokens,
       selected_tokens: selection.selectedTokens,
@@ -75,24 +96,31 @@ export function historyDiagnostics(input: {
     reasons: selectedReasons.sort(),
   });
 
-  if (flat.length > 0 || report.echoStripped > 0) {
+  if (flatUnits > 0 || echoStripped > 0) {
     const byReason = new Map<FlatReason | "provider_unsupported", number>();
-    for (const unit of flat) for (const reason of unit.reasons) byReason.set(reason, (byReason.get(reason) ?? 0) + 1);
-    if (report.echoStripped > 0) byReason.set("provider_unsupported", report.echoStripped);
+    for (const [index, reason] of flatReasons.entries()) {
+      const times = tallies[flatReasonsAt + index] ?? 0;
+      if (times > 0) byReason.set(reason, times);
+    }
+    if (echoStripped > 0) byReason.set("provider_unsupported", echoStripped);
     const reasons = [...byReason.keys()].sort();
     diagnostics.push({
       name: "structured-tool-history-skipped",
       counts: {
-        groups_flat: flat.length,
-        calls_flat: flat.reduce((sum, unit) => sum + (unit.kind === "flat" ? unit.calls.length : 0), 0),
-        echo_stripped: report.echoStripped,
+        groups_flat: flatUnits,
+        calls_flat: tallies[callsFlatAt] ?? 0,
+        echo_stripped: echoStripped,
         ...Object.fromEntries(reasons.map((reason) => [reason, byReason.get(reason) ?? 0])),
       },
       reasons,
     });
   }
 
-  const repairs = new Map<string, number>(Object.entries(report.repairs));
+  const repairs = new Map<string, number>();
+  for (const [index, reason] of repairReasons.entries()) {
+    const times = tallies[repairsAt + index] ?? 0;
+    if (times > 0) repairs.set(reason, times);
+  }
   if (input.ignoredResults.orphan > 0) repairs.set("orphan_result_dropped", input.ignoredResults.orphan);
   if (input.ignoredResults.duplicate > 0) repairs.set("duplicate_result_dropped", input.ignoredResults.duplicate);
   if (repairs.size > 0) {
@@ -100,7 +128,7 @@ export function historyDiagnostics(input: {
     diagnostics.push({ name: "structured-tool-history-repaired", counts: Object.fromEntries(reasons.map((reason) => [reason, repairs.get(reason) ?? 0])), reasons });
   }
 
-  diagnostics.push(serializedDiagnostic(input.format, input.output));
+  diagnostics.push(serializedFromTallies(input.format, tallies));
   return diagnostics;
 }
 
@@ -112,46 +140,143 @@ export function historyDiagnostics(input: {
  * serializedDiagnostic("openai-chat", { messages }).counts.tool_calls;
  */
 export function serializedDiagnostic(format: ProviderFormat, output: { system?: string; messages: readonly unknown[] }): HistoryDiagnostic {
-  const counts: Record<string, number> = {
-    messages: output.messages.length,
-    system_messages: 0,
-    user_messages: 0,
-    assistant_messages: 0,
-    tool_messages: 0,
-    tool_calls: 0,
-    tool_results: 0,
-    error_results: 0,
-    text_blocks: 0,
-    thinking_blocks: 0,
-    reasoning_fields: 0,
-  };
-  const add = (key: string, by = 1) => {
-    counts[key] = (counts[key] ?? 0) + by;
-  };
-  if (output.system !== undefined) add("system_messages");
-  for (const message of output.messages) {
-    const record = (typeof message === "object" && message !== null ? message : {}) as Record<string, unknown>;
-    const role = record.role;
-    if (role === "system") add("system_messages");
-    else if (role === "user") add("user_messages");
-    else if (role === "assistant") add("assistant_messages");
-    else if (role === "tool") {
-      add("tool_messages");
-      add("tool_results");
-    }
-    if (Array.isArray(record.tool_calls)) add("tool_calls", record.tool_calls.length);
-    if (typeof record.reasoning_content === "string") add("reasoning_fields");
-    if (Array.isArray(record.content)) {
-      for (const block of record.content) {
-        const type = typeof block === "object" && block !== null ? (block as Record<string, unknown>).type : undefined;
-        if (type === "text") add("text_blocks");
-        else if (type === "tool_use") add("tool_calls");
-        else if (type === "tool_result") {
-          add("tool_results");
-          if ((block as Record<string, unknown>).is_error === true) add("error_results");
-        } else if (type === "thinking" || type === "redacted_thinking") add("thinking_blocks");
-      }
+  const tallies = newTallies();
+  tallyOutput(tallies, output);
+  return serializedFromTallies(format, tallies);
+}
+
+function serializedFromTallies(format: ProviderFormat, tallies: HistoryTallies): HistoryDiagnostic {
+  const counts: Record<string, number> = {};
+  for (const [index, key] of serializedKeys.entries()) counts[key] = tallies[serializedAt + index] ?? 0;
+  return { name: "structured-tool-history-serialized", counts, reasons: [format === "openai-chat" ? "openai_chat" : "anthropic_messages"] };
+}
+
+/**
+ * The counts a build's diagnostics are made of — units native, flat and summary, the flat groups'
+ * calls and reasons, the serializer's repairs and stripped echoes, and the `-serialized` counts of
+ * the output messages — at fixed indexes. Each is a sum over units or messages, so the tallies of
+ * a run of units are the difference of two running tallies.
+ */
+export type HistoryTallies = number[];
+
+// Records, not lists, so the compiler checks that every reason has its place.
+const flatReasons = Object.keys({
+  unsafe_arguments: null,
+  length_truncated: null,
+  invalid_id: null,
+  invalid_name: null,
+  invalid_arguments: null,
+  incomplete_group: null,
+  missing_echo: null,
+  echo_oversized: null,
+  marked_unsafe: null,
+} satisfies Record<FlatReason, null>) as FlatReason[];
+const repairReasons = Object.keys({
+  merged_consecutive_roles: null,
+  inserted_preface: null,
+  empty_content: null,
+  empty_arguments: null,
+  echo_stripped_on_merge: null,
+  orphan_result_dropped: null,
+  duplicate_result_dropped: null,
+} satisfies Record<RepairReason, null>) as RepairReason[];
+/** The `-serialized` counts, in the order the diagnostic lists them. */
+const serializedKeys = [
+  "messages",
+  "system_messages",
+  "user_messages",
+  "assistant_messages",
+  "tool_messages",
+  "tool_calls",
+  "tool_results",
+  "error_results",
+  "text_blocks",
+  "thinking_blocks",
+  "reasoning_fields",
+] as const;
+type SerializedKey = (typeof serializedKeys)[number];
+
+const nativeAt = 0;
+const flatAt = 1;
+const summaryAt = 2;
+const callsFlatAt = 3;
+const echoStrippedAt = 4;
+const flatReasonsAt = 5;
+const repairsAt = flatReasonsAt + flatReasons.length;
+const serializedAt = repairsAt + repairReasons.length;
+const talliesLength = serializedAt + serializedKeys.length;
+
+const flatReasonIndex = new Map(flatReasons.map((reason, index) => [reason, flatReasonsAt + index]));
+const repairIndex = new Map(repairReasons.map((reason, index) => [reason, repairsAt + index]));
+const serializedIndex = new Map(serializedKeys.map((key, index) => [key, serializedAt + index]));
+
+/** Tallies of nothing. */
+export function newTallies(): HistoryTallies {
+  return new Array<number>(talliesLength).fill(0);
+}
+
+/** `into` plus `times` × `tallies`, in place (`times` −1 takes them away). */
+export function addTallies(into: HistoryTallies, tallies: HistoryTallies, times = 1): void {
+  for (let index = 0; index < talliesLength; index += 1) into[index] = (into[index] ?? 0) + times * (tallies[index] ?? 0);
+}
+
+/** Counts a serialized unit: its kind, and a flat group's calls and reasons. */
+export function tallyUnit(tallies: HistoryTallies, unit: HistoryUnit): void {
+  if (unit.kind === "tool-group") bump(tallies, nativeAt);
+  else if (unit.kind === "summary") bump(tallies, summaryAt);
+  else if (unit.kind === "flat") {
+    bump(tallies, flatAt);
+    bump(tallies, callsFlatAt, unit.calls.length);
+    for (const reason of unit.reasons) bump(tallies, flatReasonIndex.get(reason) as number);
+  }
+}
+
+/** Counts a serializer's repairs and stripped echoes. */
+export function tallyReport(tallies: HistoryTallies, report: SerializationReport): void {
+  for (const [reason, times] of Object.entries(report.repairs) as [RepairReason, number][]) {
+    const index = repairIndex.get(reason);
+    if (index !== undefined) bump(tallies, index, times);
+  }
+  bump(tallies, echoStrippedAt, report.echoStripped);
+}
+
+/** Counts output messages as they are (and Anthropic's `system` field, when there is one). */
+export function tallyOutput(tallies: HistoryTallies, output: { system?: string; messages: readonly unknown[] }): void {
+  if (output.system !== undefined) bumpSerialized(tallies, "system_messages");
+  for (const message of output.messages) tallyMessage(tallies, message);
+}
+
+/** Counts one output message for `-serialized`, whatever its shape. */
+export function tallyMessage(tallies: HistoryTallies, message: unknown): void {
+  bumpSerialized(tallies, "messages");
+  const record = (typeof message === "object" && message !== null ? message : {}) as Record<string, unknown>;
+  const role = record.role;
+  if (role === "system") bumpSerialized(tallies, "system_messages");
+  else if (role === "user") bumpSerialized(tallies, "user_messages");
+  else if (role === "assistant") bumpSerialized(tallies, "assistant_messages");
+  else if (role === "tool") {
+    bumpSerialized(tallies, "tool_messages");
+    bumpSerialized(tallies, "tool_results");
+  }
+  if (Array.isArray(record.tool_calls)) bumpSerialized(tallies, "tool_calls", record.tool_calls.length);
+  if (typeof record.reasoning_content === "string") bumpSerialized(tallies, "reasoning_fields");
+  if (Array.isArray(record.content)) {
+    for (const block of record.content) {
+      const type = typeof block === "object" && block !== null ? (block as Record<string, unknown>).type : undefined;
+      if (type === "text") bumpSerialized(tallies, "text_blocks");
+      else if (type === "tool_use") bumpSerialized(tallies, "tool_calls");
+      else if (type === "tool_result") {
+        bumpSerialized(tallies, "tool_results");
+        if ((block as Record<string, unknown>).is_error === true) bumpSerialized(tallies, "error_results");
+      } else if (type === "thinking" || type === "redacted_thinking") bumpSerialized(tallies, "thinking_blocks");
     }
   }
-  return { name: "structured-tool-history-serialized", counts, reasons: [format === "openai-chat" ? "openai_chat" : "anthropic_messages"] };
+}
+
+function bump(tallies: HistoryTallies, index: number, by = 1): void {
+  tallies[index] = (tallies[index] ?? 0) + by;
+}
+
+function bumpSerialized(tallies: HistoryTallies, key: SerializedKey, by = 1): void {
+  bump(tallies, serializedIndex.get(key) as number, by);
 }
