@@ -1,7 +1,7 @@
 import type { ProviderFormat } from "../contracts/provider.js";
 import type { SessionMessage, SessionState, TurnState } from "../projections/session-state.js";
 import { isPortableToolCallId } from "../tools/stable-tool-call-id.js";
-import { firstAtOrAfter, groupResults, turnsOf, walkOf, type ToolMessage } from "./history-walk.js";
+import { firstAtOrAfter, groupResults, turnsOf, walkOf, type ToolMessage, type Walk } from "./history-walk.js";
 
 /** What the history is built from: the parts of the session-state projection it reads. */
 export type HistorySource = Pick<SessionState, "messages" | "turns" | "provider" | "historySummary">;
@@ -163,22 +163,12 @@ export function buildHistoryUnits(source: HistorySource): HistoryLayout {
     from = firstAtOrAfter(walk, messages, summary.beforePosition);
     if (currentIndex >= 0 && currentIndex < from) from = currentIndex;
   }
+  const surroundings = { walk, turns, provider };
   for (let index = from; index < messages.length; index += 1) {
-    const message = messages[index] as SessionMessage;
-    const inWorkingSet = currentIndex >= 0 && index > currentIndex;
-    let unit: HistoryUnit | undefined;
-    if (message.role === "user" || (message.role === "agent" && message.metadata === undefined)) {
-      unit = messageUnit(message);
-      if (index === currentIndex) {
-        current = unit as UserUnit;
-        continue;
-      }
-    } else if (message.role === "agent") {
-      const results = groupResults(walk, message);
-      const repeatsId = walk.repeatsId.get(message) === true;
-      unit = toolGroup(message as ToolCallTurnMessage, { turn: turns.get(message.metadata.turnId), results, provider, inWorkingSet, repeatsId });
-    }
-    if (unit !== undefined) (inWorkingSet ? workingSet : history).push(unit);
+    const unit = unitAt(messages, index, surroundings);
+    if (unit === undefined) continue;
+    if (index === currentIndex) current = unit as UserUnit;
+    else (currentIndex >= 0 && index > currentIndex ? workingSet : history).push(unit);
   }
   const ignoredResults = { orphan: walk.resultMessages.size - walk.usedResults, duplicate: walk.duplicates };
 
@@ -188,6 +178,38 @@ export function buildHistoryUnits(source: HistorySource): HistoryLayout {
 
 /** A session message that is a provider tool-call turn (a tool group's first message). */
 export type ToolCallTurnMessage = Extract<SessionMessage, { metadata: { kind: "provider-tool-call-turn" } }>;
+
+/** What a message's unit depends on beyond the message: the walk that holds it, the session's turns and provider. */
+export interface UnitSurroundings {
+  walk: Walk;
+  turns: { get(turnId: string): TurnState | undefined };
+  provider: { id: string; format: ProviderFormat } | null;
+}
+
+/**
+ * The unit of the message at `index` (walked by `surroundings.walk`, whose last user message is the
+ * current one): a user message or final answer as it is, a tool-call turn as its tool group, and
+ * `undefined` for a tool result, which is part of its group's unit.
+ *
+ * @example
+ * const unit = unitAt(state.messages, 3, { walk: walkOf(state.messages), turns, provider: null });
+ */
+export function unitAt(messages: readonly SessionMessage[], index: number, surroundings: UnitSurroundings): HistoryUnit | undefined {
+  const message = messages[index] as SessionMessage;
+  if (message.role === "user" || (message.role === "agent" && message.metadata === undefined)) return messageUnit(message);
+  if (message.role !== "agent") return undefined;
+  const { walk, turns, provider } = surroundings;
+  const turn = turns.get(message.metadata.turnId);
+  return toolGroup(message as ToolCallTurnMessage, {
+    turn,
+    response: turn?.response,
+    echoDropped: turn?.echoDropped,
+    results: groupResults(walk, message),
+    provider,
+    inWorkingSet: walk.lastUser >= 0 && index > walk.lastUser,
+    repeatsId: walk.repeatsId.get(message) === true,
+  });
+}
 
 /*
  * Units are cached per message object: the projection's messages are immutable (immer shares
@@ -209,6 +231,12 @@ function messageUnit(message: SessionMessage): UserUnit | AssistantUnit {
 /** Everything a group's unit depends on besides its own message. */
 interface GroupContext {
   turn: TurnState | undefined;
+  /**
+   * What the unit reads of the turn, as it was: a fold in place changes the turn object itself
+   * (a response recorded again), so the turn being the same object is not enough.
+   */
+  response: TurnState["response"];
+  echoDropped: TurnState["echoDropped"];
   /** The tool message answering each call, in call order. */
   results: (ToolMessage | undefined)[];
   provider: { id: string; format: ProviderFormat } | null;
@@ -216,10 +244,17 @@ interface GroupContext {
   repeatsId: boolean;
 }
 
-function sameContext(a: GroupContext, b: GroupContext): boolean {
+/**
+ * Whether a unit derived in context `a` is the unit for context `b`. Only a flat group's note
+ * depends on `inWorkingSet` (how much of each result it previews), so a native group stays the
+ * same object when its run ends and it leaves the working set: nothing downstream of it is redone.
+ */
+function sameContext(a: GroupContext, b: GroupContext, native: boolean): boolean {
   return (
     a.turn === b.turn &&
-    a.inWorkingSet === b.inWorkingSet &&
+    a.response === b.response &&
+    a.echoDropped === b.echoDropped &&
+    (native || a.inWorkingSet === b.inWorkingSet) &&
     a.repeatsId === b.repeatsId &&
     a.provider?.id === b.provider?.id &&
     a.provider?.format === b.provider?.format &&
@@ -229,7 +264,7 @@ function sameContext(a: GroupContext, b: GroupContext): boolean {
 
 function toolGroup(message: ToolCallTurnMessage, context: GroupContext): ToolGroupUnit | FlatUnit {
   const cached = groupUnits.get(message);
-  if (cached !== undefined && sameContext(cached.context, context)) return cached.unit;
+  if (cached !== undefined && sameContext(cached.context, context, cached.unit.kind === "tool-group")) return cached.unit;
   const unit = deriveToolGroup(message, context);
   groupUnits.set(message, { context, unit });
   return unit;

@@ -56,6 +56,19 @@ describe("the request history extended from the last build", () => {
     }
   });
 
+  it("derives a group again when its turn is answered again, also in a fold in place", () => {
+    const built = new HistorySession().user("go").toolTurn({ calls: [{ id: "call_a" }] });
+    const events = recordForTest(built.events);
+    const mutable = sessionStateProjection.initialState();
+    for (const event of events) applyEventInPlace(sessionStateProjection, mutable, event);
+    expect(build(mutable, "openai-chat", Infinity)).toContain('"tool_call_id":"call_a"');
+    const again = recordForTest([{ type: "turn.provider.responded", data: { turnId: "turn-1", attempt: 2, content: "", toolCalls: [], finishReason: "length" } }], { startPosition: events.length + 1 });
+    applyEventInPlace(sessionStateProjection, mutable, again[0]!);
+    const expected = build(foldEvents(sessionStateProjection, [...events, ...again]), "openai-chat", Infinity);
+    expect(expected).toContain("length_truncated");
+    expect(build(mutable, "openai-chat", Infinity)).toBe(expected);
+  });
+
   it("gives an earlier state its own history after a later one was built", () => {
     const events = recordForTest(session().events);
     const states: SessionState[] = [];
