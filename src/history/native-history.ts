@@ -1,11 +1,14 @@
 import type { ProviderFormat } from "../contracts/provider.js";
 import { deterministicCompressor, type HistoryCompressor } from "./history-compressor.js";
-import { historyDiagnostics, type HistoryDiagnostic } from "./history-diagnostics.js";
+import { addTallies, historyDiagnostics, historyDiagnosticsFromTallies, newTallies, tallyMessage, type HistoryDiagnostic, type HistoryTallies } from "./history-diagnostics.js";
+import { openAiLane, unitTallies } from "./history-lane.js";
+import { historySlots, type HistorySlots } from "./history-slots.js";
 import { selectSuffix } from "./history-selector.js";
 import { buildHistoryUnits, summaryUnit, type HistorySource, type HistoryUnit, type SummaryUnit } from "./history-units.js";
 import {
   serializeAnthropicMessages,
   serializeOpenAiChat,
+  openAiUnitSerialization,
   unitMessages,
   type AnthropicMessage,
   type OpenAiChatMessage,
@@ -63,7 +66,10 @@ export interface NativeHistory {
  * exists or is proposed, the same `summaryTokens` are reserved, and a proposed summary never
  * exceeds them, so the kept suffix fits the second build exactly as it fitted the first.)
  *
- * Pure: no clock, no I/O; the compressor must be pure too.
+ * Pure: no clock, no I/O; the compressor must be pure too. A build is extended from the last
+ * build of the same session (history-slots.ts, history-lane.ts): it costs the messages appended
+ * since, not the session, and gives the bytes a build from scratch gives
+ * (`buildNativeHistoryFromScratch`).
  *
  * @example
  * const { messages, diagnostics, compaction } = buildNativeHistory(session.state(), {
@@ -71,13 +77,29 @@ export interface NativeHistory {
  * });
  */
 export function buildNativeHistory(source: HistorySource, options: NativeHistoryOptions): NativeHistory {
-  const estimator = options.estimator ?? defaultTokenEstimator;
-  const compressor = options.compressor ?? deterministicCompressor;
+  const settings = settingsOf(options);
+  const slots = historySlots(source);
+  return (slots === undefined ? undefined : buildFromSlots(slots, source, settings)) ?? buildFromScratch(source, settings);
+}
+
+/**
+ * The same build as `buildNativeHistory`, from scratch: every unit laid out, the selection walked
+ * unit by unit, every unit serialized and counted. It is the reference the build from the slots
+ * is tested against (property-tests/incremental-history.test.ts), and the path for what the slots
+ * do not cover: another format, estimates that are not whole numbers, messages out of position
+ * order under a summary.
+ *
+ * @example
+ * const reference = buildNativeHistoryFromScratch(state, { format: "openai-chat", provider, maxTokens: 8_000 });
+ */
+export function buildNativeHistoryFromScratch(source: HistorySource, options: NativeHistoryOptions): NativeHistory {
+  return buildFromScratch(source, settingsOf(options));
+}
+
+function buildFromScratch(source: HistorySource, settings: BuildSettings): NativeHistory {
+  const { options, estimator, compressor, estimateUnit } = settings;
   const { format, provider, maxTokens } = options;
-  if (!(maxTokens > 0)) throw new TypeError(`maxTokens must be a positive number (or Infinity), not ${String(maxTokens)}`);
-  if (options.summaryTokens !== undefined && !(options.summaryTokens >= 0)) throw new TypeError(`summaryTokens must be a number ≥ 0, not ${String(options.summaryTokens)}`);
   const layout = buildHistoryUnits(source);
-  const estimateUnit = unitEstimator(estimator, format, provider);
 
   const recordedSummary = layout.history[0]?.kind === "summary" ? layout.history[0] : undefined;
   const candidates = layout.history.filter((unit) => unit.kind !== "summary");
@@ -144,6 +166,172 @@ export function buildNativeHistory(source: HistorySource, options: NativeHistory
     output: { ...(system !== undefined ? { system } : {}), messages },
   });
   return { messages, ...(system !== undefined ? { system } : {}), diagnostics, ...(compaction ? { compaction } : {}) };
+}
+
+/** The options of a build, checked, with their defaults. */
+interface BuildSettings {
+  options: NativeHistoryOptions;
+  estimator: TokenEstimator;
+  compressor: HistoryCompressor;
+  estimateUnit: (unit: HistoryUnit) => number;
+}
+
+function settingsOf(options: NativeHistoryOptions): BuildSettings {
+  const { maxTokens, summaryTokens } = options;
+  if (!(maxTokens > 0)) throw new TypeError(`maxTokens must be a positive number (or Infinity), not ${String(maxTokens)}`);
+  if (summaryTokens !== undefined && !(summaryTokens >= 0)) throw new TypeError(`summaryTokens must be a number ≥ 0, not ${String(summaryTokens)}`);
+  const estimator = options.estimator ?? defaultTokenEstimator;
+  return { options, estimator, compressor: options.compressor ?? deterministicCompressor, estimateUnit: unitEstimator(estimator, options.format, options.provider) };
+}
+
+/**
+ * `buildNativeHistoryFromScratch`, read from the session's slots and their running sums instead of
+ * walking every unit: the same numbers in the same order of operations, so the same bytes. The
+ * selection's walk back from the newest unit stops at the first unit that does not fit; with
+ * every estimate a whole number ≥ 0 the tokens of a suffix only grow as it starts earlier, so the
+ * first start that fits is found by a binary search, and the sums are exact. Returns `undefined`
+ * for what it does not cover (see `buildNativeHistoryFromScratch`).
+ */
+function buildFromSlots(slots: HistorySlots, source: HistorySource, settings: BuildSettings): NativeHistory | undefined {
+  const { options, estimator, compressor, estimateUnit } = settings;
+  const { format, provider, maxTokens } = options;
+  if (format !== "openai-chat") return undefined;
+  const lane = openAiLane(slots, estimator, provider, estimateUnit);
+  const { base } = slots;
+  const end = slots.length;
+  const current = slots.current;
+  const history = { start: slots.historyStart, end: current >= 0 ? current : end };
+  const costs = (index: number) => lane.costs[index - base] as number;
+  if (lane.inexact[end - base] !== lane.inexact[history.start - base] || !Number.isSafeInteger(costs(end))) return undefined;
+  const tokensBetween = (from: number, to: number) => costs(to) - costs(from);
+  const unitsBetween = (from: number, to: number) => slots.unitsBefore(to) - slots.unitsBefore(from);
+
+  const recordedSummary = source.historySummary ? recordedSummaryUnit(source.historySummary) : undefined;
+  const systemTokens = options.system === undefined ? 0 : estimator.count(options.system) + messageOverheadTokens;
+  const reservedTokens = systemTokens + (current >= 0 ? tokensBetween(current, current + 1) : 0) + (current >= 0 ? tokensBetween(current + 1, end) : 0);
+  const emptySummaryTokens = estimateUnit(emptySummaryUnit(compressor.name));
+  const summaryTokens = Math.max(emptySummaryTokens, options.summaryTokens ?? Math.max(32, Math.min(1024, Math.floor(maxTokens / 8))));
+  const finite = Number.isFinite(maxTokens);
+
+  const summaryRoom = (summary: SummaryUnit | undefined) => (summary === undefined ? 0 : Math.max(summaryTokens, estimateUnit(summary)));
+  // The first start whose suffix fits: the walk back would have stopped just before it.
+  const select = (budgetTokens: number) => {
+    let low = history.start;
+    let high = history.end;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      if (tokensBetween(middle, history.end) <= budgetTokens) high = middle;
+      else low = middle + 1;
+    }
+    return low;
+  };
+  let reservedForSummary = summaryRoom(recordedSummary);
+  let budgetTokens = finite ? maxTokens - reservedTokens - reservedForSummary : Infinity;
+  // Every comparison with NaN is false: the walk would keep every unit, a search none.
+  if (Number.isNaN(budgetTokens)) return undefined;
+  let start = select(budgetTokens);
+  if (unitsBetween(history.start, start) > 0 && recordedSummary === undefined) {
+    reservedForSummary = summaryTokens;
+    budgetTokens = maxTokens - reservedTokens - reservedForSummary;
+    if (Number.isNaN(budgetTokens)) return undefined;
+    start = select(budgetTokens);
+  }
+  const droppedUnits = unitsBetween(history.start, start);
+
+  let summary = recordedSummary;
+  let compaction: HistoryCompaction | undefined;
+  if (droppedUnits > 0) {
+    const dropped: HistoryUnit[] = [];
+    for (let index = history.start; index < start; index += 1) {
+      const unit = slots.unit(index);
+      if (unit !== undefined) dropped.push(unit);
+    }
+    const summarized = [...(recordedSummary ? [recordedSummary] : []), ...dropped];
+    compaction = {
+      beforePosition: firstUnit(slots, start, history.end)?.position ?? (current >= 0 ? slots.unit(current)?.position : undefined) ?? 1,
+      summary: "",
+      unitsSummarized: (recordedSummary?.unitsSummarized ?? 0) + droppedUnits,
+      compressor: compressor.name,
+    };
+    compaction.summary = fitSummary(compressor.summarize(summarized, { maxTokens: summaryTokens, estimator }), compaction, summaryTokens, estimator, estimateUnit);
+    summary = summaryUnit(compaction);
+  }
+
+  // The summary and the slots from the first selected one on: the selected units, the current
+  // message and the working set, which follow each other in the session.
+  const tallies = newTallies();
+  const head: OpenAiChatMessage[] = [];
+  if (options.system !== undefined) {
+    const system: OpenAiChatMessage = { role: "system", content: options.system };
+    head.push(system);
+    tallyMessage(tallies, system);
+  }
+  if (summary !== undefined) {
+    const serialized = openAiUnitSerialization(summary, provider);
+    for (const message of serialized.messages) head.push(message);
+    addTallies(tallies, unitTallies(summary, serialized));
+  }
+  // A copy (slice and concat copy in bulk): the lane's list changes with the next build, the
+  // returned one must not.
+  const kept = lane.messages.slice(lane.offsets[start - base]);
+  const messages = head.length === 0 ? kept : head.concat(kept);
+  addTallies(tallies, lane.tallies[end - base] as HistoryTallies);
+  addTallies(tallies, lane.tallies[start - base] as HistoryTallies, -1);
+
+  const diagnostics = historyDiagnosticsFromTallies({
+    format,
+    selection: {
+      historyUnits: unitsBetween(history.start, history.end),
+      selectedUnits: unitsBetween(start, history.end),
+      droppedUnits,
+      workingSetUnits: current >= 0 ? unitsBetween(current + 1, end) : 0,
+      hasCurrent: current >= 0,
+      summaryApplied: recordedSummary !== undefined,
+      compactionProposed: compaction !== undefined,
+      ...(finite ? { budgetTokens: Math.max(0, Math.floor(maxTokens)) } : {}),
+      reservedTokens: reservedTokens + (summary ? estimateUnit(summary) : 0),
+      selectedTokens: tokensBetween(start, history.end),
+    },
+    tallies,
+    ignoredResults: slots.ignoredResults,
+  });
+  return { messages, diagnostics, ...(compaction ? { compaction } : {}) };
+}
+
+/** The first unit in `[from, to)`: a binary search over the running count of units. */
+function firstUnit(slots: HistorySlots, from: number, to: number): HistoryUnit | undefined {
+  const before = slots.unitsBefore(from);
+  if (slots.unitsBefore(to) === before) return undefined;
+  let low = from;
+  let high = to - 1;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (slots.unitsBefore(middle + 1) > before) high = middle;
+    else low = middle + 1;
+  }
+  return slots.unit(low);
+}
+
+/*
+ * The recorded summary's unit, one per recorded summary (a state's summary object is kept until
+ * the next compaction), and the empty summary's for the last compressor: so their estimates are
+ * cached like every other unit's.
+ */
+const recordedSummaries = new WeakMap<object, SummaryUnit>();
+let emptySummary: SummaryUnit | undefined;
+
+function recordedSummaryUnit(summary: NonNullable<HistorySource["historySummary"]>): SummaryUnit {
+  let unit = recordedSummaries.get(summary);
+  if (unit === undefined) {
+    unit = summaryUnit(summary);
+    recordedSummaries.set(summary, unit);
+  }
+  return unit;
+}
+
+function emptySummaryUnit(compressor: string): SummaryUnit {
+  if (emptySummary?.compressor !== compressor) emptySummary = summaryUnit({ beforePosition: 1, summary: "", unitsSummarized: 0, compressor });
+  return emptySummary;
 }
 
 /**

@@ -99,7 +99,7 @@ export function serializeOpenAiChat(units: readonly HistoryUnit[], options: Seri
   const report = newReport();
   const messages: OpenAiChatMessage[] = options.system !== undefined ? [{ role: "system", content: options.system }] : [];
   for (const unit of units) {
-    const serialized = cachedOpenAiMessages(unit, options.provider);
+    const serialized = openAiUnitSerialization(unit, options.provider);
     for (const message of serialized.messages) messages.push(message);
     for (const [reason, times] of serialized.repairs) report.repairs[reason] = (report.repairs[reason] ?? 0) + times;
     report.echoStripped += serialized.echoStripped;
@@ -114,9 +114,24 @@ export function serializeOpenAiChat(units: readonly HistoryUnit[], options: Seri
  * the same messages and repairs, so the cache changes no result. The cached messages are shared
  * between requests: nothing may change them (the OpenAI adapter sends them as they are).
  */
-const openAiCache = new WeakMap<HistoryUnit, Map<string, { messages: OpenAiChatMessage[]; repairs: [RepairReason, number][]; echoStripped: number }>>();
+const openAiCache = new WeakMap<HistoryUnit, Map<string, OpenAiUnitSerialization>>();
 
-function cachedOpenAiMessages(unit: HistoryUnit, provider: TargetProvider | undefined) {
+/** One unit serialized on its own for OpenAI Chat Completions: its messages and what was repaired. */
+export interface OpenAiUnitSerialization {
+  readonly messages: readonly OpenAiChatMessage[];
+  readonly repairs: readonly (readonly [RepairReason, number])[];
+  readonly echoStripped: number;
+}
+
+/**
+ * A unit's OpenAI Chat Completions messages, as `serializeOpenAiChat` writes them (OpenAI merges
+ * nothing, so a history's messages are its units' messages one after the other). Cached per unit
+ * and target; shared: never change them.
+ *
+ * @example
+ * openAiUnitSerialization({ kind: "user", position: 2, content: "hi" }, undefined).messages; // [{ role: "user", content: "hi" }]
+ */
+export function openAiUnitSerialization(unit: HistoryUnit, provider: TargetProvider | undefined): OpenAiUnitSerialization {
   const key = provider === undefined ? "" : `${provider.id}\u0000${provider.format}`;
   let byProvider = openAiCache.get(unit);
   const cached = byProvider?.get(key);

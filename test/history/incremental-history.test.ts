@@ -56,6 +56,20 @@ describe("the request history extended from the last build", () => {
     }
   });
 
+  it("follows a compaction that replaces less than the one before it", () => {
+    const built = session();
+    const events = recordForTest(built.events);
+    let state = foldEvents(sessionStateProjection, events);
+    // First built after the compaction at 30: nothing before it was needed then.
+    build(state, "openai-chat", 600);
+    const later = recordForTest([{ type: "session.history.compacted", data: { beforePosition: 5, summary: "less replaced", unitsSummarized: 1, compressor: "deterministic" } }], { startPosition: events.length + 1 });
+    state = applyEvent(sessionStateProjection, state, later[0]!);
+    for (const maxTokens of [600, Infinity]) {
+      expect(build(state, "openai-chat", maxTokens)).toBe(build(foldEvents(sessionStateProjection, [...events, ...later]), "openai-chat", maxTokens));
+    }
+    expect(build(state, "openai-chat", Infinity)).toContain("question 1");
+  });
+
   it("derives a group again when its turn is answered again, also in a fold in place", () => {
     const built = new HistorySession().user("go").toolTurn({ calls: [{ id: "call_a" }] });
     const events = recordForTest(built.events);
