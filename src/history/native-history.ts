@@ -1,14 +1,16 @@
 import type { ProviderFormat } from "../contracts/provider.js";
 import { deterministicCompressor, type HistoryCompressor } from "./history-compressor.js";
-import { addTallies, historyDiagnostics, historyDiagnosticsFromTallies, newTallies, tallyMessage, type HistoryDiagnostic, type HistoryTallies } from "./history-diagnostics.js";
-import { openAiLane, unitTallies } from "./history-lane.js";
+import { addTallies, historyDiagnostics, historyDiagnosticsFromTallies, newTallies, tallyMessage, tallyOutput, tallyReport, type HistoryDiagnostic, type HistoryTallies } from "./history-diagnostics.js";
+import { anthropicLane, anthropicRunTallied, anthropicUnitTallies, openAiLane, openAiUnitTallies, type AnthropicLane, type HistoryLane } from "./history-lane.js";
 import { historySlots, type HistorySlots } from "./history-slots.js";
 import { selectSuffix } from "./history-selector.js";
 import { buildHistoryUnits, summaryUnit, type HistorySource, type HistoryUnit, type SummaryUnit } from "./history-units.js";
 import {
+  anthropicUnitSerialization,
+  openAiUnitSerialization,
+  prefaceText,
   serializeAnthropicMessages,
   serializeOpenAiChat,
-  openAiUnitSerialization,
   unitMessages,
   type AnthropicMessage,
   type OpenAiChatMessage,
@@ -86,8 +88,8 @@ export function buildNativeHistory(source: HistorySource, options: NativeHistory
  * The same build as `buildNativeHistory`, from scratch: every unit laid out, the selection walked
  * unit by unit, every unit serialized and counted. It is the reference the build from the slots
  * is tested against (property-tests/incremental-history.test.ts), and the path for what the slots
- * do not cover: another format, estimates that are not whole numbers, messages out of position
- * order under a summary.
+ * do not cover: estimates that are not whole numbers ≥ 0, a budget that is NaN, messages out of
+ * position order under a summary.
  *
  * @example
  * const reference = buildNativeHistoryFromScratch(state, { format: "openai-chat", provider, maxTokens: 8_000 });
@@ -189,14 +191,15 @@ function settingsOf(options: NativeHistoryOptions): BuildSettings {
  * walking every unit: the same numbers in the same order of operations, so the same bytes. The
  * selection's walk back from the newest unit stops at the first unit that does not fit; with
  * every estimate a whole number ≥ 0 the tokens of a suffix only grow as it starts earlier, so the
- * first start that fits is found by a binary search, and the sums are exact. Returns `undefined`
- * for what it does not cover (see `buildNativeHistoryFromScratch`).
+ * first start that fits is found by a binary search, and the sums are exact. The messages are the
+ * tail of the lane's (merged into runs for Anthropic, see `anthropicMessagesFrom`) and the
+ * diagnostics come from its running tallies. Returns `undefined` for what it does not cover (see
+ * `buildNativeHistoryFromScratch`).
  */
 function buildFromSlots(slots: HistorySlots, source: HistorySource, settings: BuildSettings): NativeHistory | undefined {
   const { options, estimator, compressor, estimateUnit } = settings;
   const { format, provider, maxTokens } = options;
-  if (format !== "openai-chat") return undefined;
-  const lane = openAiLane(slots, estimator, provider, estimateUnit);
+  const lane = format === "openai-chat" ? openAiLane(slots, estimator, provider, estimateUnit) : anthropicLane(slots, estimator, provider, estimateUnit);
   const { base } = slots;
   const end = slots.length;
   const current = slots.current;
@@ -260,23 +263,16 @@ function buildFromSlots(slots: HistorySlots, source: HistorySource, settings: Bu
   // The summary and the slots from the first selected one on: the selected units, the current
   // message and the working set, which follow each other in the session.
   const tallies = newTallies();
-  const head: OpenAiChatMessage[] = [];
-  if (options.system !== undefined) {
-    const system: OpenAiChatMessage = { role: "system", content: options.system };
-    head.push(system);
-    tallyMessage(tallies, system);
-  }
-  if (summary !== undefined) {
-    const serialized = openAiUnitSerialization(summary, provider);
-    for (const message of serialized.messages) head.push(message);
-    addTallies(tallies, unitTallies(summary, serialized));
-  }
-  // A copy (slice and concat copy in bulk): the lane's list changes with the next build, the
-  // returned one must not.
-  const kept = lane.messages.slice(lane.offsets[start - base]);
-  const messages = head.length === 0 ? kept : head.concat(kept);
   addTallies(tallies, lane.tallies[end - base] as HistoryTallies);
   addTallies(tallies, lane.tallies[start - base] as HistoryTallies, -1);
+  const from = lane.offsets[start - base] as number;
+  let messages: OpenAiChatMessage[] | AnthropicMessage[];
+  if (format === "openai-chat") {
+    messages = openAiMessagesFrom(lane as HistoryLane<OpenAiChatMessage>, from, summary, options, tallies);
+  } else {
+    messages = anthropicMessagesFrom(lane as AnthropicLane, from, summary, provider, tallies);
+    if (options.system !== undefined) tallyOutput(tallies, { system: options.system, messages: [] });
+  }
 
   const diagnostics = historyDiagnosticsFromTallies({
     format,
@@ -295,7 +291,74 @@ function buildFromSlots(slots: HistorySlots, source: HistorySource, settings: Bu
     tallies,
     ignoredResults: slots.ignoredResults,
   });
-  return { messages, diagnostics, ...(compaction ? { compaction } : {}) };
+  const system = format === "anthropic-messages" ? options.system : undefined;
+  return { messages, ...(system !== undefined ? { system } : {}), diagnostics, ...(compaction ? { compaction } : {}) };
+}
+
+/**
+ * OpenAI's messages from lane message `from` on, after the system message and the summary (OpenAI
+ * merges nothing): a copy, since the lane's list changes with the next build and the returned one
+ * must not. Counts what it adds to the lane's tallies into `tallies`.
+ */
+function openAiMessagesFrom(lane: HistoryLane<OpenAiChatMessage>, from: number, summary: SummaryUnit | undefined, options: NativeHistoryOptions, tallies: HistoryTallies): OpenAiChatMessage[] {
+  const head: OpenAiChatMessage[] = [];
+  if (options.system !== undefined) {
+    const system: OpenAiChatMessage = { role: "system", content: options.system };
+    head.push(system);
+    tallyMessage(tallies, system);
+  }
+  if (summary !== undefined) {
+    const serialized = openAiUnitSerialization(summary, options.provider);
+    for (const message of serialized.messages) head.push(message);
+    addTallies(tallies, openAiUnitTallies(summary, serialized));
+  }
+  const kept = lane.messages.slice(from);
+  return head.length === 0 ? kept : head.concat(kept);
+}
+
+/**
+ * Anthropic's messages from lane message `from` on, after the summary, merged as
+ * `serializeAnthropicMessages` merges them: the run `from` is in, from there on, merges with the
+ * summary when it has the summary's role; every later run goes as the lane merged it. A history
+ * that begins with the assistant gets the preface. Counts what it adds to the lane's tallies into
+ * `tallies`.
+ */
+function anthropicMessagesFrom(lane: AnthropicLane, from: number, summary: SummaryUnit | undefined, provider: TargetProvider, tallies: HistoryTallies): AnthropicMessage[] {
+  let leading: readonly AnthropicMessage[] = [];
+  if (summary !== undefined) {
+    const serialized = anthropicUnitSerialization(summary, provider);
+    leading = serialized.messages;
+    addTallies(tallies, anthropicUnitTallies(summary, serialized));
+  }
+  // Where the lane's runs go on as they are: after the run `from` is in when it starts before
+  // `from` or merges with what leads.
+  let resume = from;
+  const first = lane.runOf[from];
+  const run = first === undefined ? undefined : lane.runs[first];
+  if (run !== undefined && (run.start < from || leading.at(-1)?.role === (lane.messages[from] as AnthropicMessage).role)) resume = run.end;
+  const messages: AnthropicMessage[] = [];
+  const lead = [...leading, ...lane.messages.slice(from, resume)];
+  for (let start = 0; start < lead.length; ) {
+    let end = start + 1;
+    while (end < lead.length && (lead[end] as AnthropicMessage).role === (lead[start] as AnthropicMessage).role) end += 1;
+    const merged = anthropicRunTallied(lead.slice(start, end));
+    messages.push(merged.message);
+    addTallies(tallies, merged.tallies);
+    start = end;
+  }
+  const resumeRun = lane.runOf[resume];
+  if (resumeRun !== undefined) {
+    for (let index = resumeRun; index < lane.sent.length; index += 1) messages.push(lane.sent[index] as AnthropicMessage);
+    addTallies(tallies, lane.runTallies[lane.runs.length] as HistoryTallies);
+    addTallies(tallies, lane.runTallies[resumeRun] as HistoryTallies, -1);
+  }
+  if (messages[0]?.role === "assistant") {
+    const preface: AnthropicMessage = { role: "user", content: [{ type: "text", text: prefaceText }] };
+    messages.unshift(preface);
+    tallyReport(tallies, { repairs: { inserted_preface: 1 }, echoStripped: 0 });
+    tallyMessage(tallies, preface);
+  }
+  return messages;
 }
 
 /** The first unit in `[from, to)`: a binary search over the running count of units. */

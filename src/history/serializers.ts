@@ -172,7 +172,7 @@ export function serializeAnthropicMessages(units: readonly HistoryUnit[], option
       }
       count(report, "merged_consecutive_roles");
       // Thinking blocks must open an assistant message; after other content they cannot stay.
-      const blocks = message.content.filter((block) => block.type !== "thinking" && block.type !== "redacted_thinking");
+      const blocks = message.content.filter((block) => !isThinkingBlock(block));
       if (blocks.length < message.content.length) count(report, "echo_stripped_on_merge");
       last.content.push(...blocks);
     }
@@ -182,6 +182,69 @@ export function serializeAnthropicMessages(units: readonly HistoryUnit[], option
     count(report, "inserted_preface");
   }
   return { ...(options.system !== undefined ? { system: options.system } : {}), messages, report };
+}
+
+/*
+ * A unit's Anthropic messages, cached like its OpenAI ones. Merging consecutive roles happens
+ * after, between units, and never changes these (see `anthropicRun`).
+ */
+const anthropicCache = new WeakMap<HistoryUnit, Map<string, AnthropicUnitSerialization>>();
+
+/** One unit serialized on its own for Anthropic Messages, before consecutive roles are merged. */
+export interface AnthropicUnitSerialization {
+  readonly messages: readonly AnthropicMessage[];
+  readonly repairs: readonly (readonly [RepairReason, number])[];
+  readonly echoStripped: number;
+}
+
+/**
+ * A unit's Anthropic Messages messages, as `serializeAnthropicMessages` writes them before it
+ * merges consecutive messages of one role. Cached per unit and target; shared: never change them.
+ *
+ * @example
+ * anthropicUnitSerialization({ kind: "user", position: 2, content: "hi" }, undefined).messages; // [{ role: "user", content: [{ type: "text", text: "hi" }] }]
+ */
+export function anthropicUnitSerialization(unit: HistoryUnit, provider: TargetProvider | undefined): AnthropicUnitSerialization {
+  const key = provider === undefined ? "" : `${provider.id}\u0000${provider.format}`;
+  let byProvider = anthropicCache.get(unit);
+  const cached = byProvider?.get(key);
+  if (cached !== undefined) return cached;
+  const report = newReport();
+  const messages = anthropicMessagesOf(unit, provider, report);
+  const entry = { messages, repairs: Object.entries(report.repairs) as [RepairReason, number][], echoStripped: report.echoStripped };
+  if (byProvider === undefined) {
+    byProvider = new Map();
+    anthropicCache.set(unit, byProvider);
+  }
+  byProvider.set(key, entry);
+  return entry;
+}
+
+/**
+ * The one message a run of consecutive messages of one role becomes in `serializeAnthropicMessages`:
+ * the first as it is, each next one's blocks after it, without thinking blocks (they must open an
+ * assistant message). Also how many were merged and how many lost thinking blocks. A run of one
+ * is its message itself; a longer run is a new message (the run's messages are not changed).
+ *
+ * @example
+ * anthropicRun([toolResults, userText]).message.content; // the tool_result blocks, then the text
+ */
+export function anthropicRun(messages: readonly AnthropicMessage[]): { message: AnthropicMessage; merged: number; echoStrippedOnMerge: number } {
+  const first = messages[0];
+  if (first === undefined) throw new TypeError("anthropicRun: a run has at least one message");
+  if (messages.length === 1) return { message: first, merged: 0, echoStrippedOnMerge: 0 };
+  const content = [...first.content];
+  let echoStrippedOnMerge = 0;
+  for (let index = 1; index < messages.length; index += 1) {
+    const blocks = (messages[index] as AnthropicMessage).content;
+    let stripped = false;
+    for (const block of blocks) {
+      if (isThinkingBlock(block)) stripped = true;
+      else content.push(block);
+    }
+    if (stripped) echoStrippedOnMerge += 1;
+  }
+  return { message: { role: first.role, content }, merged: messages.length - 1, echoStrippedOnMerge };
 }
 
 /**
@@ -258,6 +321,10 @@ function anthropicMessagesOf(unit: HistoryUnit, provider: TargetProvider | undef
       ];
     }
   }
+}
+
+function isThinkingBlock(block: AnthropicContentBlock): boolean {
+  return block.type === "thinking" || block.type === "redacted_thinking";
 }
 
 function userText(text: string): AnthropicMessage {
