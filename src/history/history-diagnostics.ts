@@ -208,7 +208,7 @@ const talliesLength = serializedAt + serializedKeys.length;
 
 const flatReasonIndex = new Map(flatReasons.map((reason, index) => [reason, flatReasonsAt + index]));
 const repairIndex = new Map(repairReasons.map((reason, index) => [reason, repairsAt + index]));
-const serializedIndex = new Map(serializedKeys.map((key, index) => [key, serializedAt + index]));
+const serializedIndex = Object.fromEntries(serializedKeys.map((key, index) => [key, serializedAt + index])) as Record<SerializedKey, number>;
 
 /** Tallies of nothing. */
 export function newTallies(): HistoryTallies {
@@ -278,5 +278,5 @@ function bump(tallies: HistoryTallies, index: number, by = 1): void {
 }
 
 function bumpSerialized(tallies: HistoryTallies, key: SerializedKey, by = 1): void {
-  bump(tallies, serializedIndex.get(key) as number, by);
+  bump(tallies, serializedIndex[key], by);
 }

@@ -175,11 +175,14 @@ function update<Message>(
   const { base } = slots;
   const from = Math.min(slots.changedSince(lane.epoch), base + lane.costs.length - 1);
   const kept = from - base + 1;
-  lane.costs.length = kept;
-  lane.inexact.length = kept;
-  lane.offsets.length = kept;
-  lane.tallies.length = kept;
-  lane.messages.length = lane.offsets[kept - 1] as number;
+  // Nearly always nothing to cut: the slots changed were appended.
+  if (lane.costs.length > kept) {
+    lane.costs.length = kept;
+    lane.inexact.length = kept;
+    lane.offsets.length = kept;
+    lane.tallies.length = kept;
+    lane.messages.length = lane.offsets[kept - 1] as number;
+  }
   const firstMessage = lane.messages.length;
   for (let index = from; index < slots.length; index += 1) {
     const at = index - base;

@@ -11,7 +11,6 @@ import {
   prefaceText,
   serializeAnthropicMessages,
   serializeOpenAiChat,
-  unitMessages,
   type AnthropicMessage,
   type OpenAiChatMessage,
   type SerializationReport,
@@ -434,7 +433,9 @@ function unitEstimator(estimator: TokenEstimator, format: ProviderFormat, provid
     const known = cache.get(unit);
     const cached = known?.get(key);
     if (cached !== undefined) return cached;
-    const tokens = unitMessages(unit, format, provider).reduce((sum, message) => sum + estimateMessageTokens(message, estimator), 0);
+    // The unit's messages as the serializers cache them: the same messages unitMessages makes.
+    const messages = format === "openai-chat" ? openAiUnitSerialization(unit, provider).messages : anthropicUnitSerialization(unit, provider).messages;
+    const tokens = messages.reduce((sum, message) => sum + estimateMessageTokens(message, estimator), 0);
     if (known === undefined) cache.set(unit, new Map([[key, tokens]]));
     else known.set(key, tokens);
     return tokens;
