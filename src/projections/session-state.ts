@@ -124,7 +124,9 @@ export interface SessionState {
   turns: TurnState[];
   /**
    * Every call of the session by ID, in the order proposed. A read-only `Map` (a `CallMap`,
-   * persistent underneath: a new state shares every unchanged call with the one before it).
+   * persistent underneath: a new state shares every unchanged call with the one before it). In a
+   * state folded in place (`SessionFold({ mutable: true })`) it is the fold's own thawed CallMap,
+   * which changes as the fold goes on, like the rest of that state.
    */
   calls: Map<string, CallState>;
   /** Counters for the current user message (budgets are per user message). */
@@ -223,21 +225,37 @@ function callsOf(draft: Draft): CallMap<CallState> {
 }
 
 /**
- * Changes one call: `change` gets a copy to write to, which then replaces the call in a new
- * CallMap (frozen, as immer would have frozen it). Returns the new call.
+ * The state's calls when they are a thawed CallMap — a state folded in place (`thawState`, a
+ * mutable `SessionFold`) — to change in place; undefined for an immer draft or a persistent map,
+ * whose calls are replaced by a new CallMap instead. An immer draft's `calls` is a draft of the
+ * map, never the map itself, so it is never taken for a thawed one.
+ */
+function thawedCalls(draft: Draft): CallMap<CallState> | undefined {
+  const value = draft.calls as unknown;
+  return value instanceof CallMap && value.thawed ? (value as CallMap<CallState>) : undefined;
+}
+
+/**
+ * Changes one call: `change` gets a copy to write to, which then replaces the call (frozen, as
+ * immer would have frozen it): in place in a thawed map, else in a new CallMap. Returns the new call.
  */
 function updateCall(draft: Draft, callId: string, change: (call: CallState) => void): CallState {
-  const calls = callsOf(draft);
+  const thawed = thawedCalls(draft);
+  const calls = thawed ?? callsOf(draft);
   const call = calls.get(callId);
   if (call === undefined) throw new Error(`session projection: event for unknown call ${callId}`);
   const next = { ...call };
   change(next);
-  setCall(draft, calls, next);
+  if (thawed !== undefined) thawed.put(callId, freeze(next, true));
+  else (draft as { calls: Map<string, CallState> }).calls = calls.with(callId, freeze(next, true));
   return next;
 }
 
-function setCall(draft: Draft, calls: CallMap<CallState>, call: CallState): void {
-  (draft as { calls: Map<string, CallState> }).calls = calls.with(call.callId, freeze(call, true));
+/** Sets a call (a new one goes last), frozen: in place in a thawed map, else in a new CallMap. */
+function setCall(draft: Draft, call: CallState): void {
+  const thawed = thawedCalls(draft);
+  if (thawed !== undefined) thawed.put(call.callId, freeze(call, true));
+  else (draft as { calls: Map<string, CallState> }).calls = callsOf(draft).with(call.callId, freeze(call, true));
 }
 
 function countFailure(draft: Draft, tool: string, code: string) {
@@ -334,7 +352,7 @@ export function evolveCallOnly(state: SessionState, recorded: RecordedEvent): Se
   return Object.freeze({ ...state, position: recorded.meta.streamPosition, lastRecordedAt: recorded.meta.recordedAt, calls, messages });
 }
 
-/** Applies `callChanges` of the event in a draft; false when it has none (the event does more). */
+/** Applies `callChanges` of the event in a draft (or in place); false when it has none (the event does more). */
 function applyCallChanges(draft: Draft, recorded: RecordedEvent): boolean {
   const described = callChanges(recorded);
   if (described === undefined) return false;
@@ -447,7 +465,7 @@ function evolve(draft: Draft, recorded: RecordedEvent): void {
         const state: CallState = { callId: call.id, turnId: turn.turnId, index: call.index, name: call.name, status: "proposed", position };
         if (call.argumentsText !== undefined) state.argumentsText = call.argumentsText;
         if (call.argumentsRedacted) state.argumentsRedacted = true;
-        setCall(draft, callsOf(draft), state);
+        setCall(draft, state);
       }
       draft.current.toolCalls += event.data.calls.length;
       draft.totals.toolCalls += event.data.calls.length;
@@ -583,6 +601,35 @@ function evolve(draft: Draft, recorded: RecordedEvent): void {
       throw new Error(`session projection: unknown event ${(unknown as { type: string }).type}`);
     }
   }
+}
+
+/**
+ * A private copy of `state` to fold in place (`applyEventInPlace`, a mutable `SessionFold`) and
+ * freeze once at the end (`freezeState`): nothing in it is shared with `state` but the calls
+ * themselves (frozen objects, replaced rather than changed), held in a thawed CallMap that the
+ * fold changes in place. For a fold of many events that hands out only its last state: it skips
+ * the persistent map's and immer's per-event copies (DESIGN.md §15).
+ *
+ * @example
+ * const working = thawState(snapshot);
+ * for (const event of events) applyEventInPlace(sessionStateProjection, working, event);
+ * const state = freezeState(working); // deep-equal to foldEvents(sessionStateProjection, events, snapshot)
+ */
+export function thawState(state: SessionState): SessionState {
+  // structuredClone would see a CallMap's entries as an empty Map: the calls are copied apart.
+  const copy = structuredClone({ ...state, calls: undefined }) as unknown as SessionState;
+  copy.calls = CallMap.thawed(state.calls);
+  return copy;
+}
+
+/**
+ * Freezes a state folded in place (`thawState`) into what an immutable fold gives: the calls in a
+ * persistent CallMap, built once, and everything deeply frozen. The state is frozen where it is
+ * and returned; fold nothing more into it.
+ */
+export function freezeState(state: SessionState): SessionState {
+  state.calls = CallMap.from(state.calls);
+  return freeze(state, true);
 }
 
 /** The session-state projection: messages, turns, calls, pending approvals, budget counters. */
