@@ -73,7 +73,8 @@ function retire(state: SessionState, recorded: RecordedEvent): void {
     const kept = state.messages.filter((message) => message.position >= beforePosition);
     if (kept.length === state.messages.length) return;
     state.messages = kept;
-    const referenced = new Set(kept.flatMap((message) => (message.role === "agent" && message.metadata !== undefined ? [message.metadata.turnId] : [])));
+    const referenced = new Set<string>();
+    for (const message of kept) if (message.role === "agent" && message.metadata !== undefined) referenced.add(message.metadata.turnId);
     // The oldest turns the kept messages no longer need are dropped (decisions count turns with
     // `totals.turns`, not with this list): each turn is looked at about once over the whole log.
     let index = 0;

@@ -154,6 +154,25 @@ describe("a fold in place and the immutable fold", () => {
     }
   });
 
+  it("freezes a changed call all the way down also when the call it replaces was not frozen (a state from elsewhere)", () => {
+    for (const { name, events, reference } of sessions) {
+      for (let from = 1; from < events.length; from += 5) {
+        const base = reference[from - 1] as SessionState;
+        // Calls in a plain Map, each an unfrozen deep copy: what a state not made by this projection may hold.
+        let state: SessionState = { ...base, calls: new Map([...base.calls].map(([id, call]) => [id, structuredClone(call)])) };
+        for (let to = from; to < Math.min(events.length, from + 9); to += 1) {
+          state = applyEvent(sessionStateProjection, state, events[to] as RecordedEvent);
+          // Until an event changes a call, the calls stay the plain Map they were given in.
+          const withCallList = (at: SessionState) => ({ ...at, calls: [...at.calls] });
+          expect([name, to, withCallList(state)]).toEqual([name, to, withCallList(reference[to] as SessionState)]);
+        }
+        for (const call of state.calls.values()) {
+          if (base.calls.get(call.callId) !== undefined && call.position > base.position) expect(unfrozen(call)).toEqual([]);
+        }
+      }
+    }
+  });
+
   it("stateAt cold, stateAt from a snapshot and the fold give the same frozen state at every position", async () => {
     for (const { name, sessionId, events, reference } of sessions) {
       const log = logOf(events);
