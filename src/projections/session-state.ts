@@ -284,6 +284,17 @@ function setCall(draft: Draft, call: CallState): void {
   else (draft as { calls: Map<string, CallState> }).calls = callsOf(draft).with(call.callId, freeze(call, true));
 }
 
+/**
+ * `{ ...data, ...fields }` for an event's `data` (parsed from JSON). Node 20's V8 takes a slow path
+ * for every property added to an object spread from a parsed one: about 8 µs per `turn.started`,
+ * against 0.4 µs this way, and the turns it made were slow to change afterwards too (a fold in
+ * place spent a sixth of its time there). `Object.assign` copies the same own properties in the
+ * same order, but it would take a `"__proto__"` key for the prototype, so data holding one is spread.
+ */
+function withFields<Data extends object, Fields extends object>(data: Data, fields: Fields): Data & Fields {
+  return Object.hasOwn(data, "__proto__") ? { ...data, ...fields } : Object.assign({}, data, fields);
+}
+
 function countFailure(draft: Draft, tool: string, code: string) {
   const key = `${tool}\u0000${code}`;
   draft.current.failures.set(key, (draft.current.failures.get(key) ?? 0) + 1);
@@ -441,7 +452,7 @@ function evolve(draft: Draft, recorded: RecordedEvent): void {
       return;
     }
     case "turn.started": {
-      draft.turns.push({ ...event.data, status: "active", attempt: 0, failures: [], callIds: [], startPosition: position });
+      draft.turns.push(withFields(event.data, { status: "active" as TurnStatus, attempt: 0, failures: [], callIds: [], startPosition: position }));
       draft.current.iterations = event.data.iteration;
       draft.totals.turns += 1;
       return;
