@@ -26,11 +26,11 @@ function persistentEntries<Value>(map: ReadonlyMap<string, Value>): OrderedMap<s
  * A fold that changes its state in place and hands out no older state (`SessionFold({ mutable:
  * true })`, `stateAt` folding far from a snapshot) pays for persistence without using it: each
  * change allocates a path of the trie and a new map (folding events in memory went from 662 000
- * to 299 000 events/s when the calls became persistent, docs/performance.md). Such a fold holds a **thawed** map instead (`CallMap.thawed`): the entries
- * are the `Map`'s own, `put` and `remove` change them in place, and `CallMap.from` makes it
- * persistent once, when the fold is done. A thawed map is still a read-only `Map` to its readers
- * (`set`, `delete` and `clear` throw), but it is the fold's working state, not a snapshot: it
- * changes as the fold goes on.
+ * to 299 000 events/s when the calls became persistent, docs/performance.md). Such a fold holds a
+ * **thawed** map instead (`CallMap.thawed`): the entries are the `Map`'s own, `put` and `remove`
+ * change them in place, and `CallMap.from` makes it persistent once, when the fold is done. A
+ * thawed map is still a read-only `Map` to its readers (`set`, `delete` and `clear` throw), but it
+ * is the fold's working state, not a snapshot: it changes as the fold goes on.
  */
 export class CallMap<Value> extends Map<string, Value> {
   /** The persistent entries; undefined while the map is thawed (the entries are then the Map's own). */
