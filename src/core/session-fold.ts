@@ -5,7 +5,7 @@ import { UnexpectedEventError } from "../errors/unexpected-event-error.js";
 import type { RecordedEvent } from "../log/event-log.js";
 import { CallMap } from "../projections/call-map.js";
 import { applyEvent, applyEventInPlace } from "../projections/projection.js";
-import { evolveCallOnly, isCallOnlyEvent, sessionStateProjection, type SessionState } from "../projections/session-state.js";
+import { evolveCallOnly, isCallOnlyEvent, sessionStateProjection, thawState, type SessionState } from "../projections/session-state.js";
 import { providerTurnMachine, type ProviderTurnInput } from "../../machines/provider-turn.machine.js";
 import { startTurn, stepTurn, type ProviderTurnState, type ProviderTurnStep } from "../../machines/provider-turn.step.js";
 
@@ -18,8 +18,9 @@ export { UnexpectedEventError };
 export interface SessionFoldOptions {
   /**
    * Evolve the state in place (linear over any log length) for a fold that hands out no states
-   * to keep — replay, benchmarks. The default keeps every state immutable, so one taken earlier
-   * (a host's `session.state()`, a snapshot) never changes.
+   * to keep — replay, benchmarks. Its calls are then a thawed CallMap, changed in place too
+   * (`thawState`): each call is still a frozen object, replaced when it changes. The default keeps
+   * every state immutable, so one taken earlier (a host's `session.state()`, a snapshot) never changes.
    */
   mutable?: boolean;
   /**
@@ -60,7 +61,9 @@ function retire(state: SessionState, recorded: RecordedEvent): void {
     if (turn === undefined) return;
     const retired = (state.retiredCallIds ??= new Set());
     for (const callId of turn.callIds) retired.add(callId);
-    state.calls = CallMap.from(state.calls).without(turn.callIds);
+    const calls = state.calls;
+    if (calls instanceof CallMap && calls.thawed) calls.remove(turn.callIds);
+    else state.calls = CallMap.from(calls).without(turn.callIds);
     return;
   }
   if (recorded.type === "session.history.compacted") {
@@ -70,7 +73,8 @@ function retire(state: SessionState, recorded: RecordedEvent): void {
     const kept = state.messages.filter((message) => message.position >= beforePosition);
     if (kept.length === state.messages.length) return;
     state.messages = kept;
-    const referenced = new Set(kept.flatMap((message) => (message.role === "agent" && message.metadata !== undefined ? [message.metadata.turnId] : [])));
+    const referenced = new Set<string>();
+    for (const message of kept) if (message.role === "agent" && message.metadata !== undefined) referenced.add(message.metadata.turnId);
     // The oldest turns the kept messages no longer need are dropped (decisions count turns with
     // `totals.turns`, not with this list): each turn is looked at about once over the whole log.
     let index = 0;
@@ -114,6 +118,8 @@ export class SessionFold {
 
   constructor(private readonly options: SessionFoldOptions = {}) {
     if (options.retain === "live" && !options.mutable) throw new TypeError('SessionFold: retain "live" needs mutable: true');
+    // A fold in place keeps its calls in a map it changes in place, too (see thawState).
+    if (options.mutable) this.state = thawState(this.state);
   }
 
   /** The active turn's machine state (value and context); undefined between turns. */

@@ -1,5 +1,15 @@
 import { OrderedMap } from "immutable";
 
+/** Passed to the constructor by `CallMap.thawed` only. */
+const thaw = Symbol("thaw");
+
+/** The entries of any map as an `OrderedMap`, built in one pass (insertion order kept). */
+function persistentEntries<Value>(map: ReadonlyMap<string, Value>): OrderedMap<string, Value> {
+  return OrderedMap<string, Value>().withMutations((entries) => {
+    for (const [key, value] of map) entries.set(key, value);
+  });
+}
+
 /**
  * The session's calls (`SessionState.calls`): a `Map` to every reader — `get`, `has`, `size`,
  * iteration in insertion order — but persistent underneath (an Immutable.js `OrderedMap`), so a
@@ -12,56 +22,105 @@ import { OrderedMap } from "immutable";
  *
  * It is frozen: `set`, `delete` and `clear` throw, as they do on immer's frozen maps. The
  * projection changes calls with `with` and `without`, which return a new map.
+ *
+ * A fold that changes its state in place and hands out no older state (`SessionFold({ mutable:
+ * true })`, `stateAt` folding far from a snapshot) pays for persistence without using it: each
+ * change allocates a path of the trie and a new map (folding events in memory went from 662 000
+ * to 299 000 events/s when the calls became persistent, docs/performance.md). Such a fold holds a
+ * **thawed** map instead (`CallMap.thawed`): the entries are the `Map`'s own, `put` and `remove`
+ * change them in place, and `CallMap.from` makes it persistent once, when the fold is done. A
+ * thawed map is still a read-only `Map` to its readers (`set`, `delete` and `clear` throw), but it
+ * is the fold's working state, not a snapshot: it changes as the fold goes on.
  */
 export class CallMap<Value> extends Map<string, Value> {
-  readonly #entries: OrderedMap<string, Value>;
+  /** The persistent entries; undefined while the map is thawed (the entries are then the Map's own). */
+  readonly #entries: OrderedMap<string, Value> | undefined;
 
-  constructor(entries: OrderedMap<string, Value> = OrderedMap()) {
+  /** A persistent map of `entries`; `thaw` (module-private) makes a thawed one, see `CallMap.thawed`. */
+  constructor(entries: OrderedMap<string, Value> | typeof thaw = OrderedMap()) {
     super();
+    if (entries === thaw) {
+      this.#entries = undefined;
+      return;
+    }
     this.#entries = entries;
     Object.freeze(this);
   }
 
-  /** A persistent copy of any map (insertion order kept). */
+  /**
+   * A persistent copy of any map (insertion order kept): the map itself when it is a persistent
+   * CallMap, else one built from its entries in a single pass (a thawed map is frozen this way).
+   */
   static from<Value>(map: ReadonlyMap<string, Value>): CallMap<Value> {
-    if (map instanceof CallMap) return map as CallMap<Value>;
-    return new CallMap(OrderedMap<string, Value>().withMutations((entries) => {
-      for (const [key, value] of map) entries.set(key, value);
-    }));
+    if (map instanceof CallMap && !map.thawed) return map as CallMap<Value>;
+    return new CallMap(persistentEntries(map));
   }
 
-  /** This map with `key` set to `value` (a new key goes last; an existing one keeps its place). */
+  /**
+   * A map for a fold that changes it in place (see the class): holds `entries` (in their order)
+   * and is changed with `put` and `remove` until `CallMap.from` makes it persistent.
+   */
+  static thawed<Value>(entries: Iterable<readonly [string, Value]> = []): CallMap<Value> {
+    const map = new CallMap<Value>(thaw);
+    for (const [key, value] of entries) Map.prototype.set.call(map, key, value);
+    return map;
+  }
+
+  /** Whether this map is thawed: changed in place by `put` and `remove` (see the class). */
+  get thawed(): boolean {
+    return this.#entries === undefined;
+  }
+
+  /** This map with `key` set to `value` (a new key goes last; an existing one keeps its place). A new persistent map. */
   with(key: string, value: Value): CallMap<Value> {
-    return new CallMap(this.#entries.set(key, value));
+    return new CallMap(this.#persistent().set(key, value));
   }
 
-  /** This map without `keys`. */
+  /** This map without `keys`. A new persistent map. */
   without(keys: Iterable<string>): CallMap<Value> {
-    return new CallMap(this.#entries.deleteAll(keys));
+    return new CallMap(this.#persistent().deleteAll(keys));
+  }
+
+  /** Sets `key` to `value` in place (a new key goes last; an existing one keeps its place). Thawed maps only. */
+  put(key: string, value: Value): void {
+    this.#assertThawed("put");
+    super.set(key, value);
+  }
+
+  /** Removes `keys` in place. Thawed maps only. */
+  remove(keys: Iterable<string>): void {
+    this.#assertThawed("remove");
+    for (const key of keys) super.delete(key);
   }
 
   override get(key: string): Value | undefined {
-    return this.#entries.get(key);
+    const entries = this.#entries;
+    return entries === undefined ? super.get(key) : entries.get(key);
   }
 
   override has(key: string): boolean {
-    return this.#entries.has(key);
+    const entries = this.#entries;
+    return entries === undefined ? super.has(key) : entries.has(key);
   }
 
   override get size(): number {
-    return this.#entries.size;
+    const entries = this.#entries;
+    return entries === undefined ? super.size : entries.size;
   }
 
   override keys(): MapIterator<string> {
-    return this.#entries.keys() as MapIterator<string>;
+    const entries = this.#entries;
+    return entries === undefined ? super.keys() : (entries.keys() as MapIterator<string>);
   }
 
   override values(): MapIterator<Value> {
-    return this.#entries.values() as MapIterator<Value>;
+    const entries = this.#entries;
+    return entries === undefined ? super.values() : (entries.values() as MapIterator<Value>);
   }
 
   override entries(): MapIterator<[string, Value]> {
-    return this.#entries.entries() as MapIterator<[string, Value]>;
+    const entries = this.#entries;
+    return entries === undefined ? super.entries() : (entries.entries() as MapIterator<[string, Value]>);
   }
 
   override [Symbol.iterator](): MapIterator<[string, Value]> {
@@ -69,7 +128,7 @@ export class CallMap<Value> extends Map<string, Value> {
   }
 
   override forEach(callback: (value: Value, key: string, map: Map<string, Value>) => void, thisArg?: unknown): void {
-    for (const [key, value] of this.#entries) callback.call(thisArg, value, key, this);
+    for (const [key, value] of this.entries()) callback.call(thisArg, value, key, this);
   }
 
   override set(): this {
@@ -82,5 +141,14 @@ export class CallMap<Value> extends Map<string, Value> {
 
   override clear(): void {
     throw new TypeError("This object has been frozen and should not be mutated");
+  }
+
+  /** The persistent entries: this map's, or a copy of a thawed map's. */
+  #persistent(): OrderedMap<string, Value> {
+    return this.#entries ?? persistentEntries(this);
+  }
+
+  #assertThawed(method: string): void {
+    if (this.#entries !== undefined) throw new TypeError(`CallMap.${method}: a persistent CallMap never changes (use with / without)`);
   }
 }

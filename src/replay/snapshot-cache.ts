@@ -2,9 +2,8 @@ import { PositionOutOfRangeError } from "../errors/position-out-of-range-error.j
 import { LogCorruptedError } from "../errors/log-corrupted-error.js";
 import { UnknownSessionError } from "../errors/session-state-error.js";
 import type { EventLog, RecordedEvent } from "../log/event-log.js";
-import { freeze } from "immer";
 import { applyEventInPlace, applyEvents } from "../projections/projection.js";
-import { sessionStateProjection, type SessionState } from "../projections/session-state.js";
+import { freezeState, sessionStateProjection, thawState, type SessionState } from "../projections/session-state.js";
 import { sessionStream } from "../core/session-stream.js";
 
 /** Options of {@link SnapshotCache}. */
@@ -77,9 +76,9 @@ export class SnapshotCache {
     // usually are.
     const inPlaceUntil = position - (position % this.every) - 4 * this.every;
     if (inPlaceUntil - at > 4 * this.every) {
-      // A snapshot is frozen and shared: fold a private copy of it (or a fresh state).
-      // The calls are a persistent CallMap (structuredClone would see an empty Map): shared, not cloned.
-      const working = at === 0 ? sessionStateProjection.initialState() : { ...structuredClone({ ...state, calls: undefined }), calls: state.calls };
+      // A snapshot is frozen and shared: fold a private copy of it, whose calls are a plain map
+      // changed in place, made persistent once at the end (thawState, freezeState).
+      const working = thawState(state);
       const read = (from: number): Promise<RecordedEvent[]> => {
         const to = Math.min(inPlaceUntil, from + this.pageSize - 1);
         const page = log.readStream(stream, { from, to, maxCount: to - from + 1 });
@@ -95,7 +94,7 @@ export class SnapshotCache {
         if (events.length === 0) throw new LogCorruptedError(`session "${sessionId}": no event at position ${from} although its version is ${version}`);
         for (const event of events) applyEventInPlace(sessionStateProjection, working, event);
       }
-      state = freeze(working, true);
+      state = freezeState(working);
       at = inPlaceUntil;
       this.#remember(sessionId, at, state);
     }

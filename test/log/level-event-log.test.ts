@@ -382,6 +382,51 @@ describe("LevelEventLog", () => {
     });
   });
 
+  describe("reading values only (keys are known, or found again for an error)", () => {
+    it("names an unreadable event by its key, on a later page and after a missing one, and yields every event before it", async () => {
+      const directory = await freshDirectory();
+      const log = await LevelEventLog.open(directory, { durability: "relaxed" });
+      await log.appendToStream("a", someEvents(2_500));
+      await log.close();
+      await withRawDatabase(directory, async (db) => {
+        await db.del(globalKey(700));
+        await db.put(globalKey(1_500), "{broken");
+      });
+      const reopened = await open(directory);
+      const seen: number[] = [];
+      const reading = (async () => {
+        for await (const event of reopened.readAll()) seen.push(event.meta.globalPosition);
+      })();
+      await expect(reading).rejects.toThrow(LogCorruptedError);
+      await expect(reading).rejects.toThrow(/g!0000000000001500 is unreadable/);
+      expect(seen).toEqual([...Array.from({ length: 699 }, (_, index) => index + 1), ...Array.from({ length: 799 }, (_, index) => index + 701)]);
+      expect((await collect(reopened.readAll({ after: 1_500 }))).map((event) => event.meta.globalPosition)).toEqual(Array.from({ length: 1_000 }, (_, index) => index + 1_501));
+    });
+
+    it("reads a stream's consecutive events by value alone, both ways and over pages, and falls back to keys when one is gone", async () => {
+      const directory = await freshDirectory();
+      const log = await LevelEventLog.open(directory, { durability: "relaxed" });
+      await log.appendToStream("other", someEvents(3));
+      await log.appendToStream("s1", someEvents(2_500));
+      const all = (await collect(log.readAll())).filter((event) => event.meta.stream === "s1");
+      const db = (log as unknown as { db: Level<string, string> }).db;
+      const keyed = vi.spyOn(db, "iterator");
+      const positions = (events: RecordedEvent[]) => events.map((event) => event.meta.streamPosition);
+      expect(await log.readStream("s1", { from: 900, to: 2_100 })).toEqual(all.slice(899, 2_100));
+      expect(positions(await log.readStream("s1", { direction: "backwards", from: 2_100, to: 900 }))).toEqual(positions(all.slice(899, 2_100)).reverse());
+      expect(await log.readStream("s1", { direction: "backwards", from: 2_500, to: 2_401 })).toEqual(all.slice(2_400).reverse());
+      // No iterator handed over keys: the values were matched to the keys by their order.
+      expect(keyed.mock.calls.filter(([options]) => (options as { keys?: boolean } | undefined)?.keys !== false)).toEqual([]);
+      keyed.mockRestore();
+      await log.close();
+
+      await withRawDatabase(directory, (db) => db.del(globalKey(3 + 1_000)));
+      const reopened = await open(directory);
+      await expect(reopened.readStream("s1", { from: 900, to: 1_100 })).rejects.toThrow(/g!0000000000001003 is missing/);
+      expect(positions(await reopened.readStream("s1", { from: 1_001, to: 1_100 }))).toEqual(Array.from({ length: 100 }, (_, index) => index + 1_001));
+    });
+  });
+
   describe("verify on a tampered directory", () => {
     /** A closed log directory: stream "other" (2 events) interleaved with stream "s1" (5 events). */
     async function closedLogWithFive(): Promise<string> {
