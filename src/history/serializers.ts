@@ -116,12 +116,15 @@ export function serializeOpenAiChat(units: readonly HistoryUnit[], options: Seri
  */
 const openAiCache = new WeakMap<HistoryUnit, Map<string, OpenAiUnitSerialization>>();
 
-/** One unit serialized on its own for OpenAI Chat Completions: its messages and what was repaired. */
-export interface OpenAiUnitSerialization {
-  readonly messages: readonly OpenAiChatMessage[];
+/** One unit serialized on its own for one provider format: its messages and what was repaired. */
+interface UnitSerialization<Message> {
+  readonly messages: readonly Message[];
   readonly repairs: readonly (readonly [RepairReason, number])[];
   readonly echoStripped: number;
 }
+
+/** One unit serialized on its own for OpenAI Chat Completions: its messages and what was repaired. */
+export type OpenAiUnitSerialization = UnitSerialization<OpenAiChatMessage>;
 
 /**
  * A unit's OpenAI Chat Completions messages, as `serializeOpenAiChat` writes them (OpenAI merges
@@ -132,16 +135,26 @@ export interface OpenAiUnitSerialization {
  * openAiUnitSerialization({ kind: "user", position: 2, content: "hi" }, undefined).messages; // [{ role: "user", content: "hi" }]
  */
 export function openAiUnitSerialization(unit: HistoryUnit, provider: TargetProvider | undefined): OpenAiUnitSerialization {
+  return cachedUnitSerialization(openAiCache, unit, provider, openAiMessagesOf);
+}
+
+/** A unit's serialization for one target from `cache`, made by `messagesOf` the first time. */
+function cachedUnitSerialization<Message>(
+  cache: WeakMap<HistoryUnit, Map<string, UnitSerialization<Message>>>,
+  unit: HistoryUnit,
+  provider: TargetProvider | undefined,
+  messagesOf: (unit: HistoryUnit, provider: TargetProvider | undefined, report: SerializationReport) => readonly Message[],
+): UnitSerialization<Message> {
   const key = provider === undefined ? "" : `${provider.id}\u0000${provider.format}`;
-  let byProvider = openAiCache.get(unit);
+  let byProvider = cache.get(unit);
   const cached = byProvider?.get(key);
   if (cached !== undefined) return cached;
   const report = newReport();
-  const messages = openAiMessagesOf(unit, provider, report);
+  const messages = messagesOf(unit, provider, report);
   const entry = { messages, repairs: Object.entries(report.repairs) as [RepairReason, number][], echoStripped: report.echoStripped };
   if (byProvider === undefined) {
     byProvider = new Map();
-    openAiCache.set(unit, byProvider);
+    cache.set(unit, byProvider);
   }
   byProvider.set(key, entry);
   return entry;
@@ -191,11 +204,7 @@ export function serializeAnthropicMessages(units: readonly HistoryUnit[], option
 const anthropicCache = new WeakMap<HistoryUnit, Map<string, AnthropicUnitSerialization>>();
 
 /** One unit serialized on its own for Anthropic Messages, before consecutive roles are merged. */
-export interface AnthropicUnitSerialization {
-  readonly messages: readonly AnthropicMessage[];
-  readonly repairs: readonly (readonly [RepairReason, number])[];
-  readonly echoStripped: number;
-}
+export type AnthropicUnitSerialization = UnitSerialization<AnthropicMessage>;
 
 /**
  * A unit's Anthropic Messages messages, as `serializeAnthropicMessages` writes them before it
@@ -205,19 +214,7 @@ export interface AnthropicUnitSerialization {
  * anthropicUnitSerialization({ kind: "user", position: 2, content: "hi" }, undefined).messages; // [{ role: "user", content: [{ type: "text", text: "hi" }] }]
  */
 export function anthropicUnitSerialization(unit: HistoryUnit, provider: TargetProvider | undefined): AnthropicUnitSerialization {
-  const key = provider === undefined ? "" : `${provider.id}\u0000${provider.format}`;
-  let byProvider = anthropicCache.get(unit);
-  const cached = byProvider?.get(key);
-  if (cached !== undefined) return cached;
-  const report = newReport();
-  const messages = anthropicMessagesOf(unit, provider, report);
-  const entry = { messages, repairs: Object.entries(report.repairs) as [RepairReason, number][], echoStripped: report.echoStripped };
-  if (byProvider === undefined) {
-    byProvider = new Map();
-    anthropicCache.set(unit, byProvider);
-  }
-  byProvider.set(key, entry);
-  return entry;
+  return cachedUnitSerialization(anthropicCache, unit, provider, anthropicMessagesOf);
 }
 
 /**
