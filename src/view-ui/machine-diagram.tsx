@@ -22,8 +22,9 @@ interface DrawnEdge {
   /** The events that take it, without the `turn.` prefix (guards in the tooltip). */
   events: string[];
   title: string;
-  points: { x: number; y: number }[];
-  label: { x: number; y: number } | undefined;
+  /** The SVG path of the edge. */
+  d: string;
+  label: { x: number; y: number; anchor: "middle" | "start" } | undefined;
 }
 
 interface Drawing {
@@ -81,14 +82,19 @@ function layoutMachine(graph: TurnMachineGraph): Drawing {
   const drawn: DrawnEdge[] = g.edges().map((ends) => {
     const label = g.edge(ends);
     const edge = edges.get(edgeKey(ends.v, ends.w));
+    const common = { key: edgeKey(ends.v, ends.w), from: ends.v, to: ends.w, events: edge?.events ?? [], title: (edge?.titles ?? []).join("\n") };
+    if (ends.v === ends.w) {
+      // A re-entry (a provider retry): a loop on the node's right side, where dagre left room for it.
+      const node = g.node(ends.v);
+      const right = (node.x ?? 0) + node.width / 2;
+      const y = node.y ?? 0;
+      return { ...common, d: `M ${right} ${y - 8} C ${right + 44} ${y - 30}, ${right + 44} ${y + 30}, ${right + 2} ${y + 8}`, label: { x: right + 40, y: y + 4, anchor: "start" } };
+    }
+    const points = label.points ?? [];
     return {
-      key: edgeKey(ends.v, ends.w),
-      from: ends.v,
-      to: ends.w,
-      events: edge?.events ?? [],
-      title: (edge?.titles ?? []).join("\n"),
-      points: label.points ?? [],
-      label: label.x !== undefined && label.y !== undefined && (edge?.events.length ?? 0) > 0 ? { x: label.x, y: label.y } : undefined,
+      ...common,
+      d: points.map((point, index) => `${index === 0 ? "M" : "L"} ${point.x.toFixed(1)} ${point.y.toFixed(1)}`).join(" "),
+      label: label.x !== undefined && label.y !== undefined && common.events.length > 0 ? { x: label.x, y: label.y, anchor: "middle" } : undefined,
     };
   });
   const size = g.graph();
@@ -128,13 +134,12 @@ export function MachineDiagram(props: { graph: TurnMachineGraph; path: TurnPath 
         </defs>
         {drawing.edges.map((edge) => {
           const isTaken = taken.has(edge.key);
-          const d = edge.points.map((point, index) => `${index === 0 ? "M" : "L"} ${point.x.toFixed(1)} ${point.y.toFixed(1)}`).join(" ");
           return (
             <g key={edge.key} class={`edge${isTaken ? " taken" : ""}`} data-edge={edge.key} data-taken={String(isTaken)}>
               <title>{edge.title}</title>
-              <path d={d} marker-end={isTaken ? "url(#arrow-taken)" : "url(#arrow)"} />
+              <path d={edge.d} marker-end={isTaken ? "url(#arrow-taken)" : "url(#arrow)"} />
               {edge.label !== undefined && (
-                <text x={edge.label.x} y={edge.label.y - ((edge.events.length - 1) * 12) / 2 + 4} text-anchor="middle">
+                <text x={edge.label.x} y={edge.label.y - ((edge.events.length - 1) * 12) / 2 + 4} text-anchor={edge.label.anchor}>
                   {edge.events.map((event, index) => (
                     <tspan key={event} x={edge.label?.x} dy={index === 0 ? 0 : 12}>
                       {event}

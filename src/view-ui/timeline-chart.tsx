@@ -135,20 +135,11 @@ function TurnRow(props: { turn: TimelineTurn; total: number; durationMs: number;
   );
 }
 
-/** How a turn ended, marked where it ended; near the right edge the text goes before the mark. */
+/** How a turn ended, marked where it ended (the reason is in the mark's tooltip and the row's label). */
 function EndMark(props: { kind: "stop" | "failed"; symbol: string; text: string; ms: number; total: number }) {
-  const flip = props.ms / props.total > 0.6;
   return (
-    <span class={`mark ${props.kind}${flip ? " flip" : ""}`} data-end-mark={props.kind} data-reason={props.text} style={{ left: at(props.ms, props.total) }} title={props.text}>
-      {flip ? (
-        <>
-          <span class="mark-text">{props.text}</span> {props.symbol}
-        </>
-      ) : (
-        <>
-          {props.symbol} <span class="mark-text">{props.text}</span>
-        </>
-      )}
+    <span class={`mark ${props.kind}`} data-end-mark={props.kind} data-reason={props.text} style={{ left: at(props.ms, props.total) }} title={props.text}>
+      {props.symbol}
     </span>
   );
 }
@@ -180,7 +171,7 @@ function CallLane(props: { call: TimelineCall; total: number }) {
       {run !== undefined && <span class="run" style={span(run.fromMs, run.toMs ?? call.endMs, total)} title={title} />}
       <span class="call-label" style={labelPlace(call, total)}>
         {call.tool} <span class="muted">{call.outcome}</span>
-        {wait !== undefined && <span class={`answer ${wait.granted === false ? "denied" : ""}`}> · {answer}</span>}
+        {wait !== undefined && <span class={`answer ${wait.granted === false ? "denied" : ""}`}> · {call.outcome === "denied" && wait.granted === false ? `by ${wait.by ?? "?"}` : answer}</span>}
       </span>
     </div>
   );
