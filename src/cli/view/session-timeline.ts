@@ -3,7 +3,12 @@ import { turnPaths, type AuditRow, type SessionStatus, type SessionView } from "
 import { eventSummaries } from "../timeline.js";
 import type { CallDecision, PositionState, SessionTimeline, TimelineCall, TimelineTurn } from "./view-api.js";
 
-/** The colour of an audit row: the gate's decision, or `rejected` when the plan never reached the gate. */
+/**
+ * The colour of an audit row: the gate's decision, or `rejected` when the plan never reached the gate.
+ *
+ * @example
+ * callDecision(row.decision); // "allow", "ask", "deny", "block" or "rejected"
+ */
 export function callDecision(decision: AuditRow["decision"]): CallDecision {
   return decision ?? "rejected";
 }

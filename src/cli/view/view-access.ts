@@ -47,17 +47,31 @@ export function allowedHost(host: string | undefined, port: number): boolean {
 /**
  * The cookie the token is kept in after the first visit. Cookies are scoped by host, not port, so
  * the name carries the port: two views on two ports keep a cookie each.
+ *
+ * @example
+ * viewCookieName(41733); // "turnlog_view_41733"
  */
 export function viewCookieName(port: number): string {
   return `turnlog_view_${port}`;
 }
 
-/** The `Set-Cookie` value that keeps `token`: HttpOnly (no script reads it) and SameSite=Strict (no other site sends it). */
+/**
+ * The `Set-Cookie` value that keeps `token`: HttpOnly (no script reads it) and SameSite=Strict (no
+ * other site sends it). No `Secure`: the server speaks plain HTTP on the loopback interface.
+ *
+ * @example
+ * response.setHeader("Set-Cookie", viewCookie(port, token));
+ */
 export function viewCookie(port: number, token: string): string {
   return `${viewCookieName(port)}=${token}; Path=/; HttpOnly; SameSite=Strict`;
 }
 
-/** The value of cookie `name` in a `Cookie` header, or undefined. */
+/**
+ * The value of cookie `name` in a `Cookie` header, or undefined.
+ *
+ * @example
+ * cookieValue("a=1; turnlog_view_41733=q3V1", "turnlog_view_41733"); // "q3V1"
+ */
 export function cookieValue(header: string | undefined, name: string): string | undefined {
   if (header === undefined) return undefined;
   for (const part of header.split(";")) {

@@ -22,7 +22,7 @@ const assetFiles = [
  * `dist/view`.
  *
  * @example
- * await loadViewAssets(); // throws a one-line CliError when the package was not built
+ * viewAssetsDirectory(); // "/…/node_modules/turnlog/dist/view"
  */
 export function viewAssetsDirectory(): string {
   const here = path.dirname(fileURLToPath(import.meta.url));
@@ -30,7 +30,13 @@ export function viewAssetsDirectory(): string {
   return candidates.find((candidate) => existsSync(path.join(candidate, "index.html"))) ?? (candidates[0] as string);
 }
 
-/** Reads the page's files from `directory` (default {@link viewAssetsDirectory}); a missing one is a one-line CliError. */
+/**
+ * Reads the page's files from `directory` (default {@link viewAssetsDirectory}); a missing one is a
+ * one-line CliError.
+ *
+ * @example
+ * const assets = await loadViewAssets(); // throws when the package was not built
+ */
 export async function loadViewAssets(directory: string = viewAssetsDirectory()): Promise<ViewAssets> {
   const files = new Map<string, { body: Buffer; contentType: string }>();
   for (const asset of assetFiles) {

@@ -163,21 +163,21 @@ export async function startViewServer(options: ViewServerOptions): Promise<ViewS
       return;
     }
     const controller = new AbortController();
+    const keepAlive = setInterval(() => response.write(": keep-alive\n\n"), keepAliveMs);
     const client: LiveClient = {
       send(event, data) {
         if (!response.writableEnded) response.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
       },
+      end() {
+        clearInterval(keepAlive);
+        controller.abort();
+        live.delete(client);
+      },
     };
     response.write("retry: 1000\n\n");
     live.add(client);
-    const keepAlive = setInterval(() => response.write(": keep-alive\n\n"), keepAliveMs);
-    const end = () => {
-      clearInterval(keepAlive);
-      controller.abort();
-      live.delete(client);
-    };
-    request.on("close", end);
-    response.on("close", end);
+    request.on("close", client.end);
+    response.on("close", client.end);
     void source
       .read((reader) => reader.sessions())
       .then((sessions: SessionListing[]) => client.send("sessions", { sessions } satisfies LiveSessionsMessage))
@@ -208,6 +208,8 @@ export async function startViewServer(options: ViewServerOptions): Promise<ViewS
     url: `http://127.0.0.1:${port}/?token=${token}`,
     async close() {
       stopWatching();
+      // Followers stop before the log they follow is closed (followStream asks for that).
+      for (const client of [...live]) client.end();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
       await closed;
@@ -217,6 +219,8 @@ export async function startViewServer(options: ViewServerOptions): Promise<ViewS
 
 interface LiveClient {
   send(event: "sessions" | "session", data: unknown): void;
+  /** Stops following (and the keep-alive): the connection closed, or the server is stopping. */
+  end(): void;
 }
 
 function decodeSegment(segment: string): string | undefined {
