@@ -1,6 +1,6 @@
 import type { EventOf, TurnlogEvent } from "../contracts/events.js";
 import type { RecordedEvent } from "../log/event-log.js";
-import { redactJsonText, redactText } from "../policy/secrets/secret-detector.js";
+import { defaultSecretRedactor, type SecretRedactor } from "../policy/secrets/secret-detector.js";
 
 /*
  * Spans derived from a session's log (docs/observability.md, "Spans"), following the OpenTelemetry
@@ -59,8 +59,11 @@ export interface SpanDerivationOptions {
    * Default false. The log holds them redacted already; they are scanned for secrets once more.
    */
   includeContent?: boolean;
-  /** How opted-in content is scanned for secrets. Default: the detector's `redactText`. */
-  redact?: (text: string) => string;
+  /**
+   * What opted-in content passes before it is exported: default the secret detector; a runtime
+   * passes its own, which also knows the host's secrets (`createRuntime({ secrets })`).
+   */
+  redactor?: Pick<SecretRedactor, "redactText" | "redactJsonText">;
 }
 
 interface NormalizedCallInfo {
@@ -188,8 +191,8 @@ class Step {
   }
 
   content(text: string, json: boolean): string {
-    const redact = this.options.redact ?? ((value: string) => (json ? redactJsonText(value) : redactText(value)).text);
-    return redact(text);
+    const redactor = this.options.redactor ?? defaultSecretRedactor;
+    return (json ? redactor.redactJsonText(text) : redactor.redactText(text)).text;
   }
 
   /** The open send, opened at this event if there is none (a turn that has no user message before it). */
