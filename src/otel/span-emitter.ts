@@ -1,4 +1,4 @@
-import { context as otelContext, trace, type Attributes, type Context, type Span, type Tracer } from "@opentelemetry/api";
+import { context as otelContext, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Span, type Tracer } from "@opentelemetry/api";
 import type { RecordedEvent } from "../log/event-log.js";
 import type { OtelTracer } from "./otel-tracer.js";
 import { deriveSpans, initialSpanState, type DerivedSpan, type SpanAttributes, type SpanChange, type SpanDerivationOptions, type SpanDerivationState } from "./span-derivation.js";
@@ -30,7 +30,7 @@ export interface SpanEmitter {
   inCallSpan<T>(sessionId: string, callId: string, run: () => T): T;
 }
 
-const spanKinds = { internal: 1, client: 3 } as const;
+const spanKinds = { internal: SpanKind.INTERNAL, client: SpanKind.CLIENT } as const;
 
 /** Derived attributes as OpenTelemetry takes them (its arrays are mutable). */
 function otelAttributes(attributes: SpanAttributes): Attributes {
@@ -38,7 +38,6 @@ function otelAttributes(attributes: SpanAttributes): Attributes {
   for (const [key, value] of Object.entries(attributes)) result[key] = typeof value === "object" ? [...value] : value;
   return result;
 }
-const errorStatus = 2;
 
 /**
  * Makes the emitter that turns a runtime's events into live spans on `tracer`. `createRuntime({
@@ -52,7 +51,7 @@ const errorStatus = 2;
  * const emitter = createSpanEmitter(trace.getTracer("my-agent"));
  * const stop = log.subscribe((event) => emitter.recorded(sessionOf(event), [event]));
  */
-export function createSpanEmitter(tracer: OtelTracer | Tracer, options: SpanDerivationOptions = {}): SpanEmitter {
+export function createSpanEmitter(tracer: OtelTracer, options: SpanDerivationOptions = {}): SpanEmitter {
   const real = tracer as Tracer;
   const states = new Map<string, SpanDerivationState>();
   const live = new Map<string, Map<string, Span>>();
@@ -85,7 +84,7 @@ export function createSpanEmitter(tracer: OtelTracer | Tracer, options: SpanDeri
       const span = spans.get(ended.key) ?? start(sessionId, ended);
       spans.delete(ended.key);
       span.setAttributes(otelAttributes(ended.attributes));
-      if (ended.status.code === "error") span.setStatus({ code: errorStatus, ...(ended.status.message !== undefined ? { message: ended.status.message } : {}) });
+      if (ended.status.code === "error") span.setStatus({ code: SpanStatusCode.ERROR, ...(ended.status.message !== undefined ? { message: ended.status.message } : {}) });
       span.end(ended.endTimeMs);
     }
   }
