@@ -40,6 +40,8 @@ export interface OtlpSpan {
   droppedLinksCount: number;
   /** 0 UNSET, 2 ERROR. */
   status: { code: number; message?: string };
+  /** W3C trace flags (sampled) and "whether the parent is remote" known: never remote here. */
+  flags: number;
 }
 
 /** The body of an OTLP/HTTP trace export. */
@@ -89,6 +91,9 @@ function keyValues(attributes: SpanAttributes): OtlpKeyValue[] {
   return Object.entries(attributes).map(([key, value]) => ({ key, value: anyValue(value) }));
 }
 
+/** The span flags of a sampled span whose parent (if any) is known to be local: 0x01 | 0x100. */
+const localSampledFlags = 0x101;
+
 function nanos(ms: number): string {
   return (BigInt(Math.round(ms)) * 1_000_000n).toString();
 }
@@ -121,6 +126,7 @@ export function otlpJson(spans: readonly DerivedSpan[], options: OtlpJsonOptions
       links: [],
       droppedLinksCount: 0,
       status: span.status.code === "error" ? { code: 2, ...(span.status.message !== undefined ? { message: span.status.message } : {}) } : { code: 0 },
+      flags: localSampledFlags,
     };
   });
   return {
