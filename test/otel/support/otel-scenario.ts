@@ -47,7 +47,8 @@ export function scenarioTools(seen: { activeSpan?: () => string | undefined; spa
   ];
 }
 
-export function scenarioProvider() {
+/** The scenario's provider; `from` skips the answers an earlier runtime already consumed. */
+export function scenarioProvider(from = 0) {
   return scriptedProvider(
     [
       {
@@ -66,7 +67,7 @@ export function scenarioProvider() {
       { content: "Done.", usage: { inputTokens: 300, outputTokens: 8 } },
       { toolCalls: [{ id: "call_write_again", name: "write_file", arguments: '{"path":"c.txt","content":"gamma"}' }] },
       { content: "Understood, not writing." },
-    ],
+    ].slice(from),
     { id: "openai-chat:gpt-test", format: "openai-chat" },
   );
 }
@@ -88,10 +89,10 @@ export async function driveScenario(runtime: Runtime, sessionId = "otel-scenario
   return session.id;
 }
 
-export async function scenarioRuntime(log: EventLog, tracer?: OtelTracer, extra: { traceContent?: boolean; seen?: Parameters<typeof scenarioTools>[0] } = {}): Promise<Runtime> {
+export async function scenarioRuntime(log: EventLog, tracer?: OtelTracer, extra: { traceContent?: boolean; seen?: Parameters<typeof scenarioTools>[0]; providerFrom?: number } = {}): Promise<Runtime> {
   return createRuntime({
     log,
-    provider: scenarioProvider(),
+    provider: scenarioProvider(extra.providerFrom),
     tools: scenarioTools(extra.seen),
     policy: { approvalMode: "ask", deny: [{ tool: "remove_all", reason: "never" }] },
     providerRetry: { baseDelayMs: 0, maxDelayMs: 0 },

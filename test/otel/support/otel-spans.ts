@@ -6,7 +6,7 @@
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 import { context, ROOT_CONTEXT, type Context, type ContextManager } from "@opentelemetry/api";
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from "@opentelemetry/sdk-trace-base";
+import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan, type SpanProcessor } from "@opentelemetry/sdk-trace-base";
 import type { OtlpAnyValue, OtlpTraceRequest } from "../../../src/otel/otlp-json.js";
 
 export interface NormalSpan {
@@ -41,9 +41,11 @@ function labelOf(span: Pick<RawSpan, "name" | "attributes">): string {
   return [span.name, a["gen_ai.tool.call.id"] ?? "", a["turnlog.turn.id"] ?? "", a["turnlog.attempt"] ?? "", a["turnlog.stream_position"] ?? ""].join("|");
 }
 
-function normalize(raw: readonly RawSpan[]): NormalSpan[] {
-  const byId = new Map(raw.map((span) => [span.spanId, span]));
-  const roots = new Map(raw.filter((span) => span.parentSpanId === undefined).map((span) => [span.traceId, labelOf(span)]));
+/** `known`: spans not among `raw` that may be parents (started, never ended). */
+function normalize(raw: readonly RawSpan[], known: readonly RawSpan[] = []): NormalSpan[] {
+  const all = [...raw, ...known];
+  const byId = new Map(all.map((span) => [span.spanId, span]));
+  const roots = new Map(all.filter((span) => span.parentSpanId === undefined).map((span) => [span.traceId, labelOf(span)]));
   const spans = raw.map((span): NormalSpan => {
     const parent = span.parentSpanId !== undefined ? byId.get(span.parentSpanId) : undefined;
     if (span.parentSpanId !== undefined && parent === undefined) throw new Error(`span ${span.name} has a parent that is not among the spans`);
@@ -66,21 +68,27 @@ function normalize(raw: readonly RawSpan[]): NormalSpan[] {
 const hrMs = (time: readonly [number, number]) => Math.round(time[0] * 1000 + time[1] / 1e6);
 
 /** OTLP's span kinds are the API's plus one (UNSPECIFIED is 0 in OTLP). */
-export function normalizeReadable(spans: readonly ReadableSpan[]): NormalSpan[] {
+export function normalizeReadable(spans: readonly ReadableSpan[], started: readonly ReadableSpan[] = []): NormalSpan[] {
+  const ended = new Set(spans.map((span) => span.spanContext().spanId));
   return normalize(
-    spans.map((span) => ({
-      traceId: span.spanContext().traceId,
-      spanId: span.spanContext().spanId,
-      parentSpanId: span.parentSpanContext?.spanId,
-      name: span.name,
-      kind: span.kind + 1,
-      startMs: hrMs(span.startTime),
-      endMs: hrMs(span.endTime),
-      attributes: { ...span.attributes },
-      events: span.events.map((event) => ({ name: event.name, timeMs: hrMs(event.time), attributes: { ...(event.attributes ?? {}) } })),
-      status: { code: span.status.code === 2 ? 2 : 0, ...(span.status.message !== undefined ? { message: span.status.message } : {}) },
-    })),
+    spans.map(rawOf),
+    started.filter((span) => !ended.has(span.spanContext().spanId)).map(rawOf),
   );
+}
+
+function rawOf(span: ReadableSpan): RawSpan {
+  return {
+    traceId: span.spanContext().traceId,
+    spanId: span.spanContext().spanId,
+    parentSpanId: span.parentSpanContext?.spanId,
+    name: span.name,
+    kind: span.kind + 1,
+    startMs: hrMs(span.startTime),
+    endMs: hrMs(span.endTime),
+    attributes: { ...span.attributes },
+    events: span.events.map((event) => ({ name: event.name, timeMs: hrMs(event.time), attributes: { ...(event.attributes ?? {}) } })),
+  status: { code: span.status.code === 2 ? 2 : 0, ...(span.status.message !== undefined ? { message: span.status.message } : {}) },
+  };
 }
 
 function plain(value: OtlpAnyValue | Record<string, unknown>): unknown {
@@ -123,11 +131,18 @@ export function normalizeOtlp(request: OtlpTraceRequest): NormalSpan[] {
   return normalize(otlpSpans(request));
 }
 
-/** A tracer that keeps every ended span in memory (the SDK 2.x way). */
+/** A tracer that keeps every ended span in memory (the SDK 2.x way), and every started one in `started`. */
 export function memoryTracer() {
   const exporter = new InMemorySpanExporter();
-  const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
-  return { exporter, provider, tracer: provider.getTracer("turnlog-test") };
+  const started: ReadableSpan[] = [];
+  const recordStarts: SpanProcessor = {
+    onStart: (span) => void started.push(span),
+    onEnd: () => undefined,
+    forceFlush: () => Promise.resolve(),
+    shutdown: () => Promise.resolve(),
+  };
+  const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter), recordStarts] });
+  return { exporter, provider, started, tracer: provider.getTracer("turnlog-test") };
 }
 
 /**
