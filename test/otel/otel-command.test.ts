@@ -2,12 +2,14 @@ import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { expectOneCleanLine, useDemoSession } from "../cli/support/demo-fixture.js";
+import { runTurnlog } from "../cli/support/turnlog-bin.js";
 import { normalizeOtlp, type NormalSpan } from "./support/otel-spans.js";
 
 interface Received {
   method: string;
   path: string;
   contentType: string | undefined;
+  headers: IncomingMessage["headers"];
   body: string;
 }
 
@@ -19,7 +21,7 @@ async function receiver(status: number): Promise<{ url: string; received: Receiv
     request.setEncoding("utf8");
     request.on("data", (chunk: string) => (body += chunk));
     request.on("end", () => {
-      received.push({ method: request.method ?? "", path: request.url ?? "", contentType: request.headers["content-type"], body });
+      received.push({ method: request.method ?? "", path: request.url ?? "", contentType: request.headers["content-type"], headers: request.headers, body });
       response.writeHead(status, { "content-type": "application/json" }).end(status === 200 ? "{}" : '{"message":"nope"}');
     });
   });
@@ -77,6 +79,21 @@ describe("turnlog otel", () => {
     const run = await demo.turnlog("otel", demo.sessionId, "--dir", demo.logDir, "--endpoint", `${url}/api/public/otel/v1/traces`);
     expect(run.code).toBe(0);
     expect(received[0]?.path).toBe("/api/public/otel/v1/traces");
+  });
+
+  it("sends the headers of $OTEL_EXPORTER_OTLP_HEADERS and --header (a vendor's key), and never prints them", async () => {
+    const { url, received, server } = await receiver(200);
+    servers.push(server);
+    const run = await runTurnlog(["otel", demo.sessionId, "--dir", demo.logDir, "--endpoint", url, "--header", "x-team: blue"], {
+      cwd: demo.workDir,
+      env: { OTEL_EXPORTER_OTLP_HEADERS: "authorization=Basic%20c2VjcmV0LXZhbHVl,x-extra=1" },
+    });
+    expect(run.code).toBe(0);
+    expect(received[0]?.headers).toMatchObject({ authorization: "Basic c2VjcmV0LXZhbHVl", "x-extra": "1", "x-team": "blue", "content-type": "application/json" });
+    expect(run.stdout + run.stderr).not.toContain("c2VjcmV0LXZhbHVl");
+    const bad = await demo.turnlog("otel", demo.sessionId, "--dir", demo.logDir, "--endpoint", url, "--header", "no separator");
+    expect(bad.code).toBe(2);
+    expectOneCleanLine(bad.stderr);
   });
 
   it("fails with one clean line when the endpoint answers 500", async () => {

@@ -13,6 +13,8 @@ export interface OtelOptions {
   out?: string;
   endpoint?: string;
   includeContent?: boolean;
+  /** `name: value` or `name=value`, repeatable: headers of the POST (a vendor's API key). */
+  header?: string[];
 }
 
 /** How long `--endpoint` waits for the collector's answer. */
@@ -38,6 +40,38 @@ export function tracesUrl(endpoint: string): URL {
   }
   if (url.pathname === "/" || url.pathname === "") url.pathname = "/v1/traces";
   return url;
+}
+
+/**
+ * The headers of the POST: `OTEL_EXPORTER_OTLP_HEADERS`, then `OTEL_EXPORTER_OTLP_TRACES_HEADERS`
+ * (the OTLP exporters' variables: `name=value` pairs, comma-separated, values URL-encoded), then
+ * each `--header`. Keeping a key in the environment keeps it out of the shell history.
+ */
+export function exportHeaders(env: NodeJS.ProcessEnv, given: readonly string[] = []): Record<string, string> {
+  const headers: Record<string, string> = {};
+  const add = (pair: string, separator: RegExp, source: string) => {
+    const match = separator.exec(pair);
+    const name = match === null ? "" : pair.slice(0, match.index).trim();
+    if (match === null || !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) {
+      throw new CliError(`${source}: a header is name=value or "name: value", e.g. "x-honeycomb-team: …"`, { exitCode: exitCodes.usage });
+    }
+    headers[name.toLowerCase()] = pair.slice(match.index + match[0].length).trim();
+  };
+  for (const variable of ["OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_TRACES_HEADERS"]) {
+    for (const pair of (env[variable] ?? "").split(",")) {
+      if (pair.trim() === "") continue;
+      const equals = pair.indexOf("=");
+      let value: string;
+      try {
+        value = decodeURIComponent(pair.slice(equals + 1));
+      } catch {
+        throw new CliError(`${variable}: a value is not valid URL encoding`, { exitCode: exitCodes.usage });
+      }
+      add(`${pair.slice(0, Math.max(0, equals))}=${value}`, /=/, variable);
+    }
+  }
+  for (const pair of given) add(pair, /\s*[:=]\s*/, "--header");
+  return headers;
 }
 
 /** Where a URL points, without any password it carries. */
@@ -67,7 +101,7 @@ export async function otelCommand(sessionId: string, options: OtelOptions, conte
     context.io.stderr.write(`wrote ${count} to ${options.out}\n`);
   }
   if (url !== undefined) {
-    const status = await send(url, body);
+    const status = await send(url, body, exportHeaders(context.io.env, options.header));
     if (status < 200 || status > 299) throw new CliError(`the OTLP endpoint ${shown(url)} answered HTTP ${status}: the spans were not accepted`);
     context.io.stderr.write(`sent ${count} to ${shown(url)}: HTTP ${status}\n`);
   }
@@ -76,9 +110,9 @@ export async function otelCommand(sessionId: string, options: OtelOptions, conte
 }
 
 /** POSTs the OTLP/JSON body; returns the HTTP status, or throws a one-line error when none came back. */
-async function send(url: URL, body: string): Promise<number> {
+async function send(url: URL, body: string, headers: Record<string, string>): Promise<number> {
   try {
-    const response = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body, signal: AbortSignal.timeout(sendTimeoutMs) });
+    const response = await fetch(url, { method: "POST", headers: { ...headers, "content-type": "application/json" }, body, signal: AbortSignal.timeout(sendTimeoutMs) });
     // Read to the end, so the connection is released before the process exits.
     await response.arrayBuffer().catch(() => undefined);
     return response.status;
