@@ -113,7 +113,12 @@ export function initialSpanState(sessionId: string): SpanDerivationState {
   return { sessionId, provider: undefined, position: 0, lastTimeMs: 0, open: {}, send: undefined, turnSeqs: {}, calls: {}, natives: {}, toolApprovals: [] };
 }
 
-/** The provider name the GenAI conventions know for a recorded request format. */
+/**
+ * The provider name the GenAI conventions know for a recorded request format.
+ *
+ * @example
+ * providerName("anthropic-messages"); // "anthropic"
+ */
 export function providerName(format: string): string {
   if (format === "openai-chat") return "openai";
   if (format === "anthropic-messages") return "anthropic";
@@ -124,6 +129,10 @@ export function providerName(format: string): string {
  * The model a request went to. The log records no model name of its own: a real adapter's
  * provider ID is `<format>:<model>` (`openai-chat:gpt-4o`), so the model is what follows the
  * format; any other provider ID (a host's own, `scripted`) is used as it is.
+ *
+ * @example
+ * requestModel("openai-chat:gpt-4o", "openai-chat"); // "gpt-4o"
+ * requestModel("scripted", "openai-chat"); // "scripted"
  */
 export function requestModel(providerId: string, format: string): string {
   return providerId.startsWith(`${format}:`) && providerId.length > format.length + 1 ? providerId.slice(format.length + 1) : providerId;

@@ -46,6 +46,10 @@ export function tracesUrl(endpoint: string): URL {
  * The headers of the POST: `OTEL_EXPORTER_OTLP_HEADERS`, then `OTEL_EXPORTER_OTLP_TRACES_HEADERS`
  * (the OTLP exporters' variables: `name=value` pairs, comma-separated, values URL-encoded), then
  * each `--header`. Keeping a key in the environment keeps it out of the shell history.
+ *
+ * @example
+ * exportHeaders({ OTEL_EXPORTER_OTLP_HEADERS: "api-key=abc%20def" }, ["x-team: blue"]);
+ * // { "api-key": "abc def", "x-team": "blue" }
  */
 export function exportHeaders(env: NodeJS.ProcessEnv, given: readonly string[] = []): Record<string, string> {
   const headers: Record<string, string> = {};
