@@ -12,6 +12,8 @@ export type { ApprovalAnswer, Session, WaitForAnswersOptions } from "./runtime/s
 export { AgentLoopBuilder } from "./runtime/agent-loop-builder.js";
 export type { HostToolOptions, HostToolResult } from "./runtime/host-tool-executor.js";
 export type { DeltaContext, DiscardedAttempt, PendingApproval, SendOutcome } from "./runtime/provider-turn-loop.js";
+// What `createRuntime({ tracer })` takes, structurally: the spans themselves are `turnlog/otel`.
+export type { OtelTracer } from "./otel/otel-tracer.js";
 
 export { defineTool } from "./tools/define-tool.js";
 export type { ToolContext, ToolDefinition, ToolOptions, ToolResult } from "./tools/define-tool.js";

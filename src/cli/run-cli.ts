@@ -16,6 +16,7 @@ import { sessionsCommand } from "./commands/sessions-command.js";
 import { showCommand } from "./commands/show-command.js";
 import { verifyCommand } from "./commands/verify-command.js";
 import { migrateCommand } from "./commands/migrate-command.js";
+import { otelCommand, type OtelOptions } from "./commands/otel-command.js";
 import { viewCommand, type ViewOptions } from "./commands/view-command.js";
 import { defaultLogLocation, demoLogLocation, runLogLocation } from "./log-directory.js";
 import { isPostgresUrl } from "../log/postgres/connection-string.js";
@@ -185,6 +186,21 @@ export async function runCli(argv: readonly string[], given: CliIo = processIo()
     .addOption(jsonOption())
     .action(async (session: string, options: AuditOptions) => {
       exitCode = await auditCommand(session, options, context);
+    });
+
+  program
+    .command("otel")
+    .description("write a session's OpenTelemetry GenAI spans (invoke_agent, chat, execute_tool) as OTLP/JSON, or send them to an OTLP/HTTP endpoint (docs/observability.md)")
+    .argument("<session>", "the session ID")
+    .option("--out <file>", "write the OTLP/JSON to this file instead of stdout")
+    .option("--endpoint <url>", "POST the spans to this OTLP/HTTP endpoint (a URL without a path gets /v1/traces), e.g. http://127.0.0.1:4318")
+    .option("--header <name:value>", "with --endpoint: a header of the POST, e.g. a vendor's API key (repeatable; $OTEL_EXPORTER_OTLP_HEADERS is read too)", (value: string, previous: string[] | undefined) => [...(previous ?? []), value])
+    .option("--include-content", "also export tool arguments and results (as the log holds them: redacted, and scanned for secrets again)")
+    .addOption(logOption())
+    .addOption(dirOption())
+    .addOption(schemaOption())
+    .action(async (session: string, options: OtelOptions) => {
+      exitCode = await otelCommand(session, options, context);
     });
 
   program

@@ -35,6 +35,8 @@ import { maxCarriedConflicts, SessionStore } from "./session-store.js";
 import { recover, refuseMissingTools, type RecoveryDependencies } from "./session-recovery.js";
 import { checkRuntimeOptions } from "./runtime-options-schema.js";
 import { sessionIdPattern, sessionStream } from "../core/session-stream.js";
+import type { OtelTracer } from "../otel/otel-tracer.js";
+import type { SpanEmitter } from "../otel/span-emitter.js";
 
 export interface RuntimeOptions {
   /**
@@ -157,6 +159,24 @@ export interface RuntimeOptions {
    * createRuntime({ log, provider, tools, autoResume: { onOutcome: (outcome, session) => notify(session.id, outcome) } });
    */
   autoResume?: boolean | AutoResumeOptions;
+  /**
+   * An OpenTelemetry tracer (`trace.getTracer("my-agent")` from `@opentelemetry/api`, which must
+   * then be installed): each session's events become live GenAI spans — `invoke_agent` per send,
+   * `chat {model}` per provider attempt, `execute_tool {name}` per call — with their recorded
+   * times, equal to what `turnlog otel` derives from the log later (docs/observability.md). A
+   * tool's handler runs with its call's span active, so its own spans nest under it. Without a
+   * tracer, OpenTelemetry is never loaded.
+   *
+   * @example
+   * createRuntime({ provider, tools, tracer: trace.getTracer("my-agent") });
+   */
+  tracer?: OtelTracer;
+  /**
+   * With `tracer`: export tool arguments and results as span attributes
+   * (`gen_ai.tool.call.arguments`, `gen_ai.tool.call.result`), as the log holds them (redacted)
+   * and scanned for secrets once more. Default false: spans carry no content.
+   */
+  traceContent?: boolean;
 }
 
 /** `RuntimeOptions.autoResume`'s callbacks. */
@@ -228,6 +248,20 @@ export type ReplayOptions = ReaderReplayOptions;
 
 
 /**
+ * The live span emitter, loaded only when a host passes a tracer: the root entry never imports
+ * `@opentelemetry/api`, which a host that does not trace need not install.
+ */
+async function spanEmitter(tracer: OtelTracer, options: { includeContent: boolean; redactor: SecretRedactor }): Promise<SpanEmitter> {
+  let emitter: typeof import("../otel/span-emitter.js");
+  try {
+    emitter = await import("../otel/span-emitter.js");
+  } catch (error) {
+    throw new ConfigError([`tracer: live spans need the package @opentelemetry/api (npm install @opentelemetry/api): ${error instanceof Error ? error.message : String(error)}`]);
+  }
+  return emitter.createSpanEmitter(tracer, options);
+}
+
+/**
  * Creates a turnlog runtime.
  *
  * @example
@@ -241,6 +275,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   checkRuntimeOptions(options);
   // A bad secret is the host's mistake too, reported before anything starts.
   const redactor = createSecretRedactor({ secrets: options.secrets ?? [] });
+  const spans = options.tracer !== undefined ? await spanEmitter(options.tracer, { includeContent: options.traceContent === true, redactor }) : undefined;
   // MCP servers first, so that one that does not start fails before the log is opened (and locked).
   const mcp = await connectMcpServers(options.mcpServers ?? []);
   const unsubscribes: (() => void)[] = [];
@@ -330,7 +365,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
    * the other host appended and prepares again from there.
    */
   async function load(sessionId: string, create: boolean): Promise<Session> {
-    const store = await SessionStore.load(log, sessionId);
+    const store = await SessionStore.load(log, sessionId, spans);
     for (let lost = 0; ; lost += 1) {
       try {
         await prepare(store, create);
@@ -357,6 +392,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
         maxStoredOutputChars,
         shared: leases !== undefined,
         rerunInDoubt: recovery.rerunInDoubt,
+        ...(spans !== undefined ? { inCallContext: <T>(callId: string, run: () => T) => spans.inCallSpan(sessionId, callId, run) } : {}),
       },
       sealer,
       hosting,

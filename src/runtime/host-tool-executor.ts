@@ -104,6 +104,7 @@ export class HostToolExecutor {
       workspace: this.store.policy.workspace,
       protectedPaths: logDirectoryOf(this.store.log),
       signal: options.signal ?? new AbortController().signal,
+      ...(this.deps.inCallContext !== undefined ? { inCallContext: this.deps.inCallContext } : {}),
     });
     if (ended.type === "turn.tool.succeeded") return this.#complete({ ...base, status: "succeeded", content: ended.data.output }, ended.data.durationMs, tool);
     if (ended.type === "turn.tool.failed") return this.#complete({ ...base, status: "failed", errorCode: ended.data.code, content: ended.data.message }, ended.data.durationMs, tool);

@@ -14,7 +14,7 @@ import type { GateEnvironment } from "../policy/gate.js";
 import type { SecretRedactor } from "../policy/secrets/secret-detector.js";
 import type { SecretVault } from "./secret-vault.js";
 import { maxCarriedConflicts, type SessionStore } from "./session-store.js";
-import { ToolPlanRunner, type ToolRunEnd } from "./tool-plan-runner.js";
+import { ToolPlanRunner, type CallContext, type ToolRunEnd } from "./tool-plan-runner.js";
 import { ExpectedVersionConflictError } from "../errors/expected-version-conflict-error.js";
 import type { SessionSync } from "./session-sync.js";
 import { decideObserving } from "../core/decide-observing.js";
@@ -109,6 +109,8 @@ export interface LoopDependencies {
   shared?: boolean;
   /** Whether a call found started and not ended may run again (idempotent and read-only only). */
   rerunInDoubt?: boolean;
+  /** Runs a tool's handler in the context of its call's live span (`createRuntime({ tracer })`). */
+  inCallContext?: CallContext;
 }
 
 /** The reason of a `needs-resume` outcome whose turn another host is performing. */

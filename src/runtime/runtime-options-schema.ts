@@ -87,6 +87,8 @@ export const RuntimeOptionsSchema = z.strictObject({
   secrets: z.array(z.string().min(8, { error: "a secret must be at least 8 characters (a shorter one would redact ordinary words)" })).optional(),
   sessionLease: z.enum(["fail", "off"]).optional(),
   autoResume: z.union([z.boolean(), z.strictObject({ onOutcome: fn.optional(), onError: fn.optional() })]).optional(),
+  tracer: withMethods("startSpan").optional(),
+  traceContent: z.boolean().optional(),
 });
 
 /** Where an issue is, as a host would write it: `policy.deny[0].tool`. */

@@ -34,6 +34,18 @@ function checkBuilt(event: TurnlogEvent): void {
   }
 }
 
+/**
+ * Told about every event a store folds from the log, in stream order: what it read when it first
+ * loaded the session (its history), and from then on each event recorded — appended by the store,
+ * or another writer's read back on a reload. Only durable events: staged ones are told once
+ * appended. The live spans (`createRuntime({ tracer })`) are fed this way. An observer that
+ * throws is ignored: the events are recorded whatever it does.
+ */
+export interface SessionObserver {
+  loaded(sessionId: string, events: readonly RecordedEvent[]): void;
+  recorded(sessionId: string, events: readonly RecordedEvent[]): void;
+}
+
 /** How an append is to be made: `durable: false` for the events of read-only work. */
 export interface AppendRequestOptions {
   durable?: boolean;
@@ -93,11 +105,12 @@ export class SessionStore {
   private constructor(
     readonly log: EventLog,
     readonly sessionId: string,
+    private readonly observer: SessionObserver | undefined,
   ) {}
 
-  /** Loads a session by folding its stream (empty for a new session). */
-  static async load(log: EventLog, sessionId: string): Promise<SessionStore> {
-    const store = new SessionStore(log, sessionId);
+  /** Loads a session by folding its stream (empty for a new session); `observer` is told what it folds. */
+  static async load(log: EventLog, sessionId: string, observer?: SessionObserver): Promise<SessionStore> {
+    const store = new SessionStore(log, sessionId, observer);
     await store.reload();
     return store;
   }
@@ -111,11 +124,13 @@ export class SessionStore {
    */
   async reload(): Promise<void> {
     this.discardStaged();
+    const history = this.#version === 0;
     // Paged so a long session never sits in memory twice.
     const page = 10_000;
     for (;;) {
       const events = await this.log.readStream(sessionStream(this.sessionId), { from: this.#version + 1, maxCount: page });
       this.#fold.applyAll(events);
+      if (events.length > 0) this.#observe(history ? "loaded" : "recorded", events);
       const last = events.at(-1);
       if (last !== undefined) {
         this.#version = last.meta.streamPosition;
@@ -379,6 +394,7 @@ export class SessionStore {
       }
       const last = appended.events.at(-1);
       if (last !== undefined) this.#version = last.meta.streamPosition;
+      this.#observe("recorded", appended.events);
       return appended.events;
     } catch (error) {
       this.#staged = undefined;
@@ -393,6 +409,15 @@ export class SessionStore {
     if (staged === undefined) return;
     this.#staged = undefined;
     this.#fold.restore(staged.before);
+  }
+
+  #observe(kind: "loaded" | "recorded", events: readonly RecordedEvent[]): void {
+    if (this.observer === undefined) return;
+    try {
+      this.observer[kind](this.sessionId, events);
+    } catch {
+      // Observing is never part of recording: the events are in the log already.
+    }
   }
 
   #now(): number {

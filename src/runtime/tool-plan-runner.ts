@@ -26,7 +26,12 @@ export interface ToolRunDependencies {
    * lease, where another host may be running that call right now.
    */
   rerunInDoubt?: boolean;
+  /** Runs a call's handler in the context of its span (`createRuntime({ tracer })`). */
+  inCallContext?: CallContext;
 }
+
+/** Runs `run` — a tool's handler — in the context the call needs (its live span's). */
+export type CallContext = <T>(callId: string, run: () => T) => T;
 
 /**
  * How a run of the tool runner ended: `done` when no cleared call is left to start and each call
@@ -145,7 +150,15 @@ export class ToolPlanRunner {
   async #finish(call: CallState, turnId: string, signal: AbortSignal): Promise<void> {
     const input = this.#inputToRun(call);
     const ended = input.ok
-      ? await runTool(call, input.value, turnId, { registry: this.deps.registry, clock: this.deps.clock, sessionId: this.store.state.sessionId, workspace: this.store.policy.workspace, protectedPaths: logDirectoryOf(this.store.log), signal })
+      ? await runTool(call, input.value, turnId, {
+          registry: this.deps.registry,
+          clock: this.deps.clock,
+          sessionId: this.store.state.sessionId,
+          workspace: this.store.policy.workspace,
+          protectedPaths: logDirectoryOf(this.store.log),
+          signal,
+          ...(this.deps.inCallContext !== undefined ? { inCallContext: this.deps.inCallContext } : {}),
+        })
       : toolFailed(call, turnId, input.code, input.message);
     const maxResultChars = this.deps.registry.get(call.name)?.maxResultChars ?? defaultMaxResultChars;
     const stored = capOutcome(redactOutcome(ended, this.deps.redactor), maxResultChars, this.deps.maxStoredOutputChars ?? defaultMaxStoredOutputChars);
@@ -203,6 +216,8 @@ export interface ToolRunEnvironment {
   signal: AbortSignal;
   /** What no tool may change: the log's own directory (`ToolContext.protectedPaths`). */
   protectedPaths?: readonly string[];
+  /** Runs the handler in the context of the call's span. */
+  inCallContext?: CallContext;
 }
 
 /**
@@ -230,7 +245,7 @@ export async function runTool(call: CallState, input: unknown, turnId: string, e
       workspace: env.workspace,
       protectedPaths: env.protectedPaths ?? [],
     };
-    const result = await guard.race(invoke(tool, parsed.data, ctx));
+    const result = await guard.race(env.inCallContext !== undefined ? env.inCallContext(call.callId, () => invoke(tool, parsed.data, ctx)) : invoke(tool, parsed.data, ctx));
     const durationMs = Math.max(0, env.clock.now() - started);
     if (typeof result === "string") return { type: "turn.tool.succeeded", data: { turnId, callId: call.callId, output: result, durationMs } };
     if (typeof result === "object" && result !== null && typeof result.content === "string" && typeof result.ok === "boolean") {

@@ -3,7 +3,7 @@ import { join, relative, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 
 // DESIGN.md §13: contracts ← log, tools, policy, providers ← projections ← history ← core ←
-// replay ← reader ← runtime ← cli. The core (fold, decider, nextStep) is shared by the live loop
+// replay ← reader ← otel ← runtime ← cli. The core (fold, decider, nextStep) is shared by the live loop
 // and replay; replay and the read API need no provider; the runtime is the read API plus a writer
 // (docs/architecture.md). A folder may import from its own folder and lower layers only.
 const layers: Record<string, number> = {
@@ -21,6 +21,8 @@ const layers: Record<string, number> = {
   core: 4,
   replay: 5,
   reader: 6,
+  // Spans derived from the log (turnlog/otel): read-side, below the runtime that feeds them live.
+  otel: 6.5,
   runtime: 7,
   testing: 8,
   cli: 9,

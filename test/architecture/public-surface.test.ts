@@ -2,11 +2,16 @@ import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 
-// The public surface is what the three entry points export, and docs/embedding.md ("Public
+// The public surface is what the four entry points export, and docs/embedding.md ("Public
 // surface") lists it: a name exported but not listed, or listed under an entry point that does
 // not export it, fails here.
 const root = resolve(import.meta.dirname, "../..");
-const entryPoints = { turnlog: "src/index.ts", "turnlog/core": "src/core.ts", "turnlog/testing": "src/testing/index.ts" } as const;
+const entryPoints = {
+  turnlog: "src/index.ts",
+  "turnlog/core": "src/core.ts",
+  "turnlog/testing": "src/testing/index.ts",
+  "turnlog/otel": "src/otel/index.ts",
+} as const;
 
 function exportedNames(file: string): string[] {
   const text = readFileSync(resolve(root, file), "utf8");
@@ -47,8 +52,8 @@ describe("the public surface", () => {
     });
   }
 
-  it("package.json publishes the three entry points", () => {
+  it("package.json publishes the four entry points", () => {
     const manifest = JSON.parse(readFileSync(resolve(root, "package.json"), "utf8")) as { exports: Record<string, unknown> };
-    expect(Object.keys(manifest.exports)).toEqual(expect.arrayContaining([".", "./core", "./testing"]));
+    expect(Object.keys(manifest.exports)).toEqual(expect.arrayContaining([".", "./core", "./testing", "./otel"]));
   });
 });
