@@ -1,18 +1,41 @@
-import { defineConfig } from "tsup";
+import { defineConfig, type Options } from "tsup";
 
-export default defineConfig({
-  entry: {
-    index: "src/index.ts",
-    testing: "src/testing/index.ts",
-    core: "src/core.ts",
-    otel: "src/otel/index.ts",
-    cli: "src/cli/main.ts",
-  },
+/**
+ * The page `turnlog view` serves (src/view-ui): Preact and dagre bundled by esbuild into
+ * `dist/view/` (app.js, app.css, and index.html copied from src/view-ui/public), so the page loads
+ * nothing from the internet. Test helpers build it with these options into a folder of their own.
+ */
+export const viewBuild = {
+  entry: { app: "src/view-ui/main.tsx" },
+  outDir: "dist/view",
+  publicDir: "src/view-ui/public",
   format: ["esm"],
-  target: "node20",
-  platform: "node",
-  dts: { entry: { index: "src/index.ts", testing: "src/testing/index.ts", core: "src/core.ts", otel: "src/otel/index.ts" } },
-  sourcemap: true,
+  target: "es2022",
+  platform: "browser",
+  minify: true,
+  sourcemap: false,
+  splitting: false,
+  dts: false,
   clean: true,
-  splitting: true,
-});
+} satisfies Options;
+
+export default defineConfig([
+  {
+    entry: {
+      index: "src/index.ts",
+      testing: "src/testing/index.ts",
+      core: "src/core.ts",
+      otel: "src/otel/index.ts",
+      cli: "src/cli/main.ts",
+    },
+    format: ["esm"],
+    target: "node20",
+    platform: "node",
+    dts: { entry: { index: "src/index.ts", testing: "src/testing/index.ts", core: "src/core.ts", otel: "src/otel/index.ts" } },
+    sourcemap: true,
+    // dist/view is the browser build's, which runs alongside.
+    clean: ["!view/**"],
+    splitting: true,
+  },
+  viewBuild,
+]);

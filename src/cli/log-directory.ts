@@ -239,6 +239,50 @@ export async function withCopyOfLogDirectory<T>(directory: string, work: (log: L
   return withCopyOfLog(directory, undefined, work, undefined);
 }
 
+/** A copy of a log directory, opened: {@link openCopyOfLogDirectory}. */
+export interface LogDirectoryCopy {
+  /** The copy, opened (its lock is the copy's own). */
+  readonly log: LevelEventLog;
+  /** Closes the copy and removes its files. */
+  close(): Promise<void>;
+}
+
+/**
+ * Copies the log in `directory` (without its LOCK file) to a temporary directory and opens the
+ * copy, never taking the log's own lock: `withCopyOfLogDirectory` for one piece of work, and
+ * `turnlog view`, which keeps a copy until the log changes. A copy caught between files of a
+ * compaction fails to open and is taken again (up to three times), then the last error is thrown.
+ *
+ * @example
+ * const copy = await openCopyOfLogDirectory(".turnlog");
+ * try { console.log(await copy.log.listStreams()); } finally { await copy.close(); }
+ */
+export async function openCopyOfLogDirectory(directory: string): Promise<LogDirectoryCopy> {
+  const copy = await mkdtemp(path.join(tmpdir(), "turnlog-read-"));
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      await rm(copy, { recursive: true, force: true });
+      await cp(directory, copy, { recursive: true, filter: (source) => path.basename(source) !== "LOCK" });
+      const log = await LevelEventLog.open(copy, { durability: "relaxed" });
+      return {
+        log,
+        async close() {
+          try {
+            await log.close();
+          } finally {
+            await rm(copy, { recursive: true, force: true });
+          }
+        },
+      };
+    } catch (error) {
+      if (attempt >= copyAttempts) {
+        await rm(copy, { recursive: true, force: true });
+        throw error;
+      }
+    }
+  }
+}
+
 /**
  * Runs a read-only command on a copy of a log another process holds. LevelDB lets one process open
  * a directory, and has no read-only mode, so the files are copied (without the LOCK file) and the
@@ -248,28 +292,17 @@ export async function withCopyOfLogDirectory<T>(directory: string, work: (log: L
  * afterwards.
  */
 async function withCopyOfLog<T>(directory: string, readOnly: { notice(line: string): void } | undefined, work: (log: LevelEventLog) => Promise<T>, locked: unknown): Promise<T> {
-  const copy = await mkdtemp(path.join(tmpdir(), "turnlog-read-"));
+  let copy: LogDirectoryCopy;
   try {
-    let log: LevelEventLog | undefined;
-    for (let attempt = 1; log === undefined; attempt += 1) {
-      try {
-        await rm(copy, { recursive: true, force: true });
-        await cp(directory, copy, { recursive: true, filter: (source) => path.basename(source) !== "LOCK" });
-        log = await LevelEventLog.open(copy, { durability: "relaxed" });
-      } catch (error) {
-        if (attempt >= copyAttempts) {
-          if (readOnly === undefined) throw new CliError(`copying the log at ${directory} to read it failed (${error instanceof Error ? error.message : String(error)})`, { cause: error });
-          throw new CliError(`the log at ${directory} is in use by another process, and copying it to read failed (${error instanceof Error ? error.message : String(error)}); try again when it is done`, { cause: locked });
-        }
-      }
-    }
-    readOnly?.notice(`turnlog: the log at ${directory} is in use by another process; reading a copy taken just now`);
-    try {
-      return await work(log);
-    } finally {
-      await log.close();
-    }
+    copy = await openCopyOfLogDirectory(directory);
+  } catch (error) {
+    if (readOnly === undefined) throw new CliError(`copying the log at ${directory} to read it failed (${error instanceof Error ? error.message : String(error)})`, { cause: error });
+    throw new CliError(`the log at ${directory} is in use by another process, and copying it to read failed (${error instanceof Error ? error.message : String(error)}); try again when it is done`, { cause: locked });
+  }
+  readOnly?.notice(`turnlog: the log at ${directory} is in use by another process; reading a copy taken just now`);
+  try {
+    return await work(copy.log);
   } finally {
-    await rm(copy, { recursive: true, force: true });
+    await copy.close();
   }
 }

@@ -17,6 +17,7 @@ import { showCommand } from "./commands/show-command.js";
 import { verifyCommand } from "./commands/verify-command.js";
 import { migrateCommand } from "./commands/migrate-command.js";
 import { otelCommand, type OtelOptions } from "./commands/otel-command.js";
+import { viewCommand, type ViewOptions } from "./commands/view-command.js";
 import { defaultLogLocation, demoLogLocation, runLogLocation } from "./log-directory.js";
 import { isPostgresUrl } from "../log/postgres/connection-string.js";
 import { isPostgresLocation, parseLogLocation, schemaFromEnvironment, type ResolvedLogLocation } from "../log/log-location.js";
@@ -144,6 +145,19 @@ export async function runCli(argv: readonly string[], given: CliIo = processIo()
     .addOption(schemaOption())
     .action(async (session: string, options: { location: ResolvedLogLocation; at?: string; events?: boolean }) => {
       exitCode = await showCommand(session, options, context);
+    });
+
+  program
+    .command("view")
+    .description("serve a local page (127.0.0.1, a one-time token) with the sessions, a session's timeline, turn machine, audit, state at any position and replay verdict, updated live; read-only, until Ctrl-C")
+    .argument("[session]", "open this session's page")
+    .option("--port <port>", "the port on 127.0.0.1 (default: any free one)")
+    .option("--interval <ms>", "with a log directory: how often to look for new events, in milliseconds (default 500); a PostgreSQL log tells of them itself")
+    .addOption(logOption())
+    .addOption(dirOption())
+    .addOption(schemaOption())
+    .action(async (session: string | undefined, options: ViewOptions) => {
+      exitCode = await viewCommand(session, options, context);
     });
 
   program

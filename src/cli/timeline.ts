@@ -50,6 +50,18 @@ export function formatTimeline(events: readonly RecordedEvent[], options: Timeli
 }
 
 /**
+ * The summary column of {@link formatTimeline} alone, uncolored: one string per event (`turnlog
+ * view` shows it next to the event at a position).
+ *
+ * @example
+ * eventSummaries(events)[10]; // "read_file allow (mode:ask) · write_file ask (mode:ask)"
+ */
+export function eventSummaries(events: readonly RecordedEvent[], previewChars = 80): string[] {
+  const context: SummaryContext = { paint: painter(false), previewChars, toolOfCall: new Map() };
+  return events.map((event) => summarize(event, context));
+}
+
+/**
  * Time since the session started: `+0.012s` under a minute, `+2m05.300s` under an hour,
  * `+3h07m` beyond (a session that waited overnight for an approval stays readable).
  */

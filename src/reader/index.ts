@@ -23,6 +23,8 @@ export type { SessionStatus } from "./session-status.js";
 export { isValidSessionId, sessionIdOfStream, sessionIdPattern, sessionStream } from "../core/session-stream.js";
 export { isKnownDecisionsVersion, latestDecisionsVersion, resolveDecisionsVersion } from "../core/decision-versions.js";
 export { turnEndings } from "../core/session-fold.js";
+export { turnMachineGraph, turnPaths } from "../core/turn-paths.js";
+export type { TurnMachineGraph, TurnMachineState, TurnMachineTransition, TurnPath, TurnPathStep } from "../core/turn-paths.js";
 export { activeTurn, pendingApprovals } from "../projections/session-state.js";
 export { auditDecisions, auditOutcomes, auditRows } from "../projections/audit.js";
 export type { CallState, SessionMessage, SessionState, TurnState } from "../projections/session-state.js";

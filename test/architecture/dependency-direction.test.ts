@@ -28,14 +28,16 @@ const layers: Record<string, number> = {
   cli: 9,
   "index.ts": 9,
   "core.ts": 9,
+  // The browser page of `turnlog view`: above everything, and it imports only types from below.
+  "view-ui": 10,
 };
 
 const root = resolve(import.meta.dirname, "../..");
 
-function files(dir: string): string[] {
+function files(dir: string, extensions: readonly string[] = [".ts"]): string[] {
   return readdirSync(dir).flatMap((name) => {
     const path = join(dir, name);
-    return statSync(path).isDirectory() ? files(path) : path.endsWith(".ts") ? [path] : [];
+    return statSync(path).isDirectory() ? files(path, extensions) : extensions.some((extension) => path.endsWith(extension)) ? [path] : [];
   });
 }
 
@@ -103,6 +105,26 @@ describe("dependency direction", () => {
         violations.push(`${relative(root, file)} → ${specifier}`);
       }
       expect(readFileSync(file, "utf8")).not.toMatch(/Date\.now|Math\.random|new Date\(|process\./);
+    }
+    expect(violations).toEqual([]);
+  });
+
+  it("the browser page (src/view-ui) imports only types from the rest of turnlog, and only Preact and dagre besides", () => {
+    const ui = join(root, "src", "view-ui");
+    const violations: string[] = [];
+    for (const file of files(ui, [".ts", ".tsx"])) {
+      const text = readFileSync(file, "utf8");
+      for (const { specifier, typeOnly } of imports(file)) {
+        if (!specifier.startsWith(".")) {
+          if (!["preact", "preact/hooks", "@dagrejs/dagre"].includes(specifier)) violations.push(`${relative(root, file)} → ${specifier}`);
+          continue;
+        }
+        if (!resolve(file, "..", specifier).startsWith(ui) && !typeOnly) violations.push(`${relative(root, file)} → ${specifier} (a value from below the page)`);
+      }
+      // Side-effect imports: only the page's own stylesheet.
+      for (const match of text.matchAll(/^import\s+["']([^"']+)["']/gm)) {
+        if (match[1] !== "./app.css") violations.push(`${relative(root, file)} → ${match[1]}`);
+      }
     }
     expect(violations).toEqual([]);
   });

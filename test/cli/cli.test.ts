@@ -618,7 +618,7 @@ describe("user mistakes: one line on stderr, no stack trace", () => {
 });
 
 describe("usage", () => {
-  it.each([["demo"], ["sessions"], ["events"], ["show"], ["replay"], ["verify"], ["approve"], ["deny"], ["resume"]])("%s --help exits 0 and documents --dir", async (command) => {
+  it.each([["demo"], ["sessions"], ["events"], ["show"], ["replay"], ["verify"], ["approve"], ["deny"], ["resume"], ["view"]])("%s --help exits 0 and documents --dir", async (command) => {
     const run = await turnlog(command, "--help");
     expect(run.code).toBe(0);
     expect(run.stdout).toContain(`Usage: turnlog ${command}`);
@@ -629,7 +629,7 @@ describe("usage", () => {
   it("--help lists every command and the exit codes", async () => {
     const run = await turnlog("--help");
     expect(run.code).toBe(0);
-    for (const command of ["demo", "sessions", "events", "show", "replay", "verify", "approve", "deny", "resume"]) expect(run.stdout).toMatch(new RegExp(`^ {2}${command}\\b`, "m"));
+    for (const command of ["demo", "sessions", "events", "show", "replay", "verify", "approve", "deny", "resume", "view"]) expect(run.stdout).toMatch(new RegExp(`^ {2}${command}\\b`, "m"));
     expect(run.stdout).toContain("Exit codes:");
     expect(run.stdout).toContain("3 a turn awaits approval · 4 a turn stopped");
   });

@@ -20,7 +20,9 @@ describe("the turnlog/core subpath", () => {
   it("is exported by package.json, with types, and built (code and declarations) by the tsup config", async () => {
     const pkg = JSON.parse(await readFile(path.join(repoRoot, "package.json"), "utf8")) as { exports: Record<string, { types: string; import: string }> };
     expect(pkg.exports["./core"]).toEqual({ types: "./dist/core.d.ts", import: "./dist/core.js" });
-    const config = tsupConfig as { entry: Record<string, string>; dts: { entry: Record<string, string> } };
+    // tsup.config.ts holds the package's build and, beside it, the browser page's (turnlog view).
+    const configs = [tsupConfig].flat() as { entry: Record<string, string>; dts: { entry: Record<string, string> } | false; platform?: string }[];
+    const config = configs.find((candidate) => candidate.platform === "node") as { entry: Record<string, string>; dts: { entry: Record<string, string> } };
     expect(config.entry.core).toBe("src/core.ts");
     expect(config.dts.entry.core).toBe("src/core.ts");
   });

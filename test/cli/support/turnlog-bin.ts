@@ -7,6 +7,7 @@ import { mkdir, mkdtemp, readdir, rename, rm, stat } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "tsup";
+import { viewBuild } from "../../../tsup.config.js";
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
 const builtCli = path.join(repoRoot, "dist", "cli.js");
@@ -46,6 +47,47 @@ export async function ensureBuiltCli(): Promise<void> {
   } finally {
     await rm(staging, { recursive: true, force: true });
   }
+}
+
+const builtView = path.join(repoRoot, "dist", "view");
+/** The files of the page `turnlog view` serves (tsup.config.ts, `viewBuild`). */
+const viewFiles = ["index.html", "app.css", "app.js"] as const;
+
+/**
+ * Builds the page `turnlog view` serves (the browser bundle) into a staging folder, then renames
+ * each file into `dist/view`, so that a concurrent run sees the old file or the new one, never a
+ * half-written one. Skipped when every file of `dist/view` is newer than the page's sources.
+ */
+export async function ensureBuiltView(): Promise<void> {
+  if (await isViewFresh()) return;
+  await mkdir(builtView, { recursive: true });
+  const staging = await mkdtemp(path.join(path.dirname(builtView), ".view-build-"));
+  try {
+    await build({
+      ...viewBuild,
+      config: false,
+      entry: { app: path.join(repoRoot, viewBuild.entry.app) },
+      publicDir: path.join(repoRoot, viewBuild.publicDir),
+      outDir: staging,
+      clean: false,
+      silent: true,
+    });
+    for (const file of viewFiles) await rename(path.join(staging, file), path.join(builtView, file));
+  } finally {
+    await rm(staging, { recursive: true, force: true });
+  }
+}
+
+async function isViewFresh(): Promise<boolean> {
+  const built = await Promise.all(viewFiles.map((file) => stat(path.join(builtView, file)).catch(() => undefined)));
+  if (built.some((entry) => entry === undefined)) return false;
+  const newest = Math.max(
+    await newestMtime(path.join(repoRoot, "src", "view-ui")),
+    (await stat(path.join(repoRoot, "src", "cli", "view", "view-api.ts"))).mtimeMs,
+    (await stat(path.join(repoRoot, "tsup.config.ts"))).mtimeMs,
+    (await stat(path.join(repoRoot, "package.json"))).mtimeMs,
+  );
+  return Math.min(...built.map((entry) => entry?.mtimeMs ?? 0)) >= newest;
 }
 
 async function isFresh(): Promise<boolean> {

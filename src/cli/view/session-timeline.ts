@@ -1,0 +1,206 @@
+import type { RecordedEvent } from "../../log/event-log.js";
+import { turnPaths, type AuditRow, type SessionStatus, type SessionView } from "../../reader/index.js";
+import { eventSummaries } from "../timeline.js";
+import type { CallDecision, PositionState, SessionTimeline, TimelineCall, TimelineTurn } from "./view-api.js";
+
+/**
+ * The colour of an audit row: the gate's decision, or `rejected` when the plan never reached the gate.
+ *
+ * @example
+ * callDecision(row.decision); // "allow", "ask", "deny", "block" or "rejected"
+ */
+export function callDecision(decision: AuditRow["decision"]): CallDecision {
+  return decision ?? "rejected";
+}
+
+/**
+ * A session's turns and calls on a time axis (milliseconds since its first event), for `turnlog
+ * view`'s timeline: per turn its provider attempts (failed ones kept: retries), how it ended, and
+ * per call its decision (from the audit rows), the wait for a person and the run. Every audit row
+ * becomes exactly one call, so every call of the session is drawn; a host-routed call goes to a
+ * row of its own.
+ *
+ * @example
+ * const timeline = sessionTimeline(events, await reader.audit(id), "completed");
+ * timeline.turns[0]?.calls.map((call) => call.decision); // ["allow", "ask", "rejected"]
+ */
+export function sessionTimeline(events: readonly RecordedEvent[], audit: readonly AuditRow[], status: SessionStatus): SessionTimeline {
+  const first = events[0];
+  if (first === undefined) throw new TypeError("sessionTimeline: a session has at least one event");
+  const start = Date.parse(first.meta.recordedAt);
+  const at = (event: RecordedEvent) => Math.max(0, Date.parse(event.meta.recordedAt) - start);
+  const turns = new Map<string, TimelineTurn>();
+  const calls = new Map<string, Partial<TimelineCall> & { callId: string }>();
+  const call = (callId: string) => {
+    let found = calls.get(callId);
+    if (found === undefined) {
+      found = { callId };
+      calls.set(callId, found);
+    }
+    return found;
+  };
+  const userMessages: SessionTimeline["userMessages"] = [];
+
+  for (const event of events) {
+    const ms = at(event);
+    const data = event.data as Record<string, unknown>;
+    const turn = typeof data.turnId === "string" ? turns.get(data.turnId) : undefined;
+    switch (event.type) {
+      case "session.user_message.added":
+        userMessages.push({ position: event.meta.streamPosition, atMs: ms, text: String(data.content ?? "") });
+        break;
+      case "turn.started":
+        turns.set(String(data.turnId), {
+          turnId: String(data.turnId),
+          turnSeq: Number(data.turnSeq ?? 0),
+          iteration: Number(data.iteration ?? 0),
+          startMs: ms,
+          status: "active",
+          attempts: [],
+          calls: [],
+        });
+        break;
+      case "turn.provider.requested":
+        turn?.attempts.push({ attempt: Number(data.attempt ?? turn.attempts.length + 1), requestedMs: ms });
+        break;
+      case "turn.provider.responded":
+      case "turn.provider.failed": {
+        const attempt = turn?.attempts.at(-1);
+        if (attempt === undefined) break;
+        attempt.endMs = ms;
+        if (event.type === "turn.provider.failed") {
+          attempt.failed = { kind: String(data.kind), retryable: data.retryable === true, ...(typeof data.message === "string" ? { message: data.message } : {}) };
+        }
+        break;
+      }
+      case "turn.tool_calls.planned":
+        for (const plan of (data.plans as { callId: string; status: string }[] | undefined) ?? []) {
+          if (plan.status === "rejected") call(plan.callId).decidedMs = ms;
+        }
+        break;
+      case "turn.tool_calls.gated":
+        for (const decision of (data.decisions as { callId: string; decision: string }[] | undefined) ?? []) {
+          const entry = call(decision.callId);
+          entry.decidedMs = ms;
+          if (decision.decision === "ask") entry.wait = { fromMs: ms };
+        }
+        break;
+      case "turn.approval.granted":
+      case "turn.approval.denied": {
+        const entry = call(String(data.callId));
+        entry.wait = {
+          fromMs: entry.wait?.fromMs ?? ms,
+          toMs: ms,
+          by: String(data.by ?? ""),
+          granted: event.type === "turn.approval.granted",
+          ...(typeof data.note === "string" ? { note: data.note } : {}),
+        };
+        break;
+      }
+      case "turn.tool.started":
+        call(String(data.callId)).run = { fromMs: ms };
+        break;
+      case "turn.tool.succeeded":
+      case "turn.tool.failed":
+      case "turn.tool.interrupted": {
+        const entry = call(String(data.callId));
+        entry.run = { fromMs: entry.run?.fromMs ?? ms, toMs: ms, ok: event.type === "turn.tool.succeeded" };
+        break;
+      }
+      case "turn.completed":
+      case "turn.continued":
+      case "turn.stopped":
+      case "turn.failed":
+        if (turn === undefined) break;
+        turn.endMs = ms;
+        turn.status = event.type === "turn.completed" ? "completed" : event.type === "turn.continued" ? "continued" : event.type === "turn.stopped" ? "stopped" : "failed";
+        if (typeof data.reason === "string") turn.reason = data.reason;
+        break;
+      default:
+        break;
+    }
+  }
+
+  // One call per audit row, in the audit's order: the audit is the list of every call.
+  const byPosition = new Map(events.map((event) => [event.meta.streamPosition, event]));
+  const host: TimelineTurn = { turnId: "host", turnSeq: 0, iteration: 0, startMs: Number.POSITIVE_INFINITY, status: "host", attempts: [], calls: [] };
+  for (const row of audit) {
+    const timing = calls.get(row.callId) ?? { callId: row.callId };
+    const last = byPosition.get(row.position);
+    const decidedMs = timing.decidedMs ?? (last !== undefined ? at(last) : 0);
+    const endMs = Math.max(decidedMs, timing.wait?.toMs ?? 0, timing.run?.toMs ?? timing.run?.fromMs ?? 0, last !== undefined && row.source === "host" ? at(last) : 0);
+    const entry: TimelineCall = {
+      callId: row.callId,
+      tool: row.tool,
+      decision: callDecision(row.decision),
+      rule: row.rule,
+      outcome: row.outcome,
+      decidedMs,
+      ...(timing.wait !== undefined ? { wait: timing.wait } : {}),
+      ...(timing.run !== undefined ? { run: timing.run } : {}),
+      endMs,
+      position: row.position,
+    };
+    const owner = row.turnId !== null ? turns.get(row.turnId) : undefined;
+    if (owner !== undefined) {
+      owner.calls.push(entry);
+    } else {
+      host.calls.push(entry);
+      host.startMs = Math.min(host.startMs, decidedMs);
+      host.endMs = Math.max(host.endMs ?? 0, endMs);
+    }
+  }
+  const rows = [...turns.values()];
+  if (host.calls.length > 0) rows.push(host);
+  const last = events.at(-1) ?? first;
+  return {
+    sessionId: sessionIdOf(first),
+    length: events.length,
+    status,
+    startedAt: first.meta.recordedAt,
+    durationMs: at(last),
+    turns: rows,
+    userMessages,
+    audit: [...audit],
+    paths: turnPaths(events),
+  };
+}
+
+function sessionIdOf(event: RecordedEvent): string {
+  return event.meta.stream.replace(/^session-/, "");
+}
+
+/**
+ * The state at one position, as the page's position slider shows it: `LogReader.view`'s result
+ * made plain JSON (the session state holds Maps), with the event at that position summarized.
+ *
+ * @example
+ * positionState(await reader.view(id, { at: 12 }));
+ */
+export function positionState(view: SessionView): PositionState {
+  const { state } = view;
+  const event = view.events.at(-1);
+  if (event === undefined) throw new TypeError("positionState: a view holds at least one event");
+  const start = Date.parse(view.events[0]?.meta.recordedAt ?? event.meta.recordedAt);
+  const summary = eventSummaries(view.events).at(-1) ?? "";
+  const decisionOf = new Map(view.audit.map((row) => [row.callId, callDecision(row.decision)]));
+  const open = state.turns.findLast((turn) => turn.status === "active");
+  return {
+    sessionId: view.sessionId,
+    position: view.position,
+    length: view.length,
+    event: { type: event.type, summary, atMs: Math.max(0, Date.parse(event.meta.recordedAt) - start), recordedAt: event.meta.recordedAt },
+    status: view.status,
+    ...(view.machineState !== undefined ? { machineState: view.machineState } : {}),
+    ...(open !== undefined ? { openTurn: { turnId: open.turnId, turnSeq: open.turnSeq } } : {}),
+    messages: state.messages.length,
+    turns: state.turns.map((turn) => ({ turnId: turn.turnId, turnSeq: turn.turnSeq, status: turn.status, ...(turn.reason !== undefined ? { reason: turn.reason } : {}) })),
+    calls: [...state.calls.values()].map((entry) => {
+      const decision = decisionOf.get(entry.callId);
+      return { callId: entry.callId, tool: entry.name, status: entry.status, ...(decision !== undefined ? { decision } : {}) };
+    }),
+    pendingApprovals: view.pendingApprovals.map((entry) => ({ callId: entry.callId, tool: entry.name, ...(entry.decision !== undefined ? { rule: entry.decision.rule } : {}) })),
+    totals: { ...state.totals },
+    lastOutcome: state.lastOutcome === null ? null : { status: state.lastOutcome.status, ...(state.lastOutcome.reason !== undefined ? { reason: state.lastOutcome.reason } : {}) },
+  };
+}

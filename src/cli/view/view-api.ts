@@ -1,0 +1,116 @@
+/**
+ * The JSON `turnlog view`'s server sends its page: one type per API route. The page (src/view-ui)
+ * imports these as types only, so the browser bundle and the server cannot disagree on a shape.
+ */
+import type { AuditOutcome, AuditRow, ReplayReport, SessionListing, SessionStatus, TurnMachineGraph, TurnPath } from "../../reader/index.js";
+
+export type { AuditOutcome, AuditRow, ReplayReport, SessionListing, SessionStatus, TurnMachineGraph, TurnPath };
+
+/** A call's colour on the timeline: the gate's decision, or `rejected` for a plan rejected before the gate. */
+export type CallDecision = "allow" | "ask" | "deny" | "block" | "rejected";
+
+/** One tool call on the timeline. Times are milliseconds since the session's first event (`meta.recordedAt`). */
+export interface TimelineCall {
+  callId: string;
+  tool: string;
+  decision: CallDecision;
+  /** The rule that decided (or `rejected:<reason>`). */
+  rule: string;
+  outcome: AuditOutcome;
+  /** When the gate decided (or the plan was rejected). */
+  decidedMs: number;
+  /** A wait for a person: from the gate's question to the answer (`toMs` absent while it waits). */
+  wait?: { fromMs: number; toMs?: number; by?: string; granted?: boolean; note?: string };
+  /** The tool's run: from `turn.tool.started` to its end (`toMs` absent while it runs). */
+  run?: { fromMs: number; toMs?: number; ok?: boolean };
+  /** The last moment the call is known at (its end, its answer, or its decision). */
+  endMs: number;
+  /** Stream position of the last event about the call. */
+  position: number;
+}
+
+/** One provider attempt of a turn. */
+export interface TimelineAttempt {
+  attempt: number;
+  requestedMs: number;
+  /** When it answered or failed (absent while the provider is still being called). */
+  endMs?: number;
+  failed?: { kind: string; retryable: boolean; message?: string };
+}
+
+/** One turn as a row of the timeline. `turnSeq` 0 and `turnId` "host" hold host-routed calls. */
+export interface TimelineTurn {
+  turnId: string;
+  turnSeq: number;
+  iteration: number;
+  startMs: number;
+  /** When the turn ended (absent while it is open). */
+  endMs?: number;
+  /** `active` while open; otherwise how it ended. */
+  status: "active" | "completed" | "continued" | "stopped" | "failed" | "host";
+  /** Why it stopped or failed (`budget:max-iterations`, `cancelled`, …). */
+  reason?: string;
+  attempts: TimelineAttempt[];
+  calls: TimelineCall[];
+}
+
+/** `GET /api/sessions/<id>`: everything the session page draws but the state at a position. */
+export interface SessionTimeline {
+  sessionId: string;
+  /** Events in the session's stream. */
+  length: number;
+  status: SessionStatus;
+  /** The first event's `recordedAt`: time zero of the axis. */
+  startedAt: string;
+  /** From the first event to the last. */
+  durationMs: number;
+  turns: TimelineTurn[];
+  /** Each user message, where the axis marks it. */
+  userMessages: { position: number; atMs: number; text: string }[];
+  audit: AuditRow[];
+  /** How each turn went through the turn machine (`turnPaths`). */
+  paths: TurnPath[];
+}
+
+/** `GET /api/sessions/<id>/state?at=N`: the session right after the event at position N (`LogReader.view`). */
+export interface PositionState {
+  sessionId: string;
+  position: number;
+  length: number;
+  event: { type: string; summary: string; atMs: number; recordedAt: string };
+  status: SessionStatus;
+  /** The open turn's machine state, or absent between turns. */
+  machineState?: string;
+  openTurn?: { turnId: string; turnSeq: number };
+  messages: number;
+  turns: { turnId: string; turnSeq: number; status: string; reason?: string }[];
+  calls: { callId: string; tool: string; status: string; decision?: CallDecision }[];
+  pendingApprovals: { callId: string; tool: string; rule?: string }[];
+  totals: { turns: number; toolCalls: number; inputTokens: number; outputTokens: number };
+  lastOutcome: { status: string; reason?: string } | null;
+}
+
+/** `GET /api/machine`: the turn machine's graph, read from its definition. */
+export type MachineResponse = TurnMachineGraph;
+
+/** `GET /api/sessions`. */
+export type SessionsResponse = SessionListing[];
+
+/** `GET /api/sessions/<id>/replay`. */
+export type ReplayResponse = ReplayReport;
+
+/** What the server-sent events of `GET /api/live` carry. */
+export interface LiveSessionsMessage {
+  sessions: SessionListing[];
+}
+
+/** `event: session`: the followed session grew to `length` events. */
+export interface LiveSessionMessage {
+  sessionId: string;
+  length: number;
+}
+
+/** A failed API request's body. */
+export interface ApiError {
+  error: string;
+}
