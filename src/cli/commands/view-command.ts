@@ -20,7 +20,7 @@ export interface ViewOptions {
  * turn machine, audit, state at any position and replay verdict) on 127.0.0.1, prints its URL
  * with a one-time token, and serves until SIGINT (exit 0). Read-only: a LevelDB log is read from
  * copies and its lock is never taken (as `events --follow` reads it); a PostgreSQL log is opened
- * directly, as every reader may. docs/observability-view.md says what the page shows and how it is
+ * directly, as every reader may. docs/observability.md ("Browser view") says what the page shows and how it is
  * kept safe.
  */
 export async function viewCommand(sessionId: string | undefined, options: ViewOptions, context: CommandContext): Promise<number> {
