@@ -3,23 +3,12 @@ import { describe, expect, it } from "vitest";
 import { createRuntime } from "../src/index.js";
 import { otlpJson, sessionSpans } from "../src/otel/index.js";
 import { MemoryEventLog, scriptedProvider } from "../src/testing/index.js";
-import type { ScriptStep } from "../src/testing/index.js";
 import { auditRows } from "../src/projections/audit.js";
 import { foldEvents } from "../src/projections/projection.js";
 import { sessionStateProjection } from "../src/projections/session-state.js";
 import { sequentialIds, steppingClock, workspace } from "../test/support/tools.js";
+import { scriptedStep as step } from "../test/support/scripted-steps.js";
 import { memoryTracer, normalizeOtlp, normalizeReadable } from "../test/otel/support/otel-spans.js";
-
-const toolCall = fc.oneof(
-  fc.record({ name: fc.constant("read_file"), arguments: fc.constantFrom('{"path":"a.txt"}', '{"path":"nope.txt"}', "{bad") }),
-  fc.record({ name: fc.constant("write_file"), arguments: fc.constantFrom('{"path":"c.txt","content":"x"}', '{"path":1}') }),
-  fc.record({ name: fc.constantFrom("unknown_tool", "__proto__"), arguments: fc.constant("{}") }),
-);
-
-const step: fc.Arbitrary<ScriptStep> = fc.oneof(
-  { weight: 5, arbitrary: fc.record({ content: fc.constantFrom("", "working"), toolCalls: fc.array(toolCall, { minLength: 1, maxLength: 3 }) }) },
-  { weight: 1, arbitrary: fc.record({ error: fc.record({ kind: fc.constantFrom("transport" as const, "http-status" as const), retryable: fc.boolean() }) }) },
-);
 
 describe("the spans of any scripted session", () => {
   it("are the same live and after the fact, nest in time, end once the session rests, and agree with the audit", async () => {

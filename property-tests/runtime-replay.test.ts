@@ -5,20 +5,8 @@ import { foldEvents } from "../src/projections/projection.js";
 import { sessionStateProjection } from "../src/projections/session-state.js";
 import { SessionFold } from "../src/core/session-fold.js";
 import { MemoryEventLog, scriptedProvider } from "../src/testing/index.js";
-import type { ScriptStep } from "../src/testing/index.js";
 import { sequentialIds, steppingClock, workspace } from "../test/support/tools.js";
-
-const toolCall = fc.oneof(
-  fc.record({ name: fc.constant("read_file"), arguments: fc.constantFrom('{"path":"a.txt"}', '{"path":"b.txt"}', '{"path":"nope.txt"}', "{bad", "[]", "") }),
-  fc.record({ name: fc.constant("write_file"), arguments: fc.constantFrom('{"path":"c.txt","content":"x"}', '{"path":"a.txt","content":"y"}', '{"path":1}') }),
-  fc.record({ name: fc.constantFrom("unknown_tool", "__proto__", "constructor", ""), arguments: fc.constant("{}") }),
-  fc.record({ id: fc.constantFrom("call_1", "call_1", "bad id!", "x".repeat(50)), name: fc.constant("read_file"), arguments: fc.constant('{"path":"a.txt"}') }),
-);
-
-const step: fc.Arbitrary<ScriptStep> = fc.oneof(
-  { weight: 5, arbitrary: fc.record({ content: fc.constantFrom("", "working"), toolCalls: fc.array(toolCall, { minLength: 1, maxLength: 4 }) }) },
-  { weight: 1, arbitrary: fc.record({ error: fc.record({ kind: fc.constantFrom("transport" as const, "http-status" as const), retryable: fc.boolean() }) }) },
-);
+import { scriptedStep as step } from "../test/support/scripted-steps.js";
 
 describe("any scripted session", () => {
   it("replays identical, answers every call exactly once, and runs no tool twice", async () => {
