@@ -129,6 +129,8 @@ describe("turnlog demo", () => {
       `npx turnlog sessions --dir ${logDir}`,
       `npx turnlog events ${sessionId} --dir ${logDir}`,
       `npx turnlog replay ${sessionId} --dir ${logDir}`,
+      `npx turnlog view ${sessionId} --dir ${logDir}`,
+      `npx turnlog otel ${sessionId} --dir ${logDir}`,
       `npx turnlog verify --dir ${logDir}`,
       `npx turnlog demo --pause --dir ${logDir}`,
     ]) {

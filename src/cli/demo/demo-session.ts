@@ -185,6 +185,8 @@ function printInspectCommands(print: (line?: string) => void, paint: ReturnType<
     [`npx turnlog show ${sessionId}${flag}`, "turn by turn: each call's decision, outcome and duration"],
     [`npx turnlog audit ${sessionId}${flag}`, "each tool call: decision, rule, who approved, outcome"],
     [`npx turnlog replay ${sessionId}${flag}`, "recompute every decision and compare with the log"],
+    [`npx turnlog view ${sessionId}${flag}`, "see it in a browser: timeline, turn paths, state at any position"],
+    [`npx turnlog otel ${sessionId}${flag}`, "its OpenTelemetry spans as OTLP/JSON (--endpoint sends them)"],
     [`npx turnlog verify${flag}`, "check the log's hash chains for tampering"],
     [`npx turnlog demo --pause${flag}`, "stop at the first held call and answer it yourself"],
   ];
