@@ -8,4 +8,8 @@ import { App } from "./app.js";
 import "./app.css";
 
 const root = document.getElementById("app");
-if (root !== null) render(<App />, root);
+if (root !== null) {
+  // The page's static "loading…" goes: render() adds to what the element holds.
+  root.replaceChildren();
+  render(<App />, root);
+}
