@@ -66,6 +66,7 @@ const steps: Step[] = ci
       { name: "redaction", args: ["bench/redaction.ts"] },
       { name: "backends", args: ["bench/backends.ts"] },
       { name: "many-sessions", args: ["bench/many-sessions.ts"] },
+      { name: "tracing", args: ["bench/tracing.ts"] },
     ];
 if (existsSync(longSessionScript)) {
   steps.push({

@@ -54,6 +54,9 @@ const layout: { id: string; target?: Target }[] = [
   { id: "many.floorRatio" },
   { id: "many.peakRss" },
   { id: "many.peakHeap" },
+  { id: "tracing.plain" },
+  { id: "tracing.traced" },
+  { id: "tracing.ratio" },
 ];
 
 /**
