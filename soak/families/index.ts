@@ -1,0 +1,4 @@
+import type { SoakFamily } from "../family.js";
+
+/** Every family, in the order `npm run soak` runs them. Each lives in a module of its own. */
+export const families: SoakFamily[] = [];
