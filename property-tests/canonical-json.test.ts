@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { canonicalJsonOf } from "../src/util/canonical-json.js";
 import { computeEventHash, computeRecordedEventHash } from "../src/log/hash-chain.js";
 import { eventDataSnapshot, prepareEvents, recordEvents } from "../src/log/event-recording.js";
+import { StreamTimes } from "../src/log/recorded-time.js";
 
 /** `f(value)`'s text, or "refused" when it throws: what a hash or fingerprint would get. */
 function outcome(f: (value: unknown) => string | undefined, value: unknown): string | undefined {
@@ -115,7 +116,7 @@ describe("the stored form of an event is JSON.stringify of the recorded event", 
         let n = 0;
         let recorded;
         try {
-          recorded = recordEvents("s", { version: 0, hash: "" }, 0, prepared, { now: () => 0 }, { next: () => `id-${(n += 1)}` });
+          recorded = recordEvents("s", { version: 0, hash: "" }, 0, prepared, new StreamTimes({ now: () => 0 }), { next: () => `id-${(n += 1)}` });
         } catch {
           return; // a causation ID with a lone surrogate: refused by the hash
         }

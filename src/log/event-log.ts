@@ -96,9 +96,19 @@ export interface VerifyReport {
   reason?: string;
 }
 
-/** Injected time source: milliseconds since the epoch. */
+/**
+ * Injected time source. `now()` is the wall clock (ms since the epoch), which may step back or
+ * forward; `monotonic()`, when given, is a clock that only moves forward at a steady pace (ms from
+ * any origin, like `performance.now()`). With it, a stream's `recordedAt` keeps advancing while the
+ * wall clock stands behind (docs/log.md, "recordedAt") and durations are measured from it; a clock
+ * without it (`{ now }`) still never gives a stream a `recordedAt` before its last one.
+ *
+ * @example
+ * const clock: Clock = { now: () => Date.now(), monotonic: () => performance.now() };
+ */
 export interface Clock {
   now(): number;
+  monotonic?(): number;
 }
 
 /** Injected ID source. */

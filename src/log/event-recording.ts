@@ -3,9 +3,10 @@ import type { Clock, EventToAppend, IdSource, RecordedEvent, RecordedEventMeta }
 import { computeRecordedEventHash } from "./hash-chain.js";
 import { canonicalJsonOf, hasLoneSurrogateEscape } from "../util/canonical-json.js";
 import type { StreamHead } from "./hash-chain.js";
+import type { StreamTimes } from "./recorded-time.js";
 
-/** The clock a log uses when none is injected. */
-export const systemClock: Clock = { now: () => Date.now() };
+/** The clock a log uses when none is injected: the system's wall time and `performance.now()`. */
+export const systemClock: Clock = { now: () => Date.now(), monotonic: () => performance.now() };
 
 /** The ID source a log uses when none is injected. */
 export const randomIds: IdSource = { next: () => randomUUID() };
@@ -146,20 +147,21 @@ export interface RecordedAppend {
 
 /**
  * Turns prepared events into recorded, hash-chained events that follow `head` in their stream
- * and `lastGlobalPosition` in the log. Reads the clock once per append (all its events share one
- * `recordedAt`) unless the appender settled the time already (`AppendOptions.recordedAt`) and the ID source once per event without its own `eventId`, in order, so that
- * injected sources give the same log on every backend.
+ * and `lastGlobalPosition` in the log. Takes the append's `recordedAt` from `times` once (all its
+ * events share it: the appender's settled time, `AppendOptions.recordedAt`, or the clock's, never
+ * before the stream's last; see recorded-time.ts) and the ID source once per event without its own
+ * `eventId`, in order, so that injected sources give the same log on every backend.
  */
 export function recordEvents(
   stream: string,
   head: StreamHead,
   lastGlobalPosition: number,
   prepared: readonly PreparedEvent[],
-  clock: Clock,
+  times: StreamTimes,
   ids: IdSource,
   settledAt?: number,
 ): RecordedAppend {
-  const recordedAt = new Date(settledAt ?? clock.now()).toISOString();
+  const recordedAt = new Date(times.next(stream, settledAt)).toISOString();
   const events: RecordedEvent[] = [];
   const raws: string[] = [];
   let prevHash = head.hash;

@@ -24,6 +24,7 @@ import type { PreparedEvent, RecordedAppend } from "./event-recording.js";
 import { assertExpectedStreamVersion, findVersionConflict } from "./expected-version.js";
 import { ChainVerifier, EMPTY_STREAM_HEAD, verifyStreams } from "./hash-chain.js";
 import type { ChainVerification, StreamHead } from "./hash-chain.js";
+import { StreamTimes } from "./recorded-time.js";
 import {
   FORMAT_KEY,
   HEAD_PREFIX,
@@ -160,6 +161,11 @@ export class LevelEventLog implements EventLog {
    * writer knows that no batch is in flight; a reader filling it could cache a stale head.
    */
   private readonly heads = new Map<string, StreamHead>();
+  /**
+   * Each stream's time (recorded-time.ts), told the last stored `recordedAt` of a stream when
+   * its head is first read: one process owns the directory, so nothing else appends meanwhile.
+   */
+  private readonly times: StreamTimes;
   private readonly subscribers: SubscriberRegistry;
   private pending: AppendRequest[] = [];
   private flushing: Promise<void> | undefined;
@@ -188,6 +194,7 @@ export class LevelEventLog implements EventLog {
     onListenerError: ListenerErrorHandler | undefined,
   ) {
     this.subscribers = new SubscriberRegistry(onListenerError);
+    this.times = new StreamTimes(clock);
   }
 
   /**
@@ -587,7 +594,7 @@ export class LevelEventLog implements EventLog {
       }
       let appended: RecordedAppend;
       try {
-        appended = recordEvents(stream, head, lastGlobalPosition, request.prepared, this.clock, this.ids, request.recordedAt);
+        appended = recordEvents(stream, head, lastGlobalPosition, request.prepared, this.times, this.ids, request.recordedAt);
       } catch (error) {
         // A throwing clock or ID source fails this append only; nothing of it enters the batch.
         told.push(() => request.reject(error));
@@ -622,7 +629,18 @@ export class LevelEventLog implements EventLog {
     const unseen = [...new Set(group.map((request) => request.stream))].filter((stream) => !this.heads.has(stream));
     if (unseen.length === 0) return;
     const values = await this.db.getMany(unseen.map(streamHeadKey));
-    unseen.forEach((stream, index) => this.heads.set(stream, parseHead(values[index], stream)));
+    const heads = unseen.map((stream, index) => ({ stream, head: parseHead(values[index], stream) }));
+    // The last stored time of each, so a reopened log never records a stream's next event before it.
+    const stored = heads.filter(({ head }) => head.version > 0);
+    if (stored.length > 0) {
+      const positions = await this.db.getMany(stored.map(({ stream, head }) => streamIndexKey(stream, head.version)));
+      const raws = await this.db.getMany(positions.map((value) => globalKey(parsePosition(value) ?? 0)));
+      stored.forEach(({ stream }, index) => {
+        const recordedAt = lastRecordedAt(raws[index]);
+        if (recordedAt !== undefined) this.times.observe(stream, recordedAt);
+      });
+    }
+    for (const { stream, head } of heads) this.heads.set(stream, head);
   }
 
   private async *iterateAll(after: number, limit: number): AsyncGenerator<RecordedEvent> {
@@ -730,6 +748,18 @@ function errorCode(error: unknown): unknown {
 function parsePosition(value: string | undefined): number | undefined {
   if (value === undefined || !/^\d{1,16}$/.test(value)) return undefined;
   return Number(value);
+}
+
+/** The `recordedAt` (ms) of a stored event, or `undefined` when it is missing or unreadable (verify() reports that). */
+function lastRecordedAt(raw: string | undefined): number | undefined {
+  if (raw === undefined) return undefined;
+  try {
+    const recordedAt: unknown = (JSON.parse(raw) as { meta?: { recordedAt?: unknown } }).meta?.recordedAt;
+    const time = typeof recordedAt === "string" ? Date.parse(recordedAt) : Number.NaN;
+    return Number.isFinite(time) ? time : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function parseHead(value: string | undefined, stream: string): StreamHead;

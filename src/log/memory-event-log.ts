@@ -17,6 +17,7 @@ import { assertRecordedAt, assertStreamName, prepareEvents, randomIds, recordEve
 import { assertExpectedStreamVersion, findVersionConflict } from "./expected-version.js";
 import { EMPTY_STREAM_HEAD, verifyChain, verifyStreams } from "./hash-chain.js";
 import type { StoredChainEntry, StreamHead } from "./hash-chain.js";
+import { StreamTimes } from "./recorded-time.js";
 import { resolveReadAll, resolveStreamWindow } from "./read-options.js";
 import { SubscriberRegistry } from "./subscriber-registry.js";
 import type { ListenerErrorHandler } from "./subscriber-registry.js";
@@ -57,12 +58,15 @@ export interface MemoryEventLogStorage {
 export class MemoryEventLog implements EventLog {
   private readonly storage: MemoryEventLogStorage = { events: [], streamIndex: new Map(), heads: new Map() };
   readonly clock: Clock;
+  /** Each stream's time: every stream lives only here, so this instance has seen all of it. */
+  private readonly times: StreamTimes;
   private readonly ids: IdSource;
   private readonly subscribers: SubscriberRegistry;
   private closed = false;
 
   constructor(options: MemoryEventLogOptions = {}) {
     this.clock = options.clock ?? systemClock;
+    this.times = new StreamTimes(this.clock);
     this.ids = options.ids ?? randomIds;
     this.subscribers = new SubscriberRegistry(options.onListenerError);
   }
@@ -96,7 +100,7 @@ export class MemoryEventLog implements EventLog {
     if (prepared.length === 0) {
       return { nextExpectedStreamVersion: head.version, lastGlobalPosition: storage.events.length, events: [] };
     }
-    const appended = recordEvents(stream, head, storage.events.length, prepared, this.clock, this.ids, options?.recordedAt);
+    const appended = recordEvents(stream, head, storage.events.length, prepared, this.times, this.ids, options?.recordedAt);
     // Everything that can fail has run; the commit below cannot, so the append is all or nothing.
     const index = storage.streamIndex.get(stream) ?? [];
     for (const [offset, raw] of appended.raws.entries()) {

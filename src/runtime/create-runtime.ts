@@ -10,6 +10,7 @@ import { sessionLeasesOf, type Clock, type EventLog, type IdSource, type Recorde
 import { StreamSealer, type SealOptions } from "../log/seal/stream-sealer.js";
 import type { SealedVerifyReport } from "../log/seal/seal-verifier.js";
 import { logLocationFromEnvironment, openLogLocation } from "../log/log-location.js";
+import { systemClock } from "../log/event-recording.js";
 import { resolvePolicy } from "../policy/default-policy.js";
 import type { AuditRow } from "../projections/audit.js";
 import type { SessionState } from "../projections/session-state.js";
@@ -68,6 +69,11 @@ export interface RuntimeOptions {
    * signal, never during replay. Default `{ baseDelayMs: 500, maxDelayMs: 8000 }`.
    */
   providerRetry?: ProviderRetryOptions;
+  /**
+   * The clock of tool durations (from its `monotonic()` when it has one) and of seals. Events'
+   * `recordedAt` comes from the log's clock (docs/log.md). Default: `Date.now()` and
+   * `performance.now()`.
+   */
   clock?: Clock;
   ids?: IdSource;
   /**
@@ -332,7 +338,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const maxStoredOutputChars = options.maxStoredOutputChars ?? defaultMaxStoredOutputChars;
   const maxAttempts = options.providerAttempts ?? 3;
   const providerRetry = resolveProviderRetry(options.providerRetry);
-  const clock = options.clock ?? { now: () => Date.now() };
+  const clock = options.clock ?? systemClock;
   const ids = options.ids ?? { next: () => randomUUID() };
   const provider = options.provider;
   const decisionsVersion = resolveDecisionsVersion(options.decisionsVersion ?? "latest");

@@ -69,7 +69,9 @@ export const RuntimeOptionsSchema = z.strictObject({
   concurrency: positiveInt.optional(),
   providerAttempts: positiveInt.optional(),
   providerRetry: z.strictObject({ baseDelayMs: milliseconds.optional(), maxDelayMs: milliseconds.optional() }).optional(),
-  clock: withMethods("now").optional(),
+  clock: withMethods("now")
+    .refine((clock) => !("monotonic" in clock) || clock.monotonic === undefined || typeof clock.monotonic === "function", { error: "expected clock.monotonic to be a function" })
+    .optional(),
   ids: withMethods("next").optional(),
   history: z
     .strictObject({ maxTokens: positiveInt.optional(), system: z.string().optional(), compressor: z.looseObject({ name: z.string().min(1), summarize: fn }).optional() })

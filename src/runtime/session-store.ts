@@ -4,7 +4,8 @@ import { parseEvent } from "../contracts/events.js";
 import type { PolicySnapshot } from "../contracts/policy.js";
 import { isDeepStrictEqual } from "node:util";
 import type { EventLog, RecordedEvent } from "../log/event-log.js";
-import { eventDataSnapshot } from "../log/event-recording.js";
+import { eventDataSnapshot, systemClock } from "../log/event-recording.js";
+import { advanceTime, monotonicReading, type TimeAnchor } from "../log/recorded-time.js";
 import { SessionFold, type SessionFoldCheckpoint } from "../core/session-fold.js";
 import { sessionStream } from "../core/session-stream.js";
 import { ExpectedVersionConflictError } from "../errors/expected-version-conflict-error.js";
@@ -101,6 +102,8 @@ export class SessionStore {
   #inDrain = false;
   /** Events folded but not yet appended, the fold before them, and their settled time. */
   #staged: Staged | undefined;
+  /** The last time this store settled, with the monotonic reading then (see `#now`). */
+  #anchor: TimeAnchor | undefined;
 
   private constructor(
     readonly log: EventLog,
@@ -420,7 +423,21 @@ export class SessionStore {
     }
   }
 
+  /**
+   * The time of the next staged batch, by the rule of recorded-time.ts: the wall clock, but never
+   * before the stream's last `recordedAt` (what the fold holds, whoever appended it) nor before
+   * that time plus the monotonic time elapsed since this store took it. The log applies the same
+   * floor, so it records this very time.
+   */
   #now(): number {
-    return (this.log.clock ?? Date).now();
+    const clock = this.log.clock ?? systemClock;
+    const wall = clock.now();
+    const monotonic = monotonicReading(clock);
+    const last = this.#fold.state.lastRecordedAt;
+    const lastMs = last === null ? Number.NaN : Date.parse(last);
+    let anchor = this.#anchor;
+    if (Number.isFinite(lastMs) && (anchor === undefined || lastMs > anchor.recordedAt)) anchor = { recordedAt: lastMs, monotonic };
+    this.#anchor = advanceTime(wall, monotonic, anchor);
+    return this.#anchor.recordedAt;
   }
 }

@@ -2,6 +2,7 @@ import type { z } from "zod";
 import type { TurnlogEvent } from "../contracts/events.js";
 import { isReadOnlyRisk } from "../contracts/risk.js";
 import type { Clock } from "../log/event-log.js";
+import { elapsedReading, elapsedSince } from "../log/recorded-time.js";
 import { callFingerprint } from "../policy/fingerprint.js";
 import type { SecretRedactor } from "../policy/secrets/secret-detector.js";
 import { activeTurn, type CallState } from "../projections/session-state.js";
@@ -227,8 +228,9 @@ export interface ToolRunEnvironment {
  * throws.
  */
 export async function runTool(call: CallState, input: unknown, turnId: string, env: ToolRunEnvironment): Promise<TurnlogEvent> {
-  const started = env.clock.now();
-  const failed = (code: string, message: string): TurnlogEvent => toolFailed(call, turnId, code, message, Math.max(0, env.clock.now() - started));
+  // Durations from the monotonic clock: a wall clock stepping back mid-call cannot shorten one.
+  const started = elapsedReading(env.clock);
+  const failed = (code: string, message: string): TurnlogEvent => toolFailed(call, turnId, code, message, elapsedSince(env.clock, started));
   const tool = env.registry.get(call.name);
   if (tool === undefined) return failed("unavailable-tool", `tool "${call.name}" is not registered in this runtime`);
   const parsed = (tool.input as z.ZodType).safeParse(input);
@@ -246,7 +248,7 @@ export async function runTool(call: CallState, input: unknown, turnId: string, e
       protectedPaths: env.protectedPaths ?? [],
     };
     const result = await guard.race(env.inCallContext !== undefined ? env.inCallContext(call.callId, () => invoke(tool, parsed.data, ctx)) : invoke(tool, parsed.data, ctx));
-    const durationMs = Math.max(0, env.clock.now() - started);
+    const durationMs = elapsedSince(env.clock, started);
     if (typeof result === "string") return { type: "turn.tool.succeeded", data: { turnId, callId: call.callId, output: result, durationMs } };
     if (typeof result === "object" && result !== null && typeof result.content === "string" && typeof result.ok === "boolean") {
       if (!result.ok) return failed("tool-error", result.content);

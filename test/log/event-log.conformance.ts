@@ -192,6 +192,40 @@ export function runEventLogConformance(name: string, factory: EventLogFactory): 
         expect(await log.streamVersion("s1")).toBe(4);
       });
 
+      it("keeps recordedAt non-decreasing per stream when the wall clock steps back, going on at the monotonic clock's pace", async () => {
+        const start = Date.UTC(2025, 0, 1);
+        let wall = start;
+        let monotonic = 0;
+        const log = await openLog({ clock: { now: () => wall, monotonic: () => monotonic } });
+        await log.appendToStream("s1", someEvents(1));
+        wall = start - 60 * 60 * 1000; // an hour back
+        monotonic += 5_000;
+        const [afterJump] = (await log.appendToStream("s1", someEvents(1))).events;
+        expect(afterJump?.meta.recordedAt).toBe("2025-01-01T00:00:05.000Z");
+        // Another stream has no time of its own yet: it takes the wall clock as it is.
+        const [other] = (await log.appendToStream("s2", someEvents(1))).events;
+        expect(other?.meta.recordedAt).toBe("2024-12-31T23:00:00.000Z");
+        // The wall clock catching up (and passing) is taken again.
+        wall = start + 60_000;
+        monotonic += 1_000;
+        const [caughtUp] = (await log.appendToStream("s1", someEvents(1))).events;
+        expect(caughtUp?.meta.recordedAt).toBe("2025-01-01T00:01:00.000Z");
+        // A settled time before the stream's last is recorded as the last.
+        const [settled] = (await log.appendToStream("s1", someEvents(1), { recordedAt: start })).events;
+        expect(settled?.meta.recordedAt).toBe("2025-01-01T00:01:00.000Z");
+        expect(await log.verify()).toMatchObject({ ok: true });
+      });
+
+      it("never records a stream's event before its last one with a clock that has no monotonic reading", async () => {
+        let wall = Date.UTC(2025, 0, 1);
+        const log = await openLog({ clock: { now: () => wall } });
+        await log.appendToStream("s1", someEvents(1));
+        wall -= 60 * 60 * 1000;
+        await log.appendToStream("s1", someEvents(2));
+        const read = await log.readStream("s1");
+        expect(read.map((event) => event.meta.recordedAt)).toEqual(Array(3).fill("2025-01-01T00:00:00.000Z"));
+      });
+
       it("treats an empty append as a version check that writes nothing", async () => {
         const log = await openLog();
         await log.appendToStream("s1", someEvents(2));

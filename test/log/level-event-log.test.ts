@@ -97,6 +97,20 @@ describe("LevelEventLog", () => {
       expect(await second.verify()).toEqual({ ok: true, checked: 6 });
     });
 
+    it("never records a stream's next event before its last one, when reopened with a clock an hour behind", async () => {
+      const directory = await freshDirectory();
+      const first = await open(directory, { clock: { now: () => Date.UTC(2025, 0, 1, 12) } });
+      await first.appendToStream("a", someEvents(2));
+      await first.close();
+      const behind = Date.UTC(2025, 0, 1, 11);
+      const second = await open(directory, { clock: { now: () => behind, monotonic: () => 0 } });
+      await second.appendToStream("a", someEvents(1));
+      await second.appendToStream("fresh", someEvents(1));
+      expect((await second.readStream("a")).map((event) => event.meta.recordedAt)).toEqual(Array(3).fill("2025-01-01T12:00:00.000Z"));
+      expect((await second.readStream("fresh"))[0]?.meta.recordedAt).toBe("2025-01-01T11:00:00.000Z");
+      await second.close();
+    });
+
     it("creates a missing directory, nested", async () => {
       const directory = path.join(await freshDirectory(), "nested", "log");
       const log = await open(directory);

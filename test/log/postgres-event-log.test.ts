@@ -62,6 +62,18 @@ describeWithPostgres("PostgreSQL", () => {
       expect(await logs[5]?.streamVersion("a")).toBe(1);
     });
 
+    it("never records a stream's event before its last one, when another host's clock is an hour behind", async () => {
+      const schema = schemaForTest("clock");
+      const ahead = await open(schema, { clock: { now: () => Date.UTC(2025, 0, 1, 12, 0, 0, 250) } });
+      const behind = await open(schema, { clock: { now: () => Date.UTC(2025, 0, 1, 11), monotonic: () => 0 } });
+      await ahead.appendToStream("a", someEvents(1));
+      await behind.appendToStream("a", someEvents(1));
+      await behind.appendToStream("b", someEvents(1));
+      expect((await behind.readStream("a")).map((event) => event.meta.recordedAt)).toEqual(Array(2).fill("2025-01-01T12:00:00.250Z"));
+      expect((await behind.readStream("b"))[0]?.meta.recordedAt).toBe("2025-01-01T11:00:00.000Z");
+      expect(await behind.verify()).toMatchObject({ ok: true });
+    });
+
     it("refuses a schema written by a newer turnlog, and with migrate: false one that was never migrated", async () => {
       const schema = schemaForTest("newer");
       await open(schema);

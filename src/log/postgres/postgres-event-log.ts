@@ -29,6 +29,7 @@ import type { PreparedEvent } from "../event-recording.js";
 import { assertExpectedStreamVersion, findVersionConflict } from "../expected-version.js";
 import { ChainVerifier, EMPTY_STREAM_HEAD, verifyStreams } from "../hash-chain.js";
 import type { ChainVerification, StreamHead } from "../hash-chain.js";
+import { StreamTimes } from "../recorded-time.js";
 import { resolveReadAll, resolveStreamWindow } from "../read-options.js";
 import type { ListenerErrorHandler } from "../subscriber-registry.js";
 import { assertCurrentSchema, assertSchemaName, migratePostgres } from "./postgres-migrations.js";
@@ -97,6 +98,8 @@ export class PostgresEventLog implements EventLog, SessionLeases {
   get clock(): Clock {
     return this.#clock;
   }
+  /** Each stream's time (recorded-time.ts), told the stream's last stored time on every append. */
+  readonly #times: StreamTimes;
   readonly #ids: IdSource;
   readonly #tail: PostgresTail;
   readonly #stallTimeoutMs: number;
@@ -121,6 +124,7 @@ export class PostgresEventLog implements EventLog, SessionLeases {
     this.#ownsPool = ownsPool;
     this.#s = pg.escapeIdentifier(schema);
     this.#clock = options.clock ?? systemClock;
+    this.#times = new StreamTimes(this.#clock);
     this.#ids = options.ids ?? randomIds;
     this.#stallTimeoutMs = options.stallTimeoutMs ?? 30_000;
     this.#tail = new PostgresTail(pool, schema, {
@@ -378,13 +382,19 @@ export class PostgresEventLog implements EventLog, SessionLeases {
         // version, and the positions when it holds. Sent as one simple query, so values are
         // literals, each escaped by node-postgres.
         reserving = true;
+        // The stream's last recordedAt comes along (under the stream's lock, so it is the head's):
+        // another host may have appended to the stream, and its next event is never recorded before it.
         const begun = await client.query(
-          `BEGIN;${durable ? "" : " SET LOCAL synchronous_commit = off;"} SELECT head_version, head_hash_now, first_position FROM ${this.#s}.begin_append(${pg.escapeLiteral(stream)}, ${prepared.length}, ${pg.escapeLiteral(expectedForSql(expected))})`,
+          `BEGIN;${durable ? "" : " SET LOCAL synchronous_commit = off;"} SELECT head_version, head_hash_now, first_position FROM ${this.#s}.begin_append(${pg.escapeLiteral(stream)}, ${prepared.length}, ${pg.escapeLiteral(expectedForSql(expected))}); ` +
+            `SELECT (extract(epoch FROM e.recorded_at) * 1000)::float8 AS last_ms FROM ${this.#s}.events e JOIN ${this.#s}.streams st ON st.stream_id = e.stream_id AND st.version = e.stream_position WHERE st.stream_id = ${pg.escapeLiteral(stream)}`,
         );
         reserving = false;
         passTurn();
-        const row = lastResult<{ head_version: string; head_hash_now: string; first_position: string | null }>(begun).rows[0];
+        const results = Array.isArray(begun) ? begun : [begun];
+        const row = (results[results.length - 2] as pg.QueryResult<{ head_version: string; head_hash_now: string; first_position: string | null }> | undefined)?.rows[0];
         if (row === undefined) throw new TypeError("begin_append returned no row");
+        const lastMs = lastResult<{ last_ms: number | null }>(begun).rows[0]?.last_ms;
+        if (typeof lastMs === "number") this.#times.observe(stream, lastMs);
         const head: StreamHead = { version: Number(row.head_version), hash: row.head_hash_now };
         const conflict = findVersionConflict(stream, expected, head.version);
         if (conflict !== undefined) throw conflict;
@@ -392,7 +402,7 @@ export class PostgresEventLog implements EventLog, SessionLeases {
           await client.query("ROLLBACK");
           return { nextExpectedStreamVersion: head.version, lastGlobalPosition: await this.#lastPosition(client), events: [] };
         }
-        const appended = recordEvents(stream, head, Number(row.first_position) - 1, prepared, this.#clock, this.#ids, recordedAt);
+        const appended = recordEvents(stream, head, Number(row.first_position) - 1, prepared, this.#times, this.#ids, recordedAt);
         const events = appended.events;
         const array = (values: readonly (string | number)[], type: string) =>
           `ARRAY[${values.map((value) => (typeof value === "number" ? String(value) : pg.escapeLiteral(value))).join(", ")}]::${type}[]`;
