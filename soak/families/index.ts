@@ -1,4 +1,6 @@
 import type { SoakFamily } from "../family.js";
+import { stall } from "./stall.js";
+import { time } from "./time.js";
 
 /** Every family, in the order `npm run soak` runs them. Each lives in a module of its own. */
-export const families: SoakFamily[] = [];
+export const families: SoakFamily[] = [time, stall];
