@@ -54,8 +54,9 @@ export const fuzzFamily: SoakFamily = {
       failures: tally.failures,
       summary:
         `${cases} fuzz cases (openai-chat ${tally.formats["openai-chat"] ?? 0}, anthropic-messages ${tally.formats["anthropic-messages"] ?? 0}) ` +
-        `at ${perSecond} cases/s on ${workers} worker${workers === 1 ? "" : "s"}; ${tally.providerRequests} provider requests through the loop, ` +
-        `${tally.toolRuns} tool runs, ${tally.replays} replays, ${tally.hugeArguments} with 1 MB arguments; sends ended: ${outcomes}`,
+        `at ${perSecond} cases/s on ${workers} worker${workers === 1 ? "" : "s"}; ${tally.streams} fuzzed streams finalized (${tally.exactStreams} fault-free, compared exactly), ` +
+        `${tally.providerRequests} provider requests through the loop, ${tally.toolRuns} tool runs (${tally.approvedRuns} after an approved ask), ` +
+        `${tally.replays} replays, ${tally.hugeArguments} with 1 MB arguments; sends ended: ${outcomes}`,
     };
   },
 };
@@ -74,13 +75,12 @@ async function runOnWorkers(options: SoakOptions, workers: number): Promise<Fuzz
     progress.map(
       (_, first) =>
         new Promise<void>((resolve, reject) => {
-          // The worker runs TypeScript through the same loader as this process (`--import tsx`).
-          const worker = new Worker(new URL("./fuzz/fuzz-worker.ts", import.meta.url), { workerData: { seed: options.seed, count: options.count, first, workers } });
+          const worker = new Worker(new URL("./fuzz/fuzz-worker-entry.mjs", import.meta.url), { workerData: { seed: options.seed, count: options.count, first, workers } });
           worker.on("message", (message: { progress?: number; tally?: FuzzTally }) => {
             if (message.progress !== undefined) {
               progress[first] = message.progress;
               const done = progress.reduce((sum, value) => sum + value, 0);
-              if (done - reported >= 50_000) {
+              if (done - reported >= 10_000) {
                 reported = done;
                 options.log(`${done} of ${options.count} cases, ${Math.round(done / ((performance.now() - started) / 1000))} cases/s`);
               }

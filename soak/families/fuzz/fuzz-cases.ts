@@ -18,14 +18,17 @@ export interface FuzzTally {
   failures: string[];
   formats: Record<string, number>;
   outcomes: Record<string, number>;
+  streams: number;
+  exactStreams: number;
   providerRequests: number;
   toolRuns: number;
+  approvedRuns: number;
   replays: number;
   hugeArguments: number;
 }
 
 export function emptyTally(): FuzzTally {
-  return { passed: 0, failed: 0, failures: [], formats: {}, outcomes: {}, providerRequests: 0, toolRuns: 0, replays: 0, hugeArguments: 0 };
+  return { passed: 0, failed: 0, failures: [], formats: {}, outcomes: {}, streams: 0, exactStreams: 0, providerRequests: 0, toolRuns: 0, approvedRuns: 0, replays: 0, hugeArguments: 0 };
 }
 
 export function addTally(into: FuzzTally, from: FuzzTally): void {
@@ -34,8 +37,11 @@ export function addTally(into: FuzzTally, from: FuzzTally): void {
   into.failures.push(...from.failures);
   for (const [key, value] of Object.entries(from.formats)) into.formats[key] = (into.formats[key] ?? 0) + value;
   for (const [key, value] of Object.entries(from.outcomes)) into.outcomes[key] = (into.outcomes[key] ?? 0) + value;
+  into.streams += from.streams;
+  into.exactStreams += from.exactStreams;
   into.providerRequests += from.providerRequests;
   into.toolRuns += from.toolRuns;
+  into.approvedRuns += from.approvedRuns;
   into.replays += from.replays;
   into.hugeArguments += from.hugeArguments;
 }
@@ -101,8 +107,11 @@ export async function runFuzzCases(options: { seed: number; indices: Iterable<nu
   } finally {
     await runner.close();
   }
+  tally.streams = runner.counts.streams;
+  tally.exactStreams = runner.counts.exactStreams;
   tally.providerRequests = runner.counts.providerRequests;
   tally.toolRuns = runner.counts.toolRuns;
+  tally.approvedRuns = runner.counts.approvedRuns;
   tally.replays = runner.counts.replays;
   tally.hugeArguments = runner.counts.hugeArguments;
   tally.outcomes = Object.fromEntries(runner.counts.outcomes);

@@ -224,7 +224,19 @@ export class FuzzRunner {
   /** The log the case running now writes to (handlers read it). */
   #currentLog: MemoryEventLog | undefined;
   /** Counts for the summary. */
-  readonly counts = { sessions: 0, providerRequests: 0, toolRuns: 0, replays: 0, hugeArguments: 0, outcomes: new Map<string, number>() };
+  readonly counts = {
+    sessions: 0,
+    /** Streams finalized, and how many of them were fault-free and compared with what was sent. */
+    streams: 0,
+    exactStreams: 0,
+    providerRequests: 0,
+    /** Handler runs, and how many of them after a person approved an `ask`. */
+    toolRuns: 0,
+    approvedRuns: 0,
+    replays: 0,
+    hugeArguments: 0,
+    outcomes: new Map<string, number>(),
+  };
 
   constructor() {
     this.#tools = toolRisks.map(([name, risk]) =>
@@ -279,6 +291,8 @@ export class FuzzRunner {
     const rendered = fuzz.sends.map((send) => send.streams.map((stream) => renderStream(stream, fuzz.format)));
     for (const [sendIndex, streams] of rendered.entries()) {
       for (const [streamIndex, stream] of streams.entries()) {
+        this.counts.streams += 1;
+        if (stream.expected !== undefined) this.counts.exactStreams += 1;
         for (const violation of finalizerViolations(stream, fuzz.format)) violations.push(`send ${sendIndex + 1} stream ${streamIndex + 1}: ${violation}`);
       }
     }
@@ -355,6 +369,7 @@ export class FuzzRunner {
     const events = await runtime.events(sessionId);
     const invocations = this.#invocations.filter((invocation) => invocation.sessionId === sessionId);
     for (const invocation of invocations) violations.push(...invocationViolations(invocation, events));
+    this.counts.approvedRuns += events.filter((event) => event.type === "turn.approval.granted" && invocations.some((invocation) => invocation.callId === dataOf(event).callId)).length;
     const started = events.filter((event) => event.type === "turn.tool.started").map((event) => String(dataOf(event).callId));
     const ran = invocations.map((invocation) => invocation.callId);
     if (new Set(ran).size !== ran.length) violations.push("a tool ran twice for one call ID");
