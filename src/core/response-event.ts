@@ -2,6 +2,7 @@ import { TurnlogEventSchema, type EventOf, type ProviderRespondedSchema, type Tu
 import type { SecretRedactor } from "../policy/secrets/secret-detector.js";
 import type { FinalizedResponse } from "../providers/provider.js";
 import type { z } from "zod";
+import { wellFormedJsonText, wellFormedText, wellFormedValue } from "../util/well-formed-text.js";
 
 /** The largest provider replay echo (as JSON text) kept for native replay. */
 export const maxEchoChars = 32_000;
@@ -29,7 +30,10 @@ export interface ResponseEvent {
  *   redacted arguments, never past `maxEchoChars`, never holding a secret — what was dropped, and
  *   why, is recorded;
  * - a response that does not fit the event catalogue is the provider's failure (kind `transport`,
- *   retryable), not the loop's crash.
+ *   retryable), not the loop's crash;
+ * - lone UTF-16 surrogates in text, IDs, names, arguments (raw or as JSON `\\uD800` escapes) and
+ *   the echo become U+FFFD (src/util/well-formed-text.ts): the log cannot hash them, and half an
+ *   emoji is no reason to lose the rest of the response.
  */
 export function responseEvent(turn: { turnId: string; attempt: number }, response: FinalizedResponse, redactor: SecretRedactor): ResponseEvent {
   const failed = (kind: "truncated-tool-calls" | "transport", message: string): ResponseEvent => ({
@@ -56,13 +60,14 @@ function recordResponse(
     return failed("truncated-tool-calls", `the response hit the length limit inside ${response.toolCalls.length} tool call(s); they were discarded`);
   }
   const toolCalls = response.toolCalls.map((call, index) => {
-    const redacted = redactor.redactJsonText(call.arguments);
-    if (redacted.redacted) secretArguments.set(index, call.arguments);
+    const argumentsText = wellFormedJsonText(call.arguments);
+    const redacted = redactor.redactJsonText(argumentsText);
+    if (redacted.redacted) secretArguments.set(index, argumentsText);
     return {
       index,
       // A model can put anything in an ID or a tool name, a key it saw included.
-      ...(call.id !== undefined ? { id: redactor.redactText(call.id).text } : {}),
-      ...(call.name !== undefined ? { name: redactor.redactText(call.name).text } : {}),
+      ...(call.id !== undefined ? { id: redactor.redactText(wellFormedText(call.id)).text } : {}),
+      ...(call.name !== undefined ? { name: redactor.redactText(wellFormedText(call.name)).text } : {}),
       argumentsText: redacted.text,
       ...(redacted.redacted ? { argumentsRedacted: true } : {}),
     };
@@ -70,17 +75,18 @@ function recordResponse(
   const data: z.input<typeof ProviderRespondedSchema>["data"] = {
     turnId: turn.turnId,
     attempt: turn.attempt,
-    content: redactor.redactText(response.content).text,
+    content: redactor.redactText(wellFormedText(response.content)).text,
     toolCalls,
     finishReason: response.finishReason ?? (toolCalls.length > 0 ? "tool_calls" : "stop"),
   };
   if (response.usage !== undefined) data.usage = response.usage;
   if (response.echo !== undefined) {
-    const echoText = JSON.stringify(response.echo) ?? "";
+    const echo = wellFormedValue(response.echo);
+    const echoText = JSON.stringify(echo) ?? "";
     if (toolCalls.some((call) => call.argumentsRedacted)) data.echoDropped = "unsafe_arguments";
     else if (echoText.length > maxEchoChars) data.echoDropped = "echo_oversized";
-    else if (redactor.containsSecret(response.echo)) data.echoDropped = "echo_secret";
-    else data.echo = response.echo;
+    else if (redactor.containsSecret(echo)) data.echoDropped = "echo_secret";
+    else data.echo = echo;
   }
   const parsed = TurnlogEventSchema.safeParse({ type: "turn.provider.responded", data });
   if (!parsed.success) return failed("transport", parsed.error.message);

@@ -4,6 +4,7 @@ import type { NormalizedCall, ToolPlan } from "../contracts/events.js";
 /** What the planner reads of a normalized call. */
 export type PlannableCall = Pick<NormalizedCall, "id" | "name" | "argumentsText">;
 import type { ToolRegistry } from "./tool-registry.js";
+import { wellFormedText } from "../util/well-formed-text.js";
 
 /**
  * Plans each normalized call against its tool's zod schema. A model's mistake is data, not an
@@ -36,7 +37,9 @@ function planOne(call: PlannableCall, registry: ToolRegistry, seen: ReadonlySet<
     try {
       parsed = JSON.parse(text);
     } catch (error) {
-      return rejected(callId, call.name, "malformed-arguments", "", `arguments are not valid JSON: ${(error as Error).message}`);
+      // V8 quotes the offending UTF-16 unit, which can be half of an emoji: a lone surrogate the
+      // log would refuse. Only such messages change; every message the log could hold stays as it was.
+      return rejected(callId, call.name, "malformed-arguments", "", `arguments are not valid JSON: ${wellFormedText((error as Error).message)}`);
     }
   }
   if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {

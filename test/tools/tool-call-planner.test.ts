@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { defineTool } from "../../src/index.js";
 import { planToolCalls } from "../../src/tools/tool-call-planner.js";
+import { canonicalJson } from "../../src/util/digest.js";
 import { ToolRegistry } from "../../src/tools/tool-registry.js";
 
 const registry = new ToolRegistry([
@@ -29,6 +30,18 @@ describe("ToolCallPlanner", () => {
     expect(plan("read_file", '"a.txt"')).toMatchObject({ status: "rejected", reason: "not-an-object", issues: [{ message: "received a string" }] });
     expect(plan("read_file", "null")).toMatchObject({ status: "rejected", reason: "not-an-object", issues: [{ message: "received null" }] });
     expect(plan("read_file", undefined)).toMatchObject({ status: "rejected", reason: "missing-arguments" });
+  });
+
+  it("never quotes half of an emoji in a malformed-arguments message (the log could not hold it)", () => {
+    // V8's SyntaxError quotes the first UTF-16 unit of an unexpected astral character: a lone surrogate.
+    for (const text of ["\u{1F600}", '{"path": \u{1F600}}', "\u{10000}"]) {
+      const rejected = plan("read_file", text);
+      expect(rejected).toMatchObject({ status: "rejected", reason: "malformed-arguments" });
+      const message = rejected?.issues?.[0]?.message ?? "";
+      expect(message).toMatch(/^arguments are not valid JSON: /);
+      // Canonical JSON (the log's hash) refuses exactly the lone surrogates.
+      expect(() => canonicalJson({ message })).not.toThrow();
+    }
   });
 
   it("reports schema failures with zod's issues, readable by a model", () => {
