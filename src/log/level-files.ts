@@ -160,6 +160,13 @@ async function readBlock(file: Awaited<ReturnType<typeof open>>, fileSize: numbe
   return { contents: buffer.subarray(0, handle.size), compressed: buffer[handle.size] !== 0 };
 }
 
+/** Why the block at `handle` of a table read whole is bad, if it is. */
+function checkBlockBytes(table: Buffer, handle: BlockHandle): string | undefined {
+  if (handle.offset + handle.size + BLOCK_TRAILER_SIZE > table.length) return "a block reaches past the end of the file (truncated)";
+  const expected = unmask(table.readUInt32LE(handle.offset + handle.size + 1));
+  return crc32c(table, handle.offset, handle.offset + handle.size + 1) === expected ? undefined : "block checksum mismatch";
+}
+
 /** The block handles an uncompressed index block lists (table_format.md: prefix-compressed entries, then restarts). */
 function indexEntries(contents: Buffer): BlockHandle[] | undefined {
   if (contents.length < 4) return undefined;
@@ -196,12 +203,22 @@ async function checkTable(filePath: string, deep: boolean): Promise<{ offset?: n
     if (index === undefined) return { offset: size - FOOTER_SIZE, reason: "the table footer is unreadable" };
     const block = await readBlock(file, size, index.handle);
     if (typeof block === "string") return { offset: index.handle.offset, reason: `index block: ${block}` };
+    // The metaindex and the filter block it lists: a damaged filter would make LevelDB miss keys.
+    const meta = await readBlock(file, size, metaindex!.handle);
+    if (typeof meta === "string") return { offset: metaindex!.handle.offset, reason: `metaindex block: ${meta}` };
+    for (const handle of meta.compressed ? [] : (indexEntries(meta.contents) ?? [])) {
+      const filter = await readBlock(file, size, handle);
+      if (typeof filter === "string") return { offset: handle.offset, reason: `filter block: ${filter}` };
+    }
     if (!deep || block.compressed) return undefined;
     const handles = indexEntries(block.contents);
     if (handles === undefined) return { offset: index.handle.offset, reason: "the index block is unreadable" };
+    // Deep: the whole table in one read, each data block checked in memory.
+    const whole = Buffer.alloc(size);
+    await file.read(whole, 0, size, 0);
     for (const handle of handles) {
-      const data = await readBlock(file, size, handle);
-      if (typeof data === "string") return { offset: handle.offset, reason: data };
+      const reason = checkBlockBytes(whole, handle);
+      if (reason !== undefined) return { offset: handle.offset, reason };
     }
     return undefined;
   } finally {
