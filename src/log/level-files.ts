@@ -77,10 +77,13 @@ export function checkRecordBytes(bytes: Uint8Array): { offset: number; reason: s
 }
 
 /** The whole records of a record file, and its first damage (see {@link checkRecordBytes}). */
-function readRecords(bytes: Uint8Array): { records: Buffer[]; damage?: { offset: number; reason: string } } {
+function readRecords(bytes: Uint8Array): { records: Buffer[]; damage?: { offset: number; reason: string }; tornAt?: number } {
   const records: Buffer[] = [];
   let fragments: Buffer[] = [];
+  let recordStart = 0;
   const done = (damage?: { offset: number; reason: string }) => (damage === undefined ? { records } : { records, damage });
+  // The file ends inside the record that starts at `recordStart`.
+  const torn = () => ({ records, tornAt: recordStart });
   const size = bytes.length;
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   let offset = 0;
@@ -91,7 +94,7 @@ function readRecords(bytes: Uint8Array): { records: Buffer[]; damage?: { offset:
       offset += blockLeft;
       continue;
     }
-    if (offset + HEADER_SIZE > size) return done();
+    if (offset + HEADER_SIZE > size) return torn();
     const length = view.getUint16(offset + 4, true);
     const type = bytes[offset + 6]!;
     if (type === 0 && length === 0) {
@@ -100,12 +103,13 @@ function readRecords(bytes: Uint8Array): { records: Buffer[]; damage?: { offset:
       continue;
     }
     if (HEADER_SIZE + length > blockLeft) {
-      if (offset + HEADER_SIZE + length > size) return done();
+      if (offset + HEADER_SIZE + length > size) return torn();
       return done({ offset, reason: `bad record length ${length}` });
     }
-    if (offset + HEADER_SIZE + length > size) return done();
+    if (offset + HEADER_SIZE + length > size) return torn();
     const expected = unmask(view.getUint32(offset, true));
     if (crc32c(bytes, offset + 6, offset + HEADER_SIZE + length) !== expected) return done({ offset, reason: "checksum mismatch" });
+    if (!inFragment) recordStart = offset;
     if (type === RECORD_FULL || type === RECORD_FIRST) {
       if (inFragment) return done({ offset, reason: "a fragmented record without its end" });
       inFragment = type === RECORD_FIRST;
@@ -122,7 +126,7 @@ function readRecords(bytes: Uint8Array): { records: Buffer[]; damage?: { offset:
     }
     offset += HEADER_SIZE + length;
   }
-  return done();
+  return inFragment ? torn() : done();
 }
 
 function readVarint(bytes: Uint8Array, at: number): { value: number; next: number } | undefined {
@@ -302,6 +306,12 @@ export async function findDamagedFile(directory: string, options: FileCheckOptio
   if (!names.includes(manifest)) return { file: manifest, reason: "the MANIFEST that CURRENT names is missing" };
   const manifestRecords = readRecords(await readFile(path.join(directory, manifest)));
   if (manifestRecords.damage !== undefined) return { file: manifest, ...manifestRecords.damage };
+  if (manifestRecords.tornAt !== undefined) {
+    // LevelDB writes each version edit in one write and syncs it, so a torn edit is a file cut
+    // short, not an interrupted append; and dropping it (as LevelDB's recovery would) makes
+    // LevelDB delete the tables that edit added, with every event in them.
+    return { file: manifest, offset: manifestRecords.tornAt, reason: "it ends inside a version edit (cut short): LevelDB would drop the edit and delete the tables it added" };
+  }
   const files = manifestFiles(manifestRecords.records);
   if (files === undefined || manifestRecords.records.length === 0) return { file: manifest, offset: 0, reason: "its version edits are unreadable or missing (truncated)" };
   const numberOf = (name: string) => Number(/^\d+/.exec(name)?.[0]);
