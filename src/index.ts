@@ -93,6 +93,7 @@ export { LogClosedError } from "./errors/log-closed-error.js";
 export { LogNotFoundError } from "./errors/log-not-found-error.js";
 export { ConfigError } from "./errors/config-error.js";
 export { LogCorruptedError } from "./errors/log-corrupted-error.js";
+export { LogWriteError } from "./errors/log-write-error.js";
 export { LogFormatError } from "./errors/log-format-error.js";
 export { SealFileError } from "./errors/seal-file-error.js";
 export { UnexpectedEventError } from "./errors/unexpected-event-error.js";

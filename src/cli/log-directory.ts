@@ -239,6 +239,26 @@ export async function withCopyOfLogDirectory<T>(directory: string, work: (log: L
   return withCopyOfLog(directory, undefined, work, undefined);
 }
 
+/**
+ * Runs `work` on a copy of a damaged log directory, opened with `salvage` (LevelDB drops what it
+ * cannot read of the copy): how `turnlog verify` finds the first bad position of a log whose files
+ * are damaged, without changing them. The copy is removed afterwards.
+ */
+export async function withSalvagedCopyOfLogDirectory<T>(directory: string, work: (log: LevelEventLog) => Promise<T>): Promise<T> {
+  const copy = await mkdtemp(path.join(tmpdir(), "turnlog-salvage-"));
+  try {
+    await cp(directory, copy, { recursive: true, filter: (source) => path.basename(source) !== "LOCK" });
+    const log = await LevelEventLog.open(copy, { durability: "relaxed", salvage: true });
+    try {
+      return await work(log);
+    } finally {
+      await log.close();
+    }
+  } finally {
+    await rm(copy, { recursive: true, force: true });
+  }
+}
+
 /** A copy of a log directory, opened: {@link openCopyOfLogDirectory}. */
 export interface LogDirectoryCopy {
   /** The copy, opened (its lock is the copy's own). */

@@ -15,6 +15,7 @@ import { runCommand, type RunOptions } from "./commands/run-command.js";
 import { sessionsCommand } from "./commands/sessions-command.js";
 import { showCommand } from "./commands/show-command.js";
 import { verifyCommand } from "./commands/verify-command.js";
+import { repairCommand } from "./commands/repair-command.js";
 import { migrateCommand } from "./commands/migrate-command.js";
 import { otelCommand, type OtelOptions } from "./commands/otel-command.js";
 import { viewCommand, type ViewOptions } from "./commands/view-command.js";
@@ -280,6 +281,16 @@ export async function runCli(argv: readonly string[], given: CliIo = processIo()
     .option("--public-key <file>", "also trust seals of this Ed25519 public key (PEM), e.g. a log sealed on another machine (repeatable)", (value: string, previous: string[] | undefined) => [...(previous ?? []), value])
     .action(async (options: { location: ResolvedLogLocation; json?: boolean; publicKey?: string[] }) => {
       exitCode = await verifyCommand(options, context);
+    });
+
+  program
+    .command("repair")
+    .description("salvage a damaged LevelDB log: copy each stream's events up to its first bad or missing one (chain-verified) into a new log, and report what was kept and dropped; the damaged log is never changed (exit 1 when events were dropped)")
+    .argument("<log-dir>", "the damaged log directory (read from a copy)")
+    .requiredOption("--out <new-dir>", "where to write the repaired log: a new or empty directory")
+    .addOption(jsonOption())
+    .action(async (directory: string, options: { out?: string; json?: boolean }) => {
+      exitCode = await repairCommand(directory, options, context);
     });
 
   // Each command's usage errors point at that command's own help.

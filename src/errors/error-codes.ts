@@ -79,6 +79,11 @@ export const errorCodes = {
     errorClass: "LogCorruptedError",
     summary: "an event the log's index promises is missing, unreadable, or does not chain on",
   },
+  TURNLOG_LOG_WRITE: {
+    actor: "log",
+    errorClass: "LogWriteError",
+    summary: "the disk refused a write of the LevelDB log (no space left, an I/O error, a failed fsync); the append was not acknowledged",
+  },
   TURNLOG_LOG_STALLED: {
     actor: "log",
     errorClass: "LogStalledError",

@@ -11,6 +11,16 @@ import { hasCode, TurnlogError } from "./turnlog-error.js";
  */
 export class LogCorruptedError extends TurnlogError {
   readonly code = "TURNLOG_LOG_CORRUPTED";
+  /**
+   * The LevelDB file that is damaged (`000005.log`, `000007.ldb`, `MANIFEST-000004`), when the
+   * damage was found in a file rather than in an event's content.
+   */
+  readonly file: string | undefined;
+
+  constructor(message: string, options?: { cause?: unknown; file?: string }) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.file = options?.file;
+  }
 
   static isInstance(value: unknown): value is LogCorruptedError {
     return hasCode(value, "TURNLOG_LOG_CORRUPTED");

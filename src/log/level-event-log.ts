@@ -1,4 +1,4 @@
-import { mkdir } from "node:fs/promises";
+import { mkdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { Level } from "level";
 import type { ExpectedStreamVersion } from "../errors/expected-version-conflict-error.js";
@@ -6,6 +6,7 @@ import { LogClosedError } from "../errors/log-closed-error.js";
 import { LogCorruptedError } from "../errors/log-corrupted-error.js";
 import { LogFormatError } from "../errors/log-format-error.js";
 import { LogLockedError } from "../errors/log-locked-error.js";
+import { LogWriteError } from "../errors/log-write-error.js";
 import type {
   AppendOptions,
   AppendResult,
@@ -26,6 +27,7 @@ import { ChainVerifier, EMPTY_STREAM_HEAD, verifyStreams } from "./hash-chain.js
 import type { ChainVerification, StreamHead } from "./hash-chain.js";
 import { StreamTimes } from "./recorded-time.js";
 import {
+  ABSENT_KEY,
   FORMAT_KEY,
   HEAD_PREFIX,
   LAST_GLOBAL_KEY,
@@ -38,6 +40,7 @@ import {
   streamIndexKey,
   streamIndexPrefix,
 } from "./level-keys.js";
+import { describeDamage, fileNamedIn, findDamagedFile } from "./level-files.js";
 import { resolveReadAll, resolveStreamWindow } from "./read-options.js";
 import { SubscriberRegistry } from "./subscriber-registry.js";
 import type { ListenerErrorHandler } from "./subscriber-registry.js";
@@ -55,6 +58,13 @@ export interface LevelEventLogOptions {
   ids?: IdSource;
   /** Told about a subscriber that threw. Default: ignore it (the append has committed anyway). */
   onListenerError?: ListenerErrorHandler;
+  /**
+   * Open a directory whose files are damaged anyway, letting LevelDB drop what it cannot read.
+   * Default false: `open` first checks the directory's files (docs/log.md, "Damaged files") and
+   * throws `LogCorruptedError` naming the damaged one, before LevelDB's recovery rewrites
+   * anything. Only for a copy of the directory: `turnlog verify` and `turnlog repair` use it.
+   */
+  salvage?: boolean;
 }
 
 type Database = Level<string, string>;
@@ -181,6 +191,10 @@ export class LevelEventLog implements EventLog {
   private lastWrite: Promise<void> = Promise.resolve();
   /** Set when a batch written behind failed: acknowledged events are missing, so nothing goes on. */
   private broken: { error: unknown } | undefined;
+  /** Set when the disk refused a write (a {@link LogWriteError}): reads go on, appends wait for a reopen. */
+  private refusing: { error: unknown } | undefined;
+  /** Global positions a repair dropped, as sorted inclusive ranges (`m!absent`); none on a log never repaired. */
+  private absent: ReadonlyArray<readonly [number, number]> = [];
 
   private constructor(
     private readonly db: Database,
@@ -214,6 +228,12 @@ export class LevelEventLog implements EventLog {
     }
     const location = path.resolve(directory);
     await mkdir(location, { recursive: true });
+    if (options.salvage !== true) {
+      // Before LevelDB opens it: its recovery drops unreadable records of a write-ahead file
+      // silently and then deletes that file, so afterwards nothing could say what was lost.
+      const damage = await findDamagedFile(location);
+      if (damage !== undefined) throw damagedFileError(location, damage.file, describeDamage(damage));
+    }
     // Uncompressed tables: the files stay greppable, so "no secret is on disk" can be checked with
     // grep (a Snappy-compressed table can hide a string from it), at a small cost in disk space.
     const db: Database = new Level<string, string>(location, { keyEncoding: "utf8", valueEncoding: "utf8", compression: false });
@@ -221,7 +241,7 @@ export class LevelEventLog implements EventLog {
       await db.open();
     } catch (error) {
       if (isLockedError(error)) throw new LogLockedError(location, { cause: error, inThisProcess: openInThisProcess.has(location) });
-      throw error;
+      throw await explainStorageError(location, error);
     }
     openInThisProcess.add(location);
     try {
@@ -232,7 +252,8 @@ export class LevelEventLog implements EventLog {
         throw new LogFormatError(location, format, LAYOUT_FORMAT);
       }
       const lastGlobalPosition = parsePosition(await db.get(LAST_GLOBAL_KEY)) ?? 0;
-      return new LevelEventLog(
+      const absent = parseAbsent(await db.get(ABSENT_KEY), location);
+      const log = new LevelEventLog(
         db,
         location,
         lastGlobalPosition,
@@ -241,10 +262,12 @@ export class LevelEventLog implements EventLog {
         options.ids ?? randomIds,
         options.onListenerError,
       );
+      log.absent = absent;
+      return log;
     } catch (error) {
       await db.close();
       openInThisProcess.delete(location);
-      throw error;
+      throw await explainStorageError(location, error);
     }
   }
 
@@ -264,6 +287,7 @@ export class LevelEventLog implements EventLog {
     const durable = options?.durable ?? true;
     if (typeof durable !== "boolean") throw new TypeError("durable must be a boolean");
     if (this.broken !== undefined) throw this.broken.error;
+    if (this.refusing !== undefined) throw this.refusing.error;
     const recordedAt = options?.recordedAt;
     assertRecordedAt(recordedAt);
     const prepared = prepareEvents(events);
@@ -279,20 +303,26 @@ export class LevelEventLog implements EventLog {
     const window = resolveStreamWindow(options);
     if (window === undefined) return [];
     await this.written();
-    const globalPositions = await this.db
-      .values({
-        gte: streamIndexKey(stream, window.low),
-        lte: streamIndexKey(stream, window.high),
-        reverse: window.backwards,
-        limit: Number.isFinite(window.limit) ? window.limit : -1,
-        // A page of the index in one call, not one per 16 KiB (about 400 positions).
-        highWaterMarkBytes: PAGE_BYTES,
-      })
-      .all();
-    if (globalPositions.length === 0) return [];
-    const keys = globalPositions.map((value) => globalKey(parsePosition(value) ?? 0));
-    const raws = await this.getStored(keys);
-    return raws.map((raw, index) => parseStoredEvent(raw, keys[index] ?? ""));
+    return this.explained(async () => {
+      // The head is read before the index: an append landing in between only adds to what the
+      // index holds, so the head is never ahead of it on an intact log.
+      const version = parseHead(await this.db.get(streamHeadKey(stream)), stream).version;
+      const globalPositions = await this.db
+        .values({
+          gte: streamIndexKey(stream, window.low),
+          lte: streamIndexKey(stream, window.high),
+          reverse: window.backwards,
+          limit: Number.isFinite(window.limit) ? window.limit : -1,
+          // A page of the index in one call, not one per 16 KiB (about 400 positions).
+          highWaterMarkBytes: PAGE_BYTES,
+        })
+        .all();
+      const keys = globalPositions.map((value) => globalKey(parsePosition(value) ?? 0));
+      const raws = keys.length === 0 ? [] : await this.getStored(keys);
+      const events = raws.map((raw, index) => parseStoredEvent(raw, keys[index] ?? ""));
+      assertWholeWindow(stream, window, version, events);
+      return events;
+    });
   }
 
   /**
@@ -387,10 +417,35 @@ export class LevelEventLog implements EventLog {
     this.assertOpen();
     await this.written();
     const streams = options?.stream === undefined ? await this.listStreams() : [options.stream];
-    return verifyStreams(streams, (stream) => {
-      assertStreamName(stream);
-      return this.verifyStream(stream);
-    });
+    return this.explained(() =>
+      verifyStreams(streams, (stream) => {
+        assertStreamName(stream);
+        return this.verifyStream(stream);
+      }),
+    );
+  }
+
+  /**
+   * Runs a read, turning a LevelDB corruption or I/O error into a `LogCorruptedError` that names
+   * the damaged file (see `explainStorageError`).
+   */
+  private async explained<T>(read: () => Promise<T>): Promise<T> {
+    try {
+      return await read();
+    } catch (error) {
+      throw await explainStorageError(this.directory, error);
+    }
+  }
+
+  /** The first global position from `position` on that a repair did not drop. */
+  private nextPresent(position: number): number {
+    let next = position;
+    for (const [from, to] of this.absent) {
+      if (to < next) continue;
+      if (from > next) break;
+      next = to + 1;
+    }
+    return next;
   }
 
   /** Waits for queued appends to commit, then closes the database. Calling it again is harmless. */
@@ -402,7 +457,7 @@ export class LevelEventLog implements EventLog {
       await this.lastWrite;
       this.subscribers.clear();
       try {
-        if (this.unsynced) {
+        if (this.unsynced && this.refusing === undefined) {
           // Closing is a promise that the log is complete on disk, so the last non-durable
           // appends get the fsync a later durable append would have given them.
           await this.db.put(LAST_GLOBAL_KEY, String(this.lastGlobalPosition), { sync: true });
@@ -448,8 +503,9 @@ export class LevelEventLog implements EventLog {
    * rejects every append of it and leaves the log usable.
    */
   private async commitGroup(group: AppendRequest[]): Promise<void> {
-    if (this.broken !== undefined) {
-      for (const request of group) request.reject(this.broken.error);
+    const stopped = this.broken ?? this.refusing;
+    if (stopped !== undefined) {
+      for (const request of group) request.reject(stopped.error);
       return;
     }
     let plan: GroupPlan;
@@ -530,7 +586,8 @@ export class LevelEventLog implements EventLog {
     }
     this.queued = undefined;
     this.writing = true;
-    const written = this.broken !== undefined ? Promise.reject(this.broken.error) : writeBatch(this.db, batch.operations, batch.sync);
+    const stopped = this.broken ?? this.refusing;
+    const written = stopped !== undefined ? Promise.reject(stopped.error) : writeBatch(this.db, batch.operations, batch.sync);
     written.then(
       () => {
         // A synced batch also makes every earlier, unsynced one durable: LevelDB writes in order.
@@ -539,8 +596,13 @@ export class LevelEventLog implements EventLog {
         this.writeQueued();
       },
       (error: unknown) => {
-        if (batch.behind) this.broken ??= { error };
-        batch.reject(error);
+        const failure = writeFailure(this.directory, error);
+        if (batch.behind) this.broken ??= { error: failure };
+        // A storage error (ENOSPC, EIO, a failed fsync) may have left a torn record in the
+        // write-ahead file, and after a failed fsync the page cache cannot be trusted: appends stop
+        // until the log is reopened (LevelDB itself refuses every write after a failed fsync).
+        if (failure !== error) this.refusing ??= { error: failure };
+        batch.reject(failure);
         this.writeQueued();
       },
     );
@@ -656,12 +718,24 @@ export class LevelEventLog implements EventLog {
     const iterator = this.db.values({ gt: globalKey(after), lte: globalKey(end), highWaterMarkBytes: PAGE_BYTES });
     let next: Promise<string[]> | undefined;
     let read = 0;
+    // Global positions are dense: every position up to the end holds an event, except those a
+    // repair recorded as dropped (`absent`). A position skipped is an event LevelDB lost.
+    let expected = this.nextPresent(after + 1);
     try {
       next = iterator.nextv(PAGE_SIZE);
       for (;;) {
-        const values: string[] = await next;
+        let values: string[];
+        try {
+          values = await next;
+        } catch (error) {
+          next = undefined;
+          throw await explainStorageError(this.directory, error);
+        }
         next = undefined;
-        if (values.length === 0) return;
+        if (values.length === 0) {
+          if (expected <= end) throw missingGlobalError(this.directory, expected);
+          return;
+        }
         // LevelDB reads the next page on libuv's thread pool while this one is parsed and folded.
         next = iterator.nextv(PAGE_SIZE);
         for (const raw of values) {
@@ -671,9 +745,12 @@ export class LevelEventLog implements EventLog {
           try {
             event = JSON.parse(raw) as RecordedEvent;
           } catch (error) {
-            throw new LogCorruptedError(`the event stored under ${await this.keyOf(after, end, read)} is unreadable; run verify()`, { cause: error });
+            throw await explainStorageError(this.directory, new LogCorruptedError(`the event stored under ${await this.keyOf(after, end, read)} is unreadable; run verify()`, { cause: error }));
           }
           read += 1;
+          const position = event?.meta?.globalPosition;
+          if (position !== expected) throw missingGlobalError(this.directory, expected);
+          expected = this.nextPresent(expected + 1);
           yield event;
         }
       }
@@ -790,4 +867,103 @@ function parseStoredEvent(raw: string | undefined, key: string): RecordedEvent {
   } catch (error) {
     throw new LogCorruptedError(`the event stored under ${key} is unreadable; run verify()`, { cause: error });
   }
+}
+
+/**
+ * Checks that a `readStream` window came back whole: the stream positions it was asked for, each
+ * once and in order, as far as the stream's head (read before the window) reaches. LevelDB drops
+ * what it cannot read of a damaged write-ahead file without a word, so an index entry lost with it
+ * would otherwise shorten the answer silently.
+ */
+function assertWholeWindow(stream: string, window: { low: number; high: number; backwards: boolean; limit: number }, version: number, events: readonly RecordedEvent[]): void {
+  const top = Math.min(window.high, version);
+  const wanted = top < window.low ? 0 : Math.min(window.limit, top - window.low + 1);
+  const step = window.backwards ? -1 : 1;
+  const first = window.backwards ? events[0]?.meta?.streamPosition ?? top : window.low;
+  if (window.backwards && first < top) throw missingStreamError(stream, top);
+  for (const [index, event] of events.entries()) {
+    const position = first + step * index;
+    if (event?.meta?.streamPosition !== position || event.meta.stream !== stream) throw missingStreamError(stream, position);
+  }
+  if (events.length < wanted) throw missingStreamError(stream, first + step * events.length);
+}
+
+function missingStreamError(stream: string, position: number): LogCorruptedError {
+  return new LogCorruptedError(`event ${position} of stream ${JSON.stringify(stream)} is missing or out of place although the stream's head is past it: the log is damaged; run verify()`);
+}
+
+function missingGlobalError(directory: string, position: number): LogCorruptedError {
+  return new LogCorruptedError(`the event at global position ${position} (${globalKey(position)}) is missing from the log at ${directory}: the log is damaged; run verify()`);
+}
+
+function damagedFileError(directory: string, file: string | undefined, detail: string, cause?: unknown): LogCorruptedError {
+  return new LogCorruptedError(
+    `the log at ${directory} is damaged: ${detail}. Nothing was changed: "turnlog verify --log ${directory}" names the first bad position, "turnlog repair ${directory} --out <new-dir>" salvages what is whole`,
+    { ...(file !== undefined ? { file } : {}), ...(cause !== undefined ? { cause } : {}) },
+  );
+}
+
+/** The LevelDB error an operation failed with, unwrapping classic-level's "database is not open". */
+function storageCause(error: unknown): unknown {
+  const code = errorCode(error);
+  if (code === "LEVEL_DATABASE_NOT_OPEN") return (error as { cause?: unknown }).cause ?? error;
+  return error;
+}
+
+/**
+ * A LevelDB corruption error — or an I/O error naming one of the directory's files, such as a
+ * table that is gone — as a `LogCorruptedError` that names the damaged file: the one LevelDB's
+ * message names, or the first the file check (`findDamagedFile`, reading every table whole) finds.
+ * Any other error is returned as it is.
+ */
+async function explainStorageError(directory: string, error: unknown): Promise<unknown> {
+  if (LogFormatError.isInstance(error)) return error;
+  if (LogCorruptedError.isInstance(error)) {
+    // An event's content is damaged: the file holding it, when a checksum tells.
+    if (error.file !== undefined) return error;
+    const damage = await findDamagedFile(directory, { deep: true }).catch(() => undefined);
+    return damage === undefined ? error : new LogCorruptedError(`${error.message} (${describeDamage(damage)})`, { file: damage.file, cause: error });
+  }
+  const cause = storageCause(error);
+  const code = errorCode(cause);
+  const message = cause instanceof Error ? cause.message : String(cause);
+  // LevelDB calls the MANIFEST its "descriptor" in the errors of reading one.
+  const named = fileNamedIn(message) ?? (/descriptor/.test(message) ? await manifestOf(directory) : undefined);
+  if (code !== "LEVEL_CORRUPTION" && !(code === "LEVEL_IO_ERROR" && named !== undefined && !/No space left|Input\/output error/.test(message))) return error;
+  const damage = await findDamagedFile(directory, { deep: true }).catch(() => undefined);
+  if (damage !== undefined) return damagedFileError(directory, damage.file, `${describeDamage(damage)} (LevelDB: ${message})`, error);
+  return damagedFileError(directory, named, named === undefined ? `LevelDB: ${message}` : `${named}: ${message}`, error);
+}
+
+/**
+ * A failed batch's error as the append's caller should see it: an error the storage raised
+ * (classic-level's `LEVEL_IO_ERROR`, or the `LEVEL_CORRUPTION` LevelDB repeats for every write
+ * after a failed fsync) becomes a {@link LogWriteError}; anything else is returned as it is.
+ */
+function writeFailure(directory: string, error: unknown): unknown {
+  const cause = storageCause(error);
+  const code = errorCode(cause);
+  if (code !== "LEVEL_IO_ERROR" && code !== "LEVEL_CORRUPTION") return error;
+  const message = cause instanceof Error ? cause.message : String(cause);
+  const errno = /No space left on device/i.test(message) ? "ENOSPC" : /Input\/output error/i.test(message) ? "EIO" : undefined;
+  return new LogWriteError(directory, errno, { cause: error });
+}
+
+function parseAbsent(value: string | undefined, directory: string): Array<readonly [number, number]> {
+  if (value === undefined) return [];
+  try {
+    const ranges: unknown = JSON.parse(value);
+    if (Array.isArray(ranges) && ranges.every((range) => Array.isArray(range) && range.length === 2 && range.every((end) => Number.isSafeInteger(end)))) {
+      return (ranges as Array<[number, number]>).map(([from, to]) => [from, to] as const).sort((a, b) => a[0] - b[0]);
+    }
+  } catch {
+    // Falls through to the same answer as ranges of the wrong shape.
+  }
+  throw new LogCorruptedError(`the log at ${directory} records dropped positions (${ABSENT_KEY}) that are unreadable; run verify()`);
+}
+
+/** The MANIFEST file the directory's `CURRENT` names, if it names one. */
+async function manifestOf(directory: string): Promise<string | undefined> {
+  const current = await readFile(path.join(directory, "CURRENT"), "utf8").catch(() => "");
+  return /^(MANIFEST-\d+)\n$/.exec(current)?.[1];
 }

@@ -8,6 +8,8 @@
  * - `h!<stream>`                     → the stream head `{ stream, version, hash }` as JSON text
  * - `m!last-global`                  → the last global position, as decimal text
  * - `m!format`                       → the layout version, so a future layout can refuse old data
+ * - `m!absent`                       → only in a log `turnlog repair` wrote: the global positions it
+ *                                      dropped, as JSON `[[from, to], …]`, so readers know the holes
  */
 
 /** The width of every position in a key. */
@@ -18,6 +20,8 @@ export const LAYOUT_FORMAT = "turnlog-level-log/1";
 
 /** Holds the last global position, so positions never repeat even if the last event is lost. */
 export const LAST_GLOBAL_KEY = "m!last-global";
+/** Holds the global positions a repair dropped (see the layout above). */
+export const ABSENT_KEY = "m!absent";
 /** Holds {@link LAYOUT_FORMAT}. */
 export const FORMAT_KEY = "m!format";
 /** Prefix of every stream-head key; `listStreams` reads these keys. */

@@ -397,7 +397,7 @@ describe("LevelEventLog", () => {
   });
 
   describe("reading values only (keys are known, or found again for an error)", () => {
-    it("names an unreadable event by its key, on a later page and after a missing one, and yields every event before it", async () => {
+    it("names a missing event by its global position and an unreadable one by its key, on a later page, and yields every event before each", async () => {
       const directory = await freshDirectory();
       const log = await LevelEventLog.open(directory, { durability: "relaxed" });
       await log.appendToStream("a", someEvents(2_500));
@@ -412,8 +412,15 @@ describe("LevelEventLog", () => {
         for await (const event of reopened.readAll()) seen.push(event.meta.globalPosition);
       })();
       await expect(reading).rejects.toThrow(LogCorruptedError);
-      await expect(reading).rejects.toThrow(/g!0000000000001500 is unreadable/);
-      expect(seen).toEqual([...Array.from({ length: 699 }, (_, index) => index + 1), ...Array.from({ length: 799 }, (_, index) => index + 701)]);
+      // A missing event is never skipped over: the read stops there and says so.
+      await expect(reading).rejects.toThrow(/global position 700 \(g!0000000000000700\) is missing/);
+      expect(seen).toEqual(Array.from({ length: 699 }, (_, index) => index + 1));
+      const later: number[] = [];
+      const readingOn = (async () => {
+        for await (const event of reopened.readAll({ after: 700 })) later.push(event.meta.globalPosition);
+      })();
+      await expect(readingOn).rejects.toThrow(/g!0000000000001500 is unreadable/);
+      expect(later).toEqual(Array.from({ length: 799 }, (_, index) => index + 701));
       expect((await collect(reopened.readAll({ after: 1_500 }))).map((event) => event.meta.globalPosition)).toEqual(Array.from({ length: 1_000 }, (_, index) => index + 1_501));
     });
 

@@ -2,10 +2,13 @@ import { isPostgresLocation, type ResolvedLogLocation } from "../../log/log-loca
 import { readFile } from "node:fs/promises";
 import { printJson, type CommandContext } from "../cli-io.js";
 import { CliError, exitCodes } from "../cli-error.js";
-import { describeLocation, isMissingPostgresLog, logExists, readOnly, withLog } from "../log-directory.js";
+import { describeLocation, isMissingPostgresLog, logExists, readOnly, withLog, withSalvagedCopyOfLogDirectory } from "../log-directory.js";
+import { LogCorruptedError } from "../../errors/log-corrupted-error.js";
 import { loadSealKey, sealKeyFromPem, type SealKey } from "../../log/seal/seal-key.js";
 import { SealWitness } from "../../log/seal/seal-witness.js";
-import { verifySealedLog, type SealedVerifyReport } from "../../log/seal/seal-verifier.js";
+import { verifySealedLog, type SealFault, type SealedVerifyReport } from "../../log/seal/seal-verifier.js";
+import { salvageLevelLog } from "../../log/level-repair.js";
+import { describeDamage, findDamagedFile } from "../../log/level-files.js";
 import { sealKeyDirectory } from "../../log/seal/user-directories.js";
 
 /**
@@ -22,13 +25,38 @@ export async function verifyCommand(options: { location: ResolvedLogLocation; js
   const { location } = options;
   const witness = SealWitness.forLogLocation(location, { directory: keyDirectory });
   let report: SealedVerifyReport | undefined;
+  let damaged: { file: string | undefined; message: string } | undefined;
   if (isPostgresLocation(location) || logExists(location.dir)) {
     try {
       report = await withLog(location, readOnly(context.io), (log) => verifySealedLog(log, { keys, witness }));
     } catch (error) {
-      // A schema without turnlog's tables is a log that is gone (or never was): the witness tells which.
-      if (!isMissingPostgresLog(error)) throw error;
+      const corrupted = error instanceof CliError ? error.cause : error;
+      if (!isPostgresLocation(location) && LogCorruptedError.isInstance(corrupted) && corrupted.file !== undefined) {
+        // A damaged file refuses the open: the chains are walked on a copy LevelDB salvaged, so
+        // the first bad position is named too, and the log itself is left as it is.
+        damaged = { file: corrupted.file, message: corrupted.message };
+        report = await withSalvagedCopyOfLogDirectory(location.dir, (log) => verifySealedLog(log, { keys, witness }));
+        // LevelDB's recovery drops what follows a damaged record without a word, so the chains of
+        // that copy can look whole: each stream's first bad position comes from what a repair keeps.
+        const { streams } = await salvageLevelLog(location.dir);
+        const faults: SealFault[] = streams
+          .filter((row) => row.dropped > 0)
+          .map((row) => ({ kind: "chain", stream: row.stream, position: row.firstBadPosition ?? row.kept + 1, reason: `${row.reason ?? "missing"} (${row.dropped} event${row.dropped === 1 ? "" : "s"} from there on cannot be salvaged)` }));
+        report = { ...report, ok: false, faults: [...faults, ...report.faults] };
+        const first = faults[0];
+        if (first !== undefined && report.firstBadPosition === undefined) report = { ...report, stream: first.stream, firstBadPosition: first.position, reason: first.reason };
+      } else if (!isMissingPostgresLog(error)) {
+        // A schema without turnlog's tables is a log that is gone (or never was): the witness tells which.
+        throw error;
+      }
     }
+  }
+  if (report !== undefined && damaged === undefined && !isPostgresLocation(location)) {
+    // `open` checks each table's index and filter; a damaged data block is found only when it is
+    // read, so verify reads every table whole against its checksums (read-only; a file a running
+    // owner compacts away meanwhile is simply not checked).
+    const damage = await findDamagedFile(location.dir, { deep: true }).catch(() => undefined);
+    if (damage !== undefined) damaged = { file: damage.file, message: describeDamage(damage) };
   }
   if (report === undefined) {
     // A log that is gone is only a user's typo when nothing was ever sealed there.
@@ -36,11 +64,12 @@ export async function verifyCommand(options: { location: ResolvedLogLocation; js
     if (report.ok) throw new CliError(`no log at ${describeLocation(location)} — run "npx turnlog demo" first or pass --log`);
   }
   if (options.json) {
-    printJson(context, report);
+    printJson(context, damaged === undefined ? report : { ...report, ok: false, damagedFile: damaged });
   } else {
+    if (damaged !== undefined) context.print(`${context.paint("bad", "damaged file")}: ${damaged.file ?? "?"}: ${damaged.message}`);
     printReport(report, context);
   }
-  return report.ok ? exitCodes.ok : exitCodes.failure;
+  return report.ok && damaged === undefined ? exitCodes.ok : exitCodes.failure;
 }
 
 async function trustedKeys(keyDirectory: string, publicKeyFiles: readonly string[]): Promise<SealKey[]> {
