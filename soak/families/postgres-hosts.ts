@@ -158,7 +158,11 @@ export type RestartMode =
 
 /** A server of this run's own that may be restarted: never the shared one. */
 export interface RestartableServer extends SoakServer {
-  /** Stops the server the way `mode` says, waits `downMs`, and starts it again on the same port. */
+  /** Stops the server the way `mode` says. */
+  down(mode: RestartMode): Promise<void>;
+  /** Starts it again, on the same port. */
+  up(): Promise<void>;
+  /** `down(mode)`, `downMs` of waiting, then `up()`. */
   restart(mode: RestartMode, downMs: number): Promise<void>;
 }
 
@@ -187,16 +191,21 @@ export async function restartableServer(): Promise<RestartableServer> {
       }
     }
   };
+  const down = async (mode: RestartMode) => {
+    if (mode === "kill") {
+      const pid = Number((await readFile(path.join(data, "postmaster.pid"), "utf8")).split("\n")[0]);
+      process.kill(pid, "SIGKILL");
+    } else {
+      await pgCtl(["-m", mode, "-w", "-t", "60", "stop"]);
+    }
+  };
   return {
     url: server.url,
     stop: () => server.stop(),
+    down,
+    up: start,
     async restart(mode, downMs) {
-      if (mode === "kill") {
-        const pid = Number((await readFile(path.join(data, "postmaster.pid"), "utf8")).split("\n")[0]);
-        process.kill(pid, "SIGKILL");
-      } else {
-        await pgCtl(["-m", mode, "-w", "-t", "60", "stop"]);
-      }
+      await down(mode);
       await sleep(downMs);
       await start();
     },
