@@ -88,7 +88,11 @@ function optionsOf(request: AppendRequest): AppendRequestOptions {
  */
 export class SessionStore {
   readonly #fold = new SessionFold();
+  /** The empty fold, to fold the stream again from its start (see `reload`). */
+  readonly #origin = this.#fold.checkpoint();
   #version = 0;
+  /** The hash of the event at `#version`: what tells this store's events are still the log's. */
+  #headHash: string | undefined;
   #reloads = 0;
   /**
    * Appends asked for and not yet committed. One batch of them is committed at a time, as one
@@ -122,31 +126,56 @@ export class SessionStore {
    * Folds what the log holds beyond this store's version, for when another writer appended to the
    * stream (an append hit an `ExpectedVersionConflictError`, or the session is opened again): the
    * state is then the log's, not this process's stale copy. Only the new events are read — a
-   * failed append folded nothing, so what the store holds is a prefix of the log. Call it only
-   * while no append is in flight.
+   * failed append folded nothing, so what the store holds is a prefix of the log — unless the log
+   * lost events this store folded (a PostgreSQL server crash loses its last asynchronous commits;
+   * the host lives on): then the whole stream is folded again. Call it only while no append is in
+   * flight.
    */
   async reload(): Promise<void> {
     this.discardStaged();
     const history = this.#version === 0;
+    // The observer has been told the events up to here; a refold does not tell them again.
+    const told = this.#version;
+    if (this.#version > 0 && !(await this.#holdsLogPrefix())) {
+      // The log no longer holds what this store folded: a PostgreSQL server that crashed lost
+      // its last asynchronous commits (`durable: false`) while this process lived on, and maybe
+      // another writer appended other events at those positions since. The stream is folded
+      // again from its start, so the state is the log's.
+      this.#fold.restore(this.#origin);
+      this.#version = 0;
+      this.#headHash = undefined;
+    }
     // Paged so a long session never sits in memory twice.
     const page = 10_000;
     for (;;) {
       const events = await this.log.readStream(sessionStream(this.sessionId), { from: this.#version + 1, maxCount: page });
       this.#fold.applyAll(events);
-      if (events.length > 0) this.#observe(history ? "loaded" : "recorded", events);
+      const untold = events.filter((event) => event.meta.streamPosition > told);
+      if (untold.length > 0) this.#observe(history ? "loaded" : "recorded", untold);
       const last = events.at(-1);
       if (last !== undefined) {
         this.#version = last.meta.streamPosition;
+        this.#headHash = last.meta.hash;
         this.#reloads += 1;
       }
       if (events.length < page) break;
     }
   }
 
-  /** Whether the log holds events of this session that this store has not folded (another writer's). */
+  /**
+   * Whether the log holds events of this session that this store has not folded (another
+   * writer's), or no longer holds the last one it folded (see `reload`).
+   */
   async isBehind(): Promise<boolean> {
-    const next = await this.log.readStream(sessionStream(this.sessionId), { from: this.#version + 1, maxCount: 1 });
-    return next.length > 0;
+    if (this.#version === 0) return (await this.log.readStream(sessionStream(this.sessionId), { from: 1, maxCount: 1 })).length > 0;
+    const [head, next] = await this.log.readStream(sessionStream(this.sessionId), { from: this.#version, maxCount: 2 });
+    return head?.meta.hash !== this.#headHash || next !== undefined;
+  }
+
+  /** Whether the log still holds this store's last folded event, unchanged (a hash chain's head names all before it). */
+  async #holdsLogPrefix(): Promise<boolean> {
+    const [head] = await this.log.readStream(sessionStream(this.sessionId), { from: this.#version, maxCount: 1 });
+    return head?.meta.hash === this.#headHash;
   }
 
   /** The session's events folded: the projection, the open turn's machine, what is owed next. */
@@ -396,7 +425,10 @@ export class SessionStore {
         this.#fold.applyAll(appended.events);
       }
       const last = appended.events.at(-1);
-      if (last !== undefined) this.#version = last.meta.streamPosition;
+      if (last !== undefined) {
+        this.#version = last.meta.streamPosition;
+        this.#headHash = last.meta.hash;
+      }
       this.#observe("recorded", appended.events);
       return appended.events;
     } catch (error) {

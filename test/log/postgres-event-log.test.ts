@@ -8,6 +8,7 @@ import { PostgresEventLog } from "../../src/log/postgres/postgres-event-log.js";
 import { urlWithoutPassword } from "../../src/log/postgres/connection-string.js";
 import { describeWithPostgres, dropSchema, freshSchemaName, postgresFixtures, requirePostgresUrl } from "../support/postgres.js";
 import { runEventLogConformance, someEvents } from "./event-log.conformance.js";
+import { startLogChild } from "../support/log-child-process.js";
 
 async function collectAll(log: PostgresEventLog): Promise<RecordedEvent[]> {
   const events: RecordedEvent[] = [];
@@ -210,6 +211,43 @@ describeWithPostgres("PostgreSQL", () => {
       await client.query(`DELETE FROM ${schema}.events WHERE stream_id = 'b' AND stream_position = 2`);
       expect(await log.verify({ stream: "b" })).toMatchObject({ ok: false, stream: "b" });
       expect((await log.verify({ stream: "b" })).reason).toMatch(/head-mismatch/);
+    });
+
+    // Found by the PostgreSQL soak's server restarts: a connection the server ends emits "error"
+    // on its node-postgres client even while a query runs, and a checked-out client without a
+    // listener crashed the whole host process ("Unhandled 'error' event").
+    it("a connection the server ends during an open or an append rejects that call; the process lives on and the next call succeeds", async () => {
+      const schema = schemaForTest("outage");
+      const [migrationHolder, streamHolder, admin] = [await fixtures.client(), await fixtures.client(), await fixtures.client()];
+      const holdLock = async (holder: pg.Client, key: string) => {
+        await holder.query("BEGIN");
+        await holder.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [key]);
+        return (await holder.query<{ pid: number }>("SELECT pg_backend_pid() AS pid")).rows[0]?.pid;
+      };
+      /** Ends the backend `holder` blocks, once there is one (each look is a query, not a timer). */
+      const terminateBlocked = async (holderPid: number | undefined) => {
+        for (let tries = 0; tries < 10_000; tries += 1) {
+          const { rows } = await admin.query<{ ended: boolean }>("SELECT pg_terminate_backend(pid) AS ended FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))", [holderPid]);
+          if (rows.length > 0) return;
+        }
+        throw new Error("the child never waited on the lock");
+      };
+      const migrationPid = await holdLock(migrationHolder, `turnlog.migrate:${schema}`);
+      const streamPid = await holdLock(streamHolder, `turnlog.stream:${schema}:s1`);
+      const child = startLogChild("postgres-outage-child.ts", [requirePostgresUrl(), schema]);
+      fixtures.defer(async () => child.child.kill("SIGKILL"));
+      await terminateBlocked(migrationPid);
+      await child.waitForLine((line) => line.startsWith("open rejected "));
+      await migrationHolder.query("COMMIT");
+      await child.waitForLine((line) => line === "opened");
+      await terminateBlocked(streamPid);
+      await child.waitForLine((line) => line.startsWith("append rejected "));
+      await streamHolder.query("COMMIT");
+      expect(await child.exited, child.stderr()).toEqual({ code: 0, signal: null });
+      expect(child.lines).toEqual(["open rejected 57P01", "opened", "append rejected 57P01", "appended 1"]);
+      const log = await open(schema);
+      expect((await log.readStream("s1")).map((event) => event.type)).toEqual(["test.appended"]);
+      expect(await log.verify()).toEqual({ ok: true, checked: 1 });
     });
 
     it("never names the password of a URL it was opened with", async () => {

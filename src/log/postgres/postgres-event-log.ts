@@ -373,6 +373,13 @@ export class PostgresEventLog implements EventLog, SessionLeases {
       throw error;
     }
     let broken = false;
+    // A connection the server ends (a restart, pg_terminate_backend) emits "error" on its client,
+    // even while a query runs; with no listener, node-postgres would crash the process. The query
+    // under way rejects anyway, and the connection is discarded below.
+    const onBroken = () => {
+      broken = true;
+    };
+    client.on("error", onBroken);
     let reserving = false;
     try {
       try {
@@ -428,10 +435,11 @@ export class PostgresEventLog implements EventLog, SessionLeases {
       // After any other failure the connection's state is unknown (it may even hold the
       // reservation lock, had the reservation failed half-way): it is closed, never handed to
       // the next append.
-      broken = reserving || !ExpectedVersionConflictError.isInstance(error);
+      broken ||= reserving || !ExpectedVersionConflictError.isInstance(error);
       throw error;
     } finally {
       passTurn();
+      client.off("error", onBroken);
       client.release(broken);
     }
   }

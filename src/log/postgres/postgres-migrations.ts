@@ -142,6 +142,12 @@ export async function migratePostgres(pool: pg.Pool, schema: string): Promise<Mi
   const s = pg.escapeIdentifier(schema);
   const client = await pool.connect();
   let failed = false;
+  // A connection the server ends emits "error" on its client even while a query runs; with no
+  // listener, node-postgres would crash the process. The query under way rejects anyway.
+  const onBroken = () => {
+    failed = true;
+  };
+  client.on("error", onBroken);
   try {
     await client.query("BEGIN");
     await client.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [`turnlog.migrate:${schema}`]);
@@ -166,6 +172,7 @@ export async function migratePostgres(pool: pg.Pool, schema: string): Promise<Mi
     await client.query("ROLLBACK").catch(() => undefined);
     throw error;
   } finally {
+    client.off("error", onBroken);
     client.release(failed);
   }
 }
