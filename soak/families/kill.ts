@@ -20,7 +20,7 @@ import fc from "fast-check";
 import type { SoakFamily, SoakOptions, SoakResult } from "../family.js";
 import { bundleChildren } from "../kill/child-bundle.js";
 import { checkScenario, type ScenarioFigures } from "../kill/invariants.js";
-import { describeKill, killScenario } from "../kill/kill-points.js";
+import { describeScenarioKill, killScenario } from "../kill/kill-points.js";
 import type { KillScenario } from "../kill/kill-points.js";
 import { runScenario, ScenarioError } from "../kill/scenario-run.js";
 import type { KillBudget } from "../kill/scenario-run.js";
@@ -69,8 +69,8 @@ async function run({ seed, count, log }: SoakOptions): Promise<SoakResult> {
   // Enough scenarios for any count: each lands at least one kill point or leaves the budget alone.
   const scenarios: KillScenario[] = fc.sample(killScenario, { seed, numRuns: count + 10 });
   const failures: string[] = [];
-  const totals: ScenarioFigures & { scenarios: number; hostRuns: number; approverRuns: number } = {
-    scenarios: 0, hostRuns: 0, approverRuns: 0, providerFailures: 0, compactions: 0, mcpShips: 0, approvals: 0, interrupted: 0, rerunReads: 0, readers: 0,
+  const totals: ScenarioFigures & { scenarios: number; hostRuns: number; approverRuns: number; byFallback: number } = {
+    scenarios: 0, hostRuns: 0, approverRuns: 0, byFallback: 0, providerFailures: 0, compactions: 0, mcpShips: 0, approvals: 0, interrupted: 0, rerunReads: 0, readers: 0,
   };
   let passed = 0;
   let failed = 0;
@@ -81,7 +81,7 @@ async function run({ seed, count, log }: SoakOptions): Promise<SoakResult> {
       next += 1;
       const scenario = scenarios[index]!;
       const directory = path.join(root, `scenario-${index}`);
-      const reproduce = `seed ${seed}, scenario #${index} (kills: ${scenario.kills.map(describeKill).join("; ")})`;
+      const reproduce = `seed ${seed}, scenario #${index} (kills: ${scenario.kills.map(describeScenarioKill).join("; ")})`;
       let landed = 0;
       try {
         const outcome = await runScenario(bundle, directory, scenario, {
@@ -94,6 +94,7 @@ async function run({ seed, count, log }: SoakOptions): Promise<SoakResult> {
         totals.scenarios += 1;
         totals.hostRuns += outcome.runs.filter((child) => child.role === "host").length;
         totals.approverRuns += outcome.runs.filter((child) => child.role === "approver").length;
+        totals.byFallback += outcome.runs.filter((child) => child.killedBy === "fallback").length;
         for (const key of Object.keys(verdict.figures) as (keyof ScenarioFigures)[]) totals[key] += verdict.figures[key];
         if (verdict.problems.length === 0) {
           passed += landed;
@@ -121,7 +122,7 @@ async function run({ seed, count, log }: SoakOptions): Promise<SoakResult> {
   }
   const minutes = (performance.now() - started) / 60_000;
   const summary =
-    `${passed + failed} kill points in ${totals.scenarios} scenarios (${totals.hostRuns} host runs, ${totals.approverRuns} approver runs, ${totals.readers} CLI reads beside a host), ` +
+    `${passed + failed} kill points (${totals.byFallback} at their fallback time) in ${totals.scenarios} scenarios (${totals.hostRuns} host runs, ${totals.approverRuns} approver runs, ${totals.readers} CLI reads beside a host), ` +
     `${((passed + failed) / minutes).toFixed(0)} kill points/min; exercised: ${totals.providerFailures} failed provider attempts retried, ${totals.compactions} compactions, ` +
     `${totals.mcpShips} MCP side effects, ${totals.approvals} approvals from another process, ${totals.interrupted} calls interrupted, ${totals.rerunReads} reads run again`;
   return { passed, failed, summary, failures };

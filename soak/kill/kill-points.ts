@@ -34,6 +34,10 @@ export const killPoint: fc.Arbitrary<KillPoint> = fc.oneof(
   fc.record({ kind: fc.constant("time" as const), afterReadyMs: fc.integer({ min: 0, max: 1_500 }) }),
 );
 
+export function describeScenarioKill(kill: ScenarioKill): string {
+  return `${describeKill(kill.point)} (else ${kill.fallbackMs} ms after ready)`;
+}
+
 export function describeKill(kill: KillPoint): string {
   switch (kill.kind) {
     case "ack":
@@ -59,6 +63,8 @@ export function describeKill(kill: KillPoint): string {
 export interface KillTrigger {
   when: (line: string, index: number, lines: readonly string[]) => boolean;
   delayMs: number;
+  /** Lands this long after `ready` if `when` has not fired by then (absent: never). */
+  fallbackMs?: number;
 }
 
 const nthOf = (matches: (line: string) => boolean, nth: number) => (line: string, index: number, lines: readonly string[]) =>
@@ -96,9 +102,19 @@ export interface ReaderPlan {
   sessionId: "pay" | "ship" | "deploy";
 }
 
+/**
+ * A kill point of a scenario, and when the kill lands if the run never reaches it (the point was
+ * passed in an earlier run, say, or this run has no provider failure left): `fallbackMs` after
+ * `ready`. Without it a kill point the session can no longer reach would let the host finish.
+ */
+export interface ScenarioKill {
+  point: KillPoint;
+  fallbackMs: number;
+}
+
 /** One scenario: its kills in order, and for each host run, whether a reader runs beside it. */
 export interface KillScenario {
-  kills: KillPoint[];
+  kills: ScenarioKill[];
   readers: (ReaderPlan | null)[];
 }
 
@@ -109,11 +125,11 @@ const readerPlan: fc.Arbitrary<ReaderPlan> = fc.record({
 });
 
 /** Host runs a scenario may take: its kills, a few finishing runs, and an approval's restarts. */
-export const maxHostRuns = 30;
+export const maxHostRuns = 40;
 
 export const killScenario: fc.Arbitrary<KillScenario> = fc.record({
   // Many kills per scenario: the finishing runs, the approver and the checks are paid once for all.
-  kills: fc.array(killPoint, { minLength: 5, maxLength: 12 }),
-  // About one host run in five has a reader beside it: a reader is a whole CLI start.
-  readers: fc.array(fc.oneof({ arbitrary: fc.constant(null), weight: 4 }, { arbitrary: readerPlan, weight: 1 }), { minLength: maxHostRuns, maxLength: maxHostRuns }),
+  kills: fc.array(fc.record({ point: killPoint, fallbackMs: fc.integer({ min: 100, max: 1_500 }) }), { minLength: 8, maxLength: 16 }),
+  // About one host run in six has a reader beside it: a reader is a whole CLI start.
+  readers: fc.array(fc.oneof({ arbitrary: fc.constant(null), weight: 5 }, { arbitrary: readerPlan, weight: 1 }), { minLength: maxHostRuns, maxLength: maxHostRuns }),
 });

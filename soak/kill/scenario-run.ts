@@ -9,7 +9,7 @@ import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import { startNodeChild } from "../../test/support/log-child-process.js";
 import type { ChildBundle } from "./child-bundle.js";
-import { describeKill, killTrigger, maxHostRuns } from "./kill-points.js";
+import { describeScenarioKill, killTrigger, maxHostRuns } from "./kill-points.js";
 import type { KillScenario, KillTrigger, ReaderPlan } from "./kill-points.js";
 
 /** A child that has not finished by then is hung, which is a failure of its own. */
@@ -32,6 +32,8 @@ export interface ChildRun {
   kill?: string;
   /** The kill reached the child before it finished its work. */
   killedMidRun: boolean;
+  /** What set the kill off: the kill point, or its fallback time. */
+  killedBy?: "point" | "fallback";
 }
 
 export interface ReaderRun {
@@ -69,28 +71,37 @@ async function runChild(role: ChildRun["role"], script: string, args: readonly s
       run.child.kill("SIGKILL");
     }, childDeadlineMs),
   ];
-  let killSent = false;
+  let killSent: ChildRun["killedBy"];
+  const fire = (by: "point" | "fallback") => {
+    if (killSent !== undefined) return;
+    killSent = by;
+    run.child.kill("SIGKILL");
+  };
   if (trigger !== undefined) {
     run.waitForLine((line, index) => trigger.when(line, index, run.lines)).then(
       () => {
-        const fire = () => {
-          killSent = true;
-          run.child.kill("SIGKILL");
-        };
-        if (trigger.delayMs === 0) fire();
-        else timers.push(setTimeout(fire, trigger.delayMs));
+        if (trigger.delayMs === 0) fire("point");
+        else timers.push(setTimeout(() => fire("point"), trigger.delayMs));
       },
-      () => undefined, // The child finished before the kill point: the kill waits for the next run.
+      () => undefined, // The child finished before the kill point.
     );
+    const { fallbackMs } = trigger;
+    if (fallbackMs !== undefined) {
+      run.waitForLine((line) => line === "ready").then(
+        () => timers.push(setTimeout(() => fire("fallback"), fallbackMs)),
+        () => undefined,
+      );
+    }
   }
   if (onReady !== undefined) run.waitForLine((line) => line === "ready").then(onReady, () => undefined);
   const [code, signal] = (await closed) as [number | null, NodeJS.Signals | null];
   for (const timer of timers) clearTimeout(timer);
   const finished = run.lines.includes("final");
   if (hung) throw new ScenarioError(`the ${role} hung for ${childDeadlineMs} ms (deadline); its last lines: ${run.lines.slice(-5).join(" | ")}; stderr: ${run.stderr().slice(-2000)}`);
-  if (!finished && !killSent) throw new ScenarioError(`the ${role} failed (exit ${code}, signal ${signal}); stderr: ${run.stderr().slice(-2000)}`);
-  if (finished && code !== 0 && !killSent) throw new ScenarioError(`the ${role} printed final but exited ${code}; stderr: ${run.stderr().slice(-2000)}`);
-  return { role, lines: [...run.lines], code, signal, killedMidRun: killSent && !finished };
+  if (!finished && killSent === undefined) throw new ScenarioError(`the ${role} failed (exit ${code}, signal ${signal}); stderr: ${run.stderr().slice(-2000)}`);
+  if (finished && code !== 0 && killSent === undefined) throw new ScenarioError(`the ${role} printed final but exited ${code}; stderr: ${run.stderr().slice(-2000)}`);
+  const killedMidRun = killSent !== undefined && !finished;
+  return { role, lines: [...run.lines], code, signal, killedMidRun, ...(killedMidRun ? { killedBy: killSent } : {}) };
 }
 
 /** Runs the turnlog CLI (bundled) on the log: a read while a host holds it, or just after. */
@@ -146,7 +157,8 @@ async function runScenarioChildren(bundle: ChildBundle, directory: string, scena
     };
     let host: ChildRun;
     try {
-      host = await runChild("host", bundle.host, [logDirectory, workspace, effectsFile, mcpEffectsFile, bundle.mcpServer], kill === undefined ? undefined : killTrigger(kill), startReader);
+      const trigger = kill === undefined ? undefined : { ...killTrigger(kill.point), fallbackMs: kill.fallbackMs };
+      host = await runChild("host", bundle.host, [logDirectory, workspace, effectsFile, mcpEffectsFile, bundle.mcpServer], trigger, startReader);
     } catch (error) {
       if (kill !== undefined) budget.release();
       throw error;
@@ -155,7 +167,7 @@ async function runScenarioChildren(bundle: ChildBundle, directory: string, scena
       if (reader !== undefined) result.readers.push(await reader);
     }
     if (kill !== undefined) {
-      host.kill = describeKill(kill);
+      host.kill = describeScenarioKill(kill);
       if (host.killedMidRun) pending.shift();
       else budget.release();
     }
