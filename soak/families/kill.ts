@@ -11,7 +11,9 @@
  * `count` is the number of kill points that land (a SIGKILL that reaches a child mid-run); a case
  * is one landed kill point, passed when its scenario's invariants all held. Scenarios run two at a
  * time from children bundled once with esbuild. A failure names the seed and scenario index, which
- * reproduce it: `npm run soak -- --family kill --seed <seed> --count kill=<count>`.
+ * reproduce it: `npm run soak -- --family kill --seed <seed> --count kill=<count>` runs the same
+ * scenarios, and `TURNLOG_KILL_SCENARIO=<index>` with the same seed runs that one alone (its kill
+ * points are seeded; where a kill lands inside a few milliseconds is the machine's).
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -63,11 +65,14 @@ class SharedKillBudget implements KillBudget {
 
 async function run({ seed, count, log }: SoakOptions): Promise<SoakResult> {
   const started = performance.now();
+  // Enough scenarios for any count: each lands at least one kill point or leaves the budget alone.
+  const sampled: KillScenario[] = fc.sample(killScenario, { seed, numRuns: count + 10 });
+  const only = process.env.TURNLOG_KILL_SCENARIO;
+  const indexes = only === undefined || only === "" ? sampled.map((_, index) => index) : [Number(only)];
+  if (indexes.some((index) => !Number.isSafeInteger(index) || sampled[index] === undefined)) throw new TypeError(`TURNLOG_KILL_SCENARIO must be a scenario index below ${sampled.length}, not ${only}`);
   const bundle = await bundleChildren();
   const root = await mkdtemp(path.join(tmpdir(), "turnlog-kill-"));
   const budget = new SharedKillBudget(count);
-  // Enough scenarios for any count: each lands at least one kill point or leaves the budget alone.
-  const scenarios: KillScenario[] = fc.sample(killScenario, { seed, numRuns: count + 10 });
   const failures: string[] = [];
   const totals: ScenarioFigures & { scenarios: number; hostRuns: number; approverRuns: number; byFallback: number } = {
     scenarios: 0, hostRuns: 0, approverRuns: 0, byFallback: 0, providerFailures: 0, compactions: 0, mcpShips: 0, approvals: 0, interrupted: 0, rerunReads: 0, readers: 0,
@@ -76,10 +81,10 @@ async function run({ seed, count, log }: SoakOptions): Promise<SoakResult> {
   let failed = 0;
   let next = 0;
   const worker = async () => {
-    while ((await budget.worthAnother()) && next < scenarios.length) {
-      const index = next;
+    while ((await budget.worthAnother()) && next < indexes.length) {
+      const index = indexes[next]!;
       next += 1;
-      const scenario = scenarios[index]!;
+      const scenario = sampled[index]!;
       const directory = path.join(root, `scenario-${index}`);
       const reproduce = `seed ${seed}, scenario #${index} (kills: ${scenario.kills.map(describeScenarioKill).join("; ")})`;
       let landed = 0;

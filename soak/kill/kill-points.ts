@@ -3,6 +3,7 @@
  * each kill waits for.
  */
 import fc from "fast-check";
+import type { KillTrigger } from "../../test/support/killable-child.js";
 
 /** Where a host is killed, relative to what it printed in the run the kill is for. */
 export type KillPoint =
@@ -59,13 +60,6 @@ export function describeKill(kill: KillPoint): string {
   }
 }
 
-/** The line a kill waits for, and how long after it the kill lands. */
-export interface KillTrigger {
-  when: (line: string, index: number, lines: readonly string[]) => boolean;
-  delayMs: number;
-  /** Lands this long after `ready` if `when` has not fired by then (absent: never). */
-  fallbackMs?: number;
-}
 
 const nthOf = (matches: (line: string) => boolean, nth: number) => (line: string, index: number, lines: readonly string[]) =>
   matches(line) && lines.slice(0, index + 1).filter(matches).length >= nth;

@@ -7,13 +7,18 @@
 import { once } from "node:events";
 import { mkdir } from "node:fs/promises";
 import path from "node:path";
+import { superviseChild } from "../../test/support/killable-child.js";
+import type { KillTrigger } from "../../test/support/killable-child.js";
 import { startNodeChild } from "../../test/support/log-child-process.js";
 import type { ChildBundle } from "./child-bundle.js";
 import { describeScenarioKill, killTrigger, maxHostRuns } from "./kill-points.js";
-import type { KillScenario, KillTrigger, ReaderPlan } from "./kill-points.js";
+import type { KillScenario, ReaderPlan } from "./kill-points.js";
 
-/** A child that has not finished by then is hung, which is a failure of its own. */
-export const childDeadlineMs = 30_000;
+/**
+ * A child that has not finished by then is hung, which is a failure of its own. A host needs a few
+ * seconds; the margin is for a machine shared with other work.
+ */
+export const childDeadlineMs = 60_000;
 
 /** Kill points the whole run may still land: a scenario reserves one before each killing run. */
 export interface KillBudget {
@@ -61,47 +66,15 @@ export class ScenarioError extends Error {
 
 /** Runs a child to its end, SIGKILLing it at `trigger` if the trigger's line comes, and reading all it printed. */
 async function runChild(role: ChildRun["role"], script: string, args: readonly string[], trigger: KillTrigger | undefined, onReady?: () => void): Promise<ChildRun> {
-  const run = startNodeChild([script], args);
-  // "close", not "exit": every line the child wrote before it died has been read by then.
-  const closed = once(run.child, "close");
-  let hung = false;
-  const timers: NodeJS.Timeout[] = [
-    setTimeout(() => {
-      hung = true;
-      run.child.kill("SIGKILL");
-    }, childDeadlineMs),
-  ];
-  let killSent: ChildRun["killedBy"];
-  const fire = (by: "point" | "fallback") => {
-    if (killSent !== undefined) return;
-    killSent = by;
-    run.child.kill("SIGKILL");
-  };
-  if (trigger !== undefined) {
-    run.waitForLine((line, index) => trigger.when(line, index, run.lines)).then(
-      () => {
-        if (trigger.delayMs === 0) fire("point");
-        else timers.push(setTimeout(() => fire("point"), trigger.delayMs));
-      },
-      () => undefined, // The child finished before the kill point.
-    );
-    const { fallbackMs } = trigger;
-    if (fallbackMs !== undefined) {
-      run.waitForLine((line) => line === "ready").then(
-        () => timers.push(setTimeout(() => fire("fallback"), fallbackMs)),
-        () => undefined,
-      );
-    }
-  }
-  if (onReady !== undefined) run.waitForLine((line) => line === "ready").then(onReady, () => undefined);
-  const [code, signal] = (await closed) as [number | null, NodeJS.Signals | null];
-  for (const timer of timers) clearTimeout(timer);
+  const child = startNodeChild([script], args);
+  if (onReady !== undefined) child.waitForLine((line) => line === "ready").then(onReady, () => undefined);
+  const run = await superviseChild(child, trigger, childDeadlineMs);
   const finished = run.lines.includes("final");
-  if (hung) throw new ScenarioError(`the ${role} hung for ${childDeadlineMs} ms (deadline); its last lines: ${run.lines.slice(-5).join(" | ")}; stderr: ${run.stderr().slice(-2000)}`);
-  if (!finished && killSent === undefined) throw new ScenarioError(`the ${role} failed (exit ${code}, signal ${signal}); stderr: ${run.stderr().slice(-2000)}`);
-  if (finished && code !== 0 && killSent === undefined) throw new ScenarioError(`the ${role} printed final but exited ${code}; stderr: ${run.stderr().slice(-2000)}`);
-  const killedMidRun = killSent !== undefined && !finished;
-  return { role, lines: [...run.lines], code, signal, killedMidRun, ...(killedMidRun ? { killedBy: killSent } : {}) };
+  if (run.hung) throw new ScenarioError(`the ${role} hung for ${childDeadlineMs} ms (deadline); its last lines: ${run.lines.slice(-5).join(" | ")}; stderr: ${run.stderr.slice(-2000)}`);
+  if (!finished && run.killedBy === undefined) throw new ScenarioError(`the ${role} failed (exit ${run.code}, signal ${run.signal}); stderr: ${run.stderr.slice(-2000)}`);
+  if (finished && run.code !== 0 && run.killedBy === undefined) throw new ScenarioError(`the ${role} printed final but exited ${run.code}; stderr: ${run.stderr.slice(-2000)}`);
+  const killedMidRun = run.killedBy !== undefined && !finished;
+  return { role, lines: run.lines, code: run.code, signal: run.signal, killedMidRun, ...(killedMidRun ? { killedBy: run.killedBy } : {}) };
 }
 
 /** Runs the turnlog CLI (bundled) on the log: a read while a host holds it, or just after. */
