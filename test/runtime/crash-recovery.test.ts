@@ -1,4 +1,3 @@
-import { once } from "node:events";
 import { mkdir, mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -6,6 +5,8 @@ import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createRuntime, LevelEventLog } from "../../src/index.js";
 import type { Provider, RecordedEvent, ReplayReport, SendOutcome, VerifyReport } from "../../src/index.js";
+import { superviseChild } from "../support/killable-child.js";
+import type { KillTrigger } from "../support/killable-child.js";
 import { startLogChild } from "../support/log-child-process.js";
 import { crashPolicy, crashSessionId, crashTools, finalAnswer } from "../support/crash-session-script.js";
 
@@ -86,12 +87,6 @@ interface ChildRun {
 const isBeginCharge = (line: string) => line.startsWith("begin ") && line.endsWith(" charge");
 const isEffect = (line: string) => line.startsWith("effect ");
 
-/** The line a kill waits for, and how long after it the kill lands. */
-interface KillTrigger {
-  when: (line: string, index: number, lines: readonly string[]) => boolean;
-  delayMs: number;
-}
-
 function trigger(kill: KillPoint): KillTrigger {
   const nthOf = (matches: (line: string) => boolean, nth: number) => (line: string, index: number, lines: readonly string[]) =>
     matches(line) && lines.slice(0, index + 1).filter(matches).length >= nth;
@@ -111,31 +106,12 @@ function trigger(kill: KillPoint): KillTrigger {
 
 /** Runs the child once, SIGKILLing it at `kill` (or letting it finish), and waits for all its output. */
 async function runChild(directory: string, kill: KillTrigger | undefined, extraArguments: readonly string[] = []): Promise<ChildRun> {
-  const run = startLogChild("crash-session-child.ts", [join(directory, "log"), join(directory, "workspace"), join(directory, "effects.txt"), ...extraArguments]);
-  // "close", not "exit": every line the child wrote before it died has been read by then.
-  const closed = once(run.child, "close");
-  const timers: NodeJS.Timeout[] = [setTimeout(() => run.child.kill("SIGKILL"), childDeadlineMs)];
-  let killSent = false;
-  if (kill !== undefined) {
-    const { when, delayMs } = kill;
-    run.waitForLine((line, index) => when(line, index, run.lines)).then(
-      () => {
-        const fire = () => {
-          killSent = true;
-          run.child.kill("SIGKILL");
-        };
-        if (delayMs === 0) fire();
-        else timers.push(setTimeout(fire, delayMs));
-      },
-      () => undefined, // The child finished before the kill point: the scenario runs on.
-    );
-  }
-  const [code, signal] = (await closed) as [number | null, NodeJS.Signals | null];
-  for (const timer of timers) clearTimeout(timer);
+  const child = startLogChild("crash-session-child.ts", [join(directory, "log"), join(directory, "workspace"), join(directory, "effects.txt"), ...extraArguments]);
+  const run = await superviseChild(child, kill, childDeadlineMs);
   const finished = run.lines.some((line) => line.startsWith("final "));
-  if (signal === "SIGKILL" && !killSent) throw new Error(`the child hung for ${childDeadlineMs} ms; stderr:\n${run.stderr()}`);
-  if (!finished && signal !== "SIGKILL") throw new Error(`the child failed (exit ${code}); stderr:\n${run.stderr()}`);
-  return { lines: [...run.lines], code, signal, stderr: run.stderr(), killedMidRun: killSent && !finished };
+  if (run.hung) throw new Error(`the child hung for ${childDeadlineMs} ms; stderr:\n${run.stderr}`);
+  if (!finished && run.signal !== "SIGKILL") throw new Error(`the child failed (exit ${run.code}); stderr:\n${run.stderr}`);
+  return { ...run, killedMidRun: run.killedBy !== undefined && !finished };
 }
 
 /** What the children left behind, gathered once so each invariant can be asserted on its own. */

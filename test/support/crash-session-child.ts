@@ -19,8 +19,9 @@
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import { createRuntime, LevelEventLog, sessionStream } from "../../src/index.js";
-import type { AppendResult, EventLog, Provider, RecordedEvent } from "../../src/index.js";
+import type { Provider } from "../../src/index.js";
 import { scriptedProvider } from "../../src/testing/index.js";
+import { acknowledgingLog } from "./acknowledging-log.js";
 import { crashPolicy, crashScript, crashSessionId, crashTools, providerDelayMs } from "./crash-session-script.js";
 
 const [directory, workspaceRoot, effectsFile, holdOption] = process.argv.slice(2);
@@ -38,35 +39,8 @@ const holdIf = async (tool: string) => {
 const stream = sessionStream(crashSessionId);
 const log = await LevelEventLog.open(directory, { durability: "sync" });
 
-/** Events whose append resolved without a sync: durable once a later synced append resolves. */
-let unsynced: RecordedEvent[] = [];
-const acknowledge = (result: AppendResult, durable: boolean) => {
-  if (!durable) {
-    unsynced.push(...result.events);
-    return;
-  }
-  const covered = unsynced.filter((event) => event.meta.globalPosition <= result.lastGlobalPosition);
-  unsynced = unsynced.filter((event) => event.meta.globalPosition > result.lastGlobalPosition);
-  const events = [...covered, ...result.events].sort((a, b) => a.meta.globalPosition - b.meta.globalPosition);
-  for (const event of events) print(`ack ${event.meta.streamPosition} ${event.type} ${event.meta.hash}`);
-};
-
 /** The log as the runtime sees it, reporting what it acknowledged. */
-const reportingLog: EventLog = {
-  async appendToStream(name, events, options) {
-    const result = await log.appendToStream(name, events, options);
-    acknowledge(result, options?.durable !== false);
-    return result;
-  },
-  readStream: (name, options) => log.readStream(name, options),
-  readAll: (options) => log.readAll(options),
-  streamVersion: (name) => log.streamVersion(name),
-  streamExists: (name) => log.streamExists(name),
-  listStreams: () => log.listStreams(),
-  subscribe: (listener, options) => log.subscribe(listener, options),
-  verify: (options) => log.verify(options),
-  close: () => log.close(),
-};
+const reportingLog = acknowledgingLog(log, (event) => print(`ack ${event.meta.streamPosition} ${event.type} ${event.meta.hash}`));
 
 /**
  * A slow scripted model that continues the script where the log says it is: its next answer is the

@@ -21,7 +21,15 @@ export interface LogChildProcess {
 
 /** Starts `node --import tsx test/support/<script> ...args` from the repository root. */
 export function startLogChild(script: string, args: readonly string[]): LogChildProcess {
-  const child = spawn(process.execPath, ["--import", "tsx", path.join(repositoryRoot, "test/support", script), ...args], {
+  return startNodeChild(["--import", "tsx", path.join(repositoryRoot, "test/support", script)], args);
+}
+
+/**
+ * Starts `node <nodeArguments> ...args` from the repository root: a script under tsx, or one
+ * bundled ahead of time to plain JavaScript (the `kill` soak family, which starts thousands).
+ */
+export function startNodeChild(nodeArguments: readonly string[], args: readonly string[]): LogChildProcess {
+  const child = spawn(process.execPath, [...nodeArguments, ...args], {
     cwd: repositoryRoot,
     stdio: ["ignore", "pipe", "pipe"],
   });
