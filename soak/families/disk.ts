@@ -132,8 +132,14 @@ async function compileShim(work: string): Promise<string> {
  */
 async function buildBase(directory: string): Promise<Context["base"]> {
   const streams = baseStreams.map(sessionStream);
+  // Fixed IDs and times: the base log is the same bytes on every run, so a failed case's seed and
+  // index reproduce the same damage to the same content.
+  let tick = 0;
+  const clock = { now: () => Date.UTC(2026, 0, 1) + tick++ };
+  let id = 0;
+  const ids = { next: () => `00000000-0000-4000-8000-${String(id++).padStart(12, "0")}` };
   for (const [round, perStream] of [[0, 120], [1, 50]] as const) {
-    const log = await LevelEventLog.open(directory, { durability: "sync" });
+    const log = await LevelEventLog.open(directory, { durability: "sync", clock, ids });
     for (let index = 0; index < perStream; index += 1) {
       await Promise.all(streams.map((stream) => log.appendToStream(stream, [{ type: "test.disk.appended", data: { round, index, padding: "y".repeat(200 + ((index * 37) % 300)) } }], { durable: index % 5 === 0 })));
     }

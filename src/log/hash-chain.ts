@@ -1,6 +1,6 @@
 import { hash } from "node:crypto";
 import { canonicalJsonOf, canonicalJsonOfParsed, hasLoneSurrogateEscape } from "../util/canonical-json.js";
-import type { RecordedEventMeta, VerifyReport } from "./event-log.js";
+import type { RecordedEvent, RecordedEventMeta, VerifyReport } from "./event-log.js";
 
 /** An event as it is hashed: everything the log records except the `hash` itself. */
 export interface UnhashedEvent {
@@ -267,4 +267,35 @@ export async function verifyStreams(
     if (!result.ok) return { ok: false, checked, firstBadPosition: result.firstBadPosition, stream, reason: result.reason };
   }
   return { ok: true, checked };
+}
+
+/**
+ * Where a run of one stream's events, as a read returned them (consecutive positions), does not
+ * hold together: an event whose content does not match its own hash, or that does not chain on
+ * from the event before it. `undefined` when every event does. Reads do not check hashes (they
+ * would cost every reader of the log); a reader that hands a whole session to a person or a
+ * projection does, so a byte changed under the log is never shown as if it were recorded.
+ *
+ * @example
+ * const fault = findChangedEvent(await log.readStream("session-s1"));
+ * if (fault) throw new LogCorruptedError(`event ${fault.position}: ${fault.reason}`);
+ */
+export function findChangedEvent(events: readonly RecordedEvent[]): { position: number; reason: string } | undefined {
+  let previous: RecordedEvent | undefined;
+  for (const event of events) {
+    const meta = event?.meta;
+    const position = typeof meta?.streamPosition === "number" ? meta.streamPosition : Number.NaN;
+    if (previous !== undefined ? meta?.prevHash !== previous.meta.hash : position === 1 && meta?.prevHash !== "") {
+      return { position, reason: "prevHash does not match the hash of the previous event" };
+    }
+    let hash: string | undefined;
+    try {
+      hash = computeEventHash(meta.prevHash, event as UnhashedEvent);
+    } catch {
+      hash = undefined;
+    }
+    if (hash !== meta.hash) return { position, reason: "the event's content does not match its hash" };
+    previous = event;
+  }
+  return undefined;
 }

@@ -4,6 +4,8 @@ import { resolveDecisionsVersion } from "../core/decision-versions.js";
 import { SessionFold } from "../core/session-fold.js";
 import { isValidSessionId, sessionIdOfStream, sessionIdPattern, sessionStream } from "../core/session-stream.js";
 import { LogClosedError } from "../errors/log-closed-error.js";
+import { LogCorruptedError } from "../errors/log-corrupted-error.js";
+import { findChangedEvent } from "../log/hash-chain.js";
 import { UnknownSessionError } from "../errors/session-state-error.js";
 import type { HistoryCompressor } from "../history/history-compressor.js";
 import { sessionHistory, type DiagnosticRecord } from "../history/session-history.js";
@@ -185,6 +187,17 @@ export function readerOver(log: EventLog, options: LogReaderOptions, release: ()
   const snapshots = new SnapshotCache(options.snapshots);
   let closed = false;
 
+  /**
+   * A session's events as read, once each is checked against its hash and the one before it: a
+   * byte changed under the log (which LevelDB, reading without checksums, may return as valid
+   * JSON) fails the read instead of being shown, replayed or exported as recorded.
+   */
+  function intact(sessionId: string, events: RecordedEvent[]): RecordedEvent[] {
+    const fault = findChangedEvent(events);
+    if (fault !== undefined) throw new LogCorruptedError(`session "${sessionId}": event ${fault.position}: ${fault.reason} — the log is damaged; run verify()`);
+    return events;
+  }
+
   const open = () => {
     if (closed) throw new LogClosedError();
   };
@@ -193,7 +206,7 @@ export function readerOver(log: EventLog, options: LogReaderOptions, release: ()
     open();
     const events = await log.readStream(sessionStream(sessionId), { maxCount: Number.MAX_SAFE_INTEGER });
     if (events.length === 0) throw new UnknownSessionError(sessionId);
-    return events;
+    return intact(sessionId, events);
   }
 
   async function state(sessionId: string): Promise<SessionState> {
@@ -233,7 +246,7 @@ export function readerOver(log: EventLog, options: LogReaderOptions, release: ()
       if (version === 0) throw new UnknownSessionError(sessionId);
       const to = Math.min(range.to ?? version, version);
       if (to < from) return [];
-      return log.readStream(stream, { from, to, maxCount: to - from + 1 });
+      return intact(sessionId, await log.readStream(stream, { from, to, maxCount: to - from + 1 }));
     },
     state,
     async stateAt(sessionId, position) {

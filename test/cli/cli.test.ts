@@ -12,6 +12,7 @@ import { anthropicMessagesViolations, openAiChatViolations } from "../support/hi
 import { ensureBuiltCli, repoRoot, runTurnlog, type TurnlogRun } from "./support/turnlog-bin.js";
 import { expectOneCleanLine } from "./support/demo-fixture.js";
 import { deleteEvent, rewriteEvent, swapEvents } from "./support/raw-log.js";
+import { rechainStream } from "../support/level-tamper.js";
 
 /*
  * End-to-end: the built bin, run as a child process in a fresh temporary directory, as a user
@@ -398,10 +399,12 @@ describe("turnlog replay", () => {
     const search = defineTool({ name: "search_web", description: "s", risk: "read-only-network", input: z.object({ q: z.string() }), run: () => "none" });
     const runtime = await createRuntime({ log, provider: scriptedProvider([{ content: "hi" }]), tools: [search] });
     await (await runtime.openSession("host")).send("hello");
-    // What a log written before this version holds: the tool without its JSON Schema.
+    // What a log written before this version holds: the tool without its JSON Schema, in an intact
+    // chain (the reader refuses an event that does not match its hash as damage).
     await log.close();
-    await rewriteEvent(dir, "session-host", 1, (event) => {
-      for (const tool of event.data.tools as Record<string, unknown>[]) delete tool.parameters;
+    await rechainStream(dir, "session-host", (events) => {
+      for (const tool of (events[0]!.data as { tools: Record<string, unknown>[] }).tools) delete tool.parameters;
+      return events;
     });
     const run = await turnlog("replay", "host", "--dir", dir);
     expect(run.code).toBe(1);
