@@ -10,7 +10,8 @@
  * - `appending <n>` right before the runtime's n-th append of this process reaches the log;
  * - `ack <streamPosition> <type> <hash>` for each event once it is durable: its append resolved
  *   with a synchronous commit (an append with `durable: false` counts only once a later durable
- *   append resolved, since a server crash may lose an asynchronous commit);
+ *   append resolved with no failed append between them, since a server crash may lose an
+ *   asynchronous commit);
  * - `provider <answer>` when the provider is asked for its n-th answer (0-based);
  * - `begin <callId> <tool>` when a tool handler starts, `effect <callId>` once `charge` wrote;
  * - `retry <what>: <error>` when the log was unreachable (a server restart) or the session's lease
@@ -85,7 +86,16 @@ const reportingLog: EventLog & SessionLeases = {
   async appendToStream(name, events, options) {
     appends += 1;
     print(`appending ${appends}`);
-    const result = await log.appendToStream(name, events, options);
+    let result: AppendResult;
+    try {
+      result = await log.appendToStream(name, events, options);
+    } catch (error) {
+      // An append that fails may mean the server crashed and lost the asynchronous commits before
+      // it (the first append after such a loss conflicts, as the stream is shorter than the
+      // session held): they are in doubt, and a later durable append no longer vouches for them.
+      unsynced = [];
+      throw error;
+    }
     acknowledge(result, options?.durable !== false);
     return result;
   },
