@@ -2,12 +2,20 @@
  * The log as a crash-test child's runtime sees it: every append goes to `log`, and each event is
  * reported through `acknowledge` once it is durable — its append resolved and was synced. An
  * append with `durable: false` (the events of read-only work, DESIGN.md §3) counts only once a
- * later synced append resolved, since the log is written in order. Shared by the children of the
- * crash-recovery test and of the `kill` soak family, which print one `ack` line per event.
+ * later synced append resolved, since the log is written in order — and not at all once an append
+ * failed before that: the failure may mean the server crashed and lost those asynchronous commits
+ * (PostgreSQL), so a later durable append no longer vouches for them. Shared by the children of
+ * the crash-recovery test, of the `kill` soak family and of the `postgres` one, which print one
+ * `ack` line per event. The log's clock and session leases, when it has them, pass through.
  */
-import type { AppendResult, EventLog, RecordedEvent } from "../../src/index.js";
+import { sessionLeasesOf } from "../../src/log/event-log.js";
+import type { AppendResult, EventLog, RecordedEvent, SessionLeases } from "../../src/index.js";
 
-export function acknowledgingLog(log: EventLog, acknowledge: (event: RecordedEvent) => void): EventLog {
+export function acknowledgingLog(
+  log: EventLog,
+  acknowledge: (event: RecordedEvent) => void,
+  options: { onAppend?: () => void } = {},
+): EventLog & Partial<SessionLeases> {
   /** Events whose append resolved without a sync: durable once a later synced append resolves. */
   let unsynced: RecordedEvent[] = [];
   const settle = (result: AppendResult, durable: boolean) => {
@@ -20,10 +28,19 @@ export function acknowledgingLog(log: EventLog, acknowledge: (event: RecordedEve
     const events = [...covered, ...result.events].sort((a, b) => a.meta.globalPosition - b.meta.globalPosition);
     for (const event of events) acknowledge(event);
   };
+  const leases = sessionLeasesOf(log);
   return {
-    async appendToStream(name, events, options) {
-      const result = await log.appendToStream(name, events, options);
-      settle(result, options?.durable !== false);
+    ...(log.clock !== undefined ? { clock: log.clock } : {}),
+    async appendToStream(name, events, appendOptions) {
+      options.onAppend?.();
+      let result: AppendResult;
+      try {
+        result = await log.appendToStream(name, events, appendOptions);
+      } catch (error) {
+        unsynced = [];
+        throw error;
+      }
+      settle(result, appendOptions?.durable !== false);
       return result;
     },
     readStream: (name, options) => log.readStream(name, options),
@@ -34,5 +51,6 @@ export function acknowledgingLog(log: EventLog, acknowledge: (event: RecordedEve
     subscribe: (listener, options) => log.subscribe(listener, options),
     verify: (options) => log.verify(options),
     close: () => log.close(),
+    ...(leases !== undefined ? { tryLease: (name: string) => leases.tryLease(name) } : {}),
   };
 }

@@ -27,7 +27,8 @@
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import { createRuntime, PostgresEventLog, SessionBusyError, sessionStream } from "../../src/index.js";
-import type { AppendResult, EventLog, Provider, RecordedEvent, SendOutcome, Session, SessionLeases } from "../../src/index.js";
+import type { EventLog, Provider, SendOutcome, Session, SessionLeases } from "../../src/index.js";
+import { acknowledgingLog } from "./acknowledging-log.js";
 import { scriptedProvider } from "../../src/testing/index.js";
 import { crashPolicy, crashScript, crashTools, providerDelayMs } from "./crash-session-script.js";
 import { postgresOutageOf } from "./postgres-outage.js";
@@ -66,49 +67,18 @@ async function retrying<T>(what: string, work: () => Promise<T>): Promise<T> {
 
 const log = await retrying("open", () => PostgresEventLog.open(url, { schema, poolSize: 3, pollIntervalMs: 200 }));
 
-/** Events whose append resolved with an asynchronous commit: durable once a later durable append resolves. */
-let unsynced: RecordedEvent[] = [];
-const acknowledge = (result: AppendResult, durable: boolean) => {
-  if (!durable) {
-    unsynced.push(...result.events);
-    return;
-  }
-  const covered = unsynced.filter((event) => event.meta.globalPosition <= result.lastGlobalPosition);
-  unsynced = unsynced.filter((event) => event.meta.globalPosition > result.lastGlobalPosition);
-  const events = [...covered, ...result.events].sort((a, b) => a.meta.globalPosition - b.meta.globalPosition);
-  for (const event of events) print(`ack ${event.meta.streamPosition} ${event.type} ${event.meta.hash}`);
-};
-
 let appends = 0;
-/** The log as the runtime sees it (leases included), reporting what it appends and what it acknowledged. */
-const reportingLog: EventLog & SessionLeases = {
-  clock: log.clock,
-  async appendToStream(name, events, options) {
+/**
+ * The log as the runtime sees it (leases included), reporting what it appends and what it
+ * acknowledged (test/support/acknowledging-log.ts: an asynchronous commit only once a later durable
+ * append resolved with no failed append between them).
+ */
+const reportingLog = acknowledgingLog(log, (event) => print(`ack ${event.meta.streamPosition} ${event.type} ${event.meta.hash}`), {
+  onAppend: () => {
     appends += 1;
     print(`appending ${appends}`);
-    let result: AppendResult;
-    try {
-      result = await log.appendToStream(name, events, options);
-    } catch (error) {
-      // An append that fails may mean the server crashed and lost the asynchronous commits before
-      // it (the first append after such a loss conflicts, as the stream is shorter than the
-      // session held): they are in doubt, and a later durable append no longer vouches for them.
-      unsynced = [];
-      throw error;
-    }
-    acknowledge(result, options?.durable !== false);
-    return result;
   },
-  readStream: (name, options) => log.readStream(name, options),
-  readAll: (options) => log.readAll(options),
-  streamVersion: (name) => log.streamVersion(name),
-  streamExists: (name) => log.streamExists(name),
-  listStreams: () => log.listStreams(),
-  subscribe: (listener, options) => log.subscribe(listener, options),
-  verify: (options) => log.verify(options),
-  close: () => log.close(),
-  tryLease: (name) => log.tryLease(name),
-};
+}) as EventLog & SessionLeases;
 
 /**
  * A slow scripted model that continues the script where the log says it is: its next answer is the
