@@ -127,9 +127,18 @@ export class ProviderTurnLoop {
   /** The `Retry-After` of the last failed attempt, for the wait before the next one. */
   #retryAfter: { turnId: string; attempt: number; ms: number } | undefined;
 
+  /**
+   * @param recoverLost Given when this run holds the session's lease: recovers the session as
+   *   after a crash of this run's own (session-recovery.ts). The loop calls it when a reload found
+   *   that the log lost events this run had appended — a PostgreSQL server that crashed loses its
+   *   last asynchronous commits (`durable: false`) while the host lives on. A provider request or
+   *   tool start left in flight at the log's new head is then this run's own, whose outcome the
+   *   log lost: not another host's effect to leave to it.
+   */
   constructor(
     private readonly store: SessionStore,
     private readonly deps: LoopDependencies,
+    private readonly recoverLost?: () => Promise<void>,
   ) {}
 
   /**
@@ -146,16 +155,24 @@ export class ProviderTurnLoop {
     let request: ProviderRequest | undefined;
     let lostRaces = 0;
     let seenReloads = this.store.reloads;
+    let seenRefolds = this.store.refolds;
     for (;;) {
       if (signal.aborted) return this.#cancel();
-      const step = nextStep(this.store.fold, this.deps.registry);
-      // Another writer's events were folded in: the tool set it recorded is compared again.
-      if (this.store.reloads !== seenReloads) {
-        seenReloads = this.store.reloads;
-        this.deps.sync.forget();
-      }
-      const othersMayDrive = this.deps.shared === true || lostRaces > 0;
       try {
+        // The log lost what this run appended last; under the lease, what it holds in flight is ours.
+        if (this.store.refolds !== seenRefolds && this.recoverLost !== undefined) {
+          seenRefolds = this.store.refolds;
+          request = undefined;
+          await this.recoverLost();
+          continue;
+        }
+        const step = nextStep(this.store.fold, this.deps.registry);
+        // Another writer's events were folded in: the tool set it recorded is compared again.
+        if (this.store.reloads !== seenReloads) {
+          seenReloads = this.store.reloads;
+          this.deps.sync.forget();
+        }
+        const othersMayDrive = this.deps.shared === true || lostRaces > 0;
         // What was decided goes to the log before the host hears the outcome; a race lost there
         // is carried on like any other (awaited inside the try).
         if (step.kind === "none") return await this.#handBack(outcomeOf(this.store.state));

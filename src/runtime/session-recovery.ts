@@ -21,6 +21,12 @@ export interface RecoveryDependencies {
    * right now, so it is marked interrupted like any other call in doubt.
    */
   rerunInDoubt: boolean;
+  /**
+   * What is recovered is this process's own turn, whose last appends the log lost (a PostgreSQL
+   * server crash loses its last asynchronous commits), not a crashed process's: the failed
+   * attempt says so.
+   */
+  lostAppends?: boolean;
 }
 
 /**
@@ -71,7 +77,13 @@ export async function recover(store: SessionStore, deps: RecoveryDependencies): 
       await store.append([
         {
           type: "turn.provider.failed",
-          data: { turnId: context.turnId, attempt: context.attempt, kind: "interrupted", retryable: true, message: "the process stopped before the provider answered" },
+          data: {
+            turnId: context.turnId,
+            attempt: context.attempt,
+            kind: "interrupted",
+            retryable: true,
+            message: deps.lostAppends === true ? "the log lost the provider's answer (its server crashed before the answer was on disk)" : "the process stopped before the provider answered",
+          },
         },
       ]);
       return;

@@ -94,6 +94,7 @@ export class SessionStore {
   /** The hash of the event at `#version`: what tells this store's events are still the log's. */
   #headHash: string | undefined;
   #reloads = 0;
+  #refolds = 0;
   /**
    * Appends asked for and not yet committed. One batch of them is committed at a time, as one
    * log append carrying the exact expected version the one before left.
@@ -144,6 +145,7 @@ export class SessionStore {
       this.#fold.restore(this.#origin);
       this.#version = 0;
       this.#headHash = undefined;
+      this.#refolds += 1;
     }
     // Paged so a long session never sits in memory twice.
     const page = 10_000;
@@ -186,6 +188,14 @@ export class SessionStore {
   /** How many times a reload folded another writer's events: a caller's derived caches are stale when it moved. */
   get reloads(): number {
     return this.#reloads;
+  }
+
+  /**
+   * How many times a reload found that the log had lost events this store folded, and folded the
+   * stream again from its start (see `reload`).
+   */
+  get refolds(): number {
+    return this.#refolds;
   }
 
   get version(): number {

@@ -86,14 +86,14 @@ export class Session {
    * On a log that grants leases, throws `SessionBusyError` while another process drives the session.
    */
   send(text: string, options: { signal?: AbortSignal } = {}): Promise<SendOutcome> {
-    return this.#driving(async () => {
+    return this.#driving(async (leased) => {
       // Owed work (a held call, a turn to continue after a restart) must finish first.
       if (activeTurn(this.store.state) !== undefined || this.store.fold.pending.length > 0) {
         throw new SessionStateError(`session ${this.id} has an unfinished turn: answer its approvals and resume() it first`);
       }
       // What the user typed is logged like everything else: a key pasted into a message is redacted.
       await this.store.append([{ type: "session.user_message.added", data: { content: this.deps.redactor.redactText(text).text } }]);
-      return this.#loop().run(options.signal ?? new AbortController().signal);
+      return this.#loop(leased).run(options.signal ?? new AbortController().signal);
     });
   }
 
@@ -120,7 +120,7 @@ export class Session {
     return this.#driving(async (leased) => {
       await this.#reload();
       if (leased && this.hosting.recovery !== undefined) await recover(this.store, this.hosting.recovery);
-      return this.#loop().run(options.signal ?? new AbortController().signal);
+      return this.#loop(leased).run(options.signal ?? new AbortController().signal);
     });
   }
 
@@ -306,8 +306,14 @@ export class Session {
     this.hosting.track?.(watched);
   }
 
-  #loop(): ProviderTurnLoop {
-    return new ProviderTurnLoop(this.store, this.deps);
+  /**
+   * The turn loop of one operation. Under the lease, a loop whose appends the log lost (a server
+   * crash) recovers what it left in flight as after a crash of its own (ProviderTurnLoop).
+   */
+  #loop(leased: boolean): ProviderTurnLoop {
+    const recovery = this.hosting.recovery;
+    if (!leased || recovery === undefined) return new ProviderTurnLoop(this.store, this.deps);
+    return new ProviderTurnLoop(this.store, this.deps, () => recover(this.store, { ...recovery, lostAppends: true }));
   }
 
   async #seal(): Promise<void> {

@@ -158,5 +158,76 @@ describeWithPostgres("soak family postgres (CI size)", () => {
       expect(await runtime.replay("s1")).toMatchObject({ identical: true, divergences: [] });
       await runtime.close();
     });
+
+    // Found by the full soak (seed 1, a postmaster SIGKILL 25 ms after a side effect): the lost
+    // commits held the provider's answer, so the log ended on the host's own request, and the host
+    // left the turn "in progress elsewhere" with nobody else there.
+    it("a turn whose provider answer the log lost while the host drives it under the lease: the request ends as an interrupted attempt, the model is asked again, and the turn completes", async () => {
+      const schema = fixtures.schema("lost_answer");
+      const log = await fixtures.open(schema);
+      const admin = await fixtures.client();
+      const root = await mkdtemp(join(tmpdir(), "turnlog-pg-lost-answer-"));
+      directories.push(root);
+      let crashed = false;
+      // The server "crashes" right after the asynchronous commit of the provider's answer (and the
+      // decisions on it) and recovers without it, as a crash before that commit reached the disk does.
+      const crashingLog: EventLog & SessionLeases = {
+        clock: log.clock,
+        readStream: (stream, options) => log.readStream(stream, options),
+        readAll: (options) => log.readAll(options),
+        streamVersion: (stream) => log.streamVersion(stream),
+        streamExists: (stream) => log.streamExists(stream),
+        listStreams: () => log.listStreams(),
+        subscribe: (listener, options) => log.subscribe(listener, options),
+        verify: (options) => log.verify(options),
+        close: () => log.close(),
+        tryLease: (name) => log.tryLease(name),
+        appendToStream: async (stream, events, options) => {
+          const result = await log.appendToStream(stream, events, options);
+          if (!crashed && options?.durable === false && events.some((event) => event.type === "turn.provider.responded")) {
+            crashed = true;
+            const kept = result.events[0]!.meta.streamPosition - 1;
+            const [head] = await log.readStream(stream, { from: kept, maxCount: 1 });
+            await admin.query(`DELETE FROM ${schema}.events WHERE stream_id = $1 AND stream_position > $2`, [stream, kept]);
+            await admin.query(`UPDATE ${schema}.streams SET version = $2, head_hash = $3 WHERE stream_id = $1`, [stream, kept, head?.meta.hash]);
+          }
+          return result;
+        },
+      };
+      const ran: string[] = [];
+      const deploy = defineTool({
+        name: "deploy",
+        description: "Deploy a version",
+        risk: "external-side-effect",
+        input: z.object({ version: z.string() }),
+        run: ({ version }, context) => {
+          ran.push(context.callId);
+          return `deployed ${version}`;
+        },
+      });
+      const runtime = await createRuntime({
+        log: crashingLog,
+        provider: scriptedProvider([
+          { toolCalls: [{ id: "call_lost", name: "deploy", arguments: '{"version":"v2"}' }] },
+          { toolCalls: [{ id: "call_d", name: "deploy", arguments: '{"version":"v2"}' }] },
+          { content: "Deployed." },
+        ]),
+        tools: [deploy],
+        policy: { approvalMode: "full-auto", workspace: { root, trusted: true } },
+      });
+      const session = await runtime.openSession("s1");
+      expect(await session.send("deploy v2")).toMatchObject({ status: "completed", text: "Deployed." });
+      expect(crashed).toBe(true);
+      // The lost answer's call never ran; the one asked again ran once.
+      expect(ran).toEqual(["call_d"]);
+      const events = await log.readStream(sessionStream("s1"));
+      const failed = events.filter((event) => event.type === "turn.provider.failed");
+      expect(failed.map((event) => event.data)).toEqual([expect.objectContaining({ attempt: 1, kind: "interrupted", retryable: true, message: expect.stringMatching(/log lost the provider's answer/) })]);
+      expect(events.filter((event) => event.type === "turn.tool.started").map((event) => (event.data as { callId: string }).callId)).toEqual(["call_d"]);
+      expect(events.at(-1)?.type).toBe("turn.completed");
+      expect(await log.verify()).toMatchObject({ ok: true });
+      expect(await runtime.replay("s1")).toMatchObject({ identical: true, divergences: [] });
+      await runtime.close();
+    });
   });
 });
