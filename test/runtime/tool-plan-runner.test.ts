@@ -66,20 +66,17 @@ async function run(toolCalls: ReturnType<typeof call>[], options: { concurrency?
     ...(options.concurrency ? { concurrency: options.concurrency } : {}),
   });
   const session = await runtime.openSession("s1");
-  const started = Date.now();
   const outcome = await session.send("go", options.signal ? { signal: options.signal } : {});
-  const elapsed = Date.now() - started;
   const events = await runtime.events("s1");
   const packets = (events.find((event) => event.type === "turn.results.packetized")?.data as { packets: { callId: string; ok: boolean; errorCode?: string }[] } | undefined)?.packets;
-  return { ...timed, outcome, elapsed, events, packets, runtime, provider };
+  return { ...timed, outcome, events, packets, runtime, provider };
 }
 
 describe("ToolPlanRunner", () => {
   it("runs four 200 ms reads at once with concurrency 4", async () => {
-    const { elapsed, timeline, outcome } = await run([call("read", "a"), call("read", "b"), call("read", "c"), call("read", "d")], { concurrency: 4 });
+    const { timeline, outcome } = await run([call("read", "a"), call("read", "b"), call("read", "c"), call("read", "d")], { concurrency: 4 });
     expect(outcome.status).toBe("completed");
-    // Sequential would take 800 ms or more; overlapping takes about 200.
-    expect(elapsed).toBeLessThan(600);
+    // All four are running before any ends (a timed bound would fail on a loaded machine).
     expect(timeline.slice(0, 4)).toEqual(["start a", "start b", "start c", "start d"]);
   });
 
