@@ -19,6 +19,23 @@ import { describeWithPostgres, postgresFixtures, requirePostgresUrl } from "../s
  * this process.
  */
 const seed = 20_261_205;
+
+/** `log` (leases included) with its appends made by `appendToStream`. */
+function withAppend(log: PostgresEventLog, appendToStream: EventLog["appendToStream"]): EventLog & SessionLeases {
+  return {
+    clock: log.clock,
+    appendToStream,
+    readStream: (stream, options) => log.readStream(stream, options),
+    readAll: (options) => log.readAll(options),
+    streamVersion: (stream) => log.streamVersion(stream),
+    streamExists: (stream) => log.streamExists(stream),
+    listStreams: () => log.listStreams(),
+    subscribe: (listener, options) => log.subscribe(listener, options),
+    verify: (options) => log.verify(options),
+    close: () => log.close(),
+    tryLease: (name) => log.tryLease(name),
+  };
+}
 const directories: string[] = [];
 afterAll(async () => {
   await Promise.all(directories.map((directory) => rm(directory, { recursive: true, force: true })));
@@ -47,23 +64,11 @@ describeWithPostgres("soak family postgres (CI size)", () => {
       const log = await PostgresEventLog.open(server.url, { schema: "restart_focus", poolSize: 2 });
       // What the runtime was told is stored: every append that resolved.
       const acknowledged: RecordedEvent[] = [];
-      const reporting: EventLog & SessionLeases = {
-        clock: log.clock,
-        appendToStream: async (stream, events, options) => {
-          const result: AppendResult = await log.appendToStream(stream, events, options);
-          acknowledged.push(...result.events);
-          return result;
-        },
-        readStream: (stream, options) => log.readStream(stream, options),
-        readAll: (options) => log.readAll(options),
-        streamVersion: (stream) => log.streamVersion(stream),
-        streamExists: (stream) => log.streamExists(stream),
-        listStreams: () => log.listStreams(),
-        subscribe: (listener, options) => log.subscribe(listener, options),
-        verify: (options) => log.verify(options),
-        close: () => log.close(),
-        tryLease: (name) => log.tryLease(name),
-      };
+      const reporting = withAppend(log, async (stream, events, options) => {
+        const result: AppendResult = await log.appendToStream(stream, events, options);
+        acknowledged.push(...result.events);
+        return result;
+      });
       const ran: string[] = [];
       let running!: () => void;
       const started = new Promise<void>((resolve) => (running = resolve));
@@ -171,29 +176,17 @@ describeWithPostgres("soak family postgres (CI size)", () => {
       let crashed = false;
       // The server "crashes" right after the asynchronous commit of the provider's answer (and the
       // decisions on it) and recovers without it, as a crash before that commit reached the disk does.
-      const crashingLog: EventLog & SessionLeases = {
-        clock: log.clock,
-        readStream: (stream, options) => log.readStream(stream, options),
-        readAll: (options) => log.readAll(options),
-        streamVersion: (stream) => log.streamVersion(stream),
-        streamExists: (stream) => log.streamExists(stream),
-        listStreams: () => log.listStreams(),
-        subscribe: (listener, options) => log.subscribe(listener, options),
-        verify: (options) => log.verify(options),
-        close: () => log.close(),
-        tryLease: (name) => log.tryLease(name),
-        appendToStream: async (stream, events, options) => {
-          const result = await log.appendToStream(stream, events, options);
-          if (!crashed && options?.durable === false && events.some((event) => event.type === "turn.provider.responded")) {
-            crashed = true;
-            const kept = result.events[0]!.meta.streamPosition - 1;
-            const [head] = await log.readStream(stream, { from: kept, maxCount: 1 });
-            await admin.query(`DELETE FROM ${schema}.events WHERE stream_id = $1 AND stream_position > $2`, [stream, kept]);
-            await admin.query(`UPDATE ${schema}.streams SET version = $2, head_hash = $3 WHERE stream_id = $1`, [stream, kept, head?.meta.hash]);
-          }
-          return result;
-        },
-      };
+      const crashingLog = withAppend(log, async (stream, events, options) => {
+        const result = await log.appendToStream(stream, events, options);
+        if (!crashed && options?.durable === false && events.some((event) => event.type === "turn.provider.responded")) {
+          crashed = true;
+          const kept = result.events[0]!.meta.streamPosition - 1;
+          const [head] = await log.readStream(stream, { from: kept, maxCount: 1 });
+          await admin.query(`DELETE FROM ${schema}.events WHERE stream_id = $1 AND stream_position > $2`, [stream, kept]);
+          await admin.query(`UPDATE ${schema}.streams SET version = $2, head_hash = $3 WHERE stream_id = $1`, [stream, kept, head?.meta.hash]);
+        }
+        return result;
+      });
       const ran: string[] = [];
       const deploy = defineTool({
         name: "deploy",
