@@ -26,9 +26,10 @@ const isLow = (code: number) => code >= 0xdc00 && code <= 0xdfff;
 
 /**
  * JSON text (a tool call's arguments, as the model wrote them) that parses to valid Unicode: raw
- * lone surrogates and `\uXXXX` escapes of lone surrogates both become U+FFFD (the escape as
- * `\ufffd`); an escaped pair (`\ud83d\ude00`) and an escaped backslash before `u` (`\\ud800`,
- * which is text, not an escape) are left alone. Text that is not JSON is treated the same way.
+ * lone surrogates and escapes of lone surrogates (`\u` and four hex digits) both become U+FFFD
+ * (the escape as `\ufffd`); an escaped pair (`\ud83d\ude00`) and an escaped backslash before
+ * `u` (`\\ud800`, which is text, not an escape) are left alone. Text that is not JSON is treated
+ * the same way.
  *
  * @example
  * wellFormedJsonText('{"value":"\\ud800"}') // '{"value":"\\ufffd"}'
@@ -36,7 +37,8 @@ const isLow = (code: number) => code >= 0xdc00 && code <= 0xdfff;
 export function wellFormedJsonText(text: string): string {
   const raw = wellFormedText(text);
   if (!raw.includes("\\u")) return raw;
-  // Every `\uXXXX` escape, read left to right so that an escaped backslash is skipped whole.
+  // Every escape of `\u` and four hex digits, read left to right so that an escaped backslash is
+  // skipped whole.
   const escapes: { at: number; code: number }[] = [];
   for (let position = 0; position < raw.length; position += 1) {
     if (raw[position] !== "\\") continue;

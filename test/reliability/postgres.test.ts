@@ -9,6 +9,7 @@ import { scriptedProvider } from "../../src/testing/index.js";
 import { postgresFamily } from "../../soak/families/postgres.js";
 import { restartableServer } from "../../soak/families/postgres-hosts.js";
 import { postgresOutageOf } from "../support/postgres-outage.js";
+import { withAppend } from "../support/with-append.js";
 import { describeWithPostgres, postgresFixtures, requirePostgresUrl } from "../support/postgres.js";
 
 /**
@@ -20,22 +21,6 @@ import { describeWithPostgres, postgresFixtures, requirePostgresUrl } from "../s
  */
 const seed = 20_261_205;
 
-/** `log` (leases included) with its appends made by `appendToStream`. */
-function withAppend(log: PostgresEventLog, appendToStream: EventLog["appendToStream"]): EventLog & SessionLeases {
-  return {
-    clock: log.clock,
-    appendToStream,
-    readStream: (stream, options) => log.readStream(stream, options),
-    readAll: (options) => log.readAll(options),
-    streamVersion: (stream) => log.streamVersion(stream),
-    streamExists: (stream) => log.streamExists(stream),
-    listStreams: () => log.listStreams(),
-    subscribe: (listener, options) => log.subscribe(listener, options),
-    verify: (options) => log.verify(options),
-    close: () => log.close(),
-    tryLease: (name) => log.tryLease(name),
-  };
-}
 const directories: string[] = [];
 afterAll(async () => {
   await Promise.all(directories.map((directory) => rm(directory, { recursive: true, force: true })));

@@ -8,8 +8,8 @@
  * the crash-recovery test, of the `kill` soak family and of the `postgres` one, which print one
  * `ack` line per event. The log's clock and session leases, when it has them, pass through.
  */
-import { sessionLeasesOf } from "../../src/log/event-log.js";
 import type { AppendResult, EventLog, RecordedEvent, SessionLeases } from "../../src/index.js";
+import { withAppend } from "./with-append.js";
 
 export function acknowledgingLog(
   log: EventLog,
@@ -28,29 +28,16 @@ export function acknowledgingLog(
     const events = [...covered, ...result.events].sort((a, b) => a.meta.globalPosition - b.meta.globalPosition);
     for (const event of events) acknowledge(event);
   };
-  const leases = sessionLeasesOf(log);
-  return {
-    ...(log.clock !== undefined ? { clock: log.clock } : {}),
-    async appendToStream(name, events, appendOptions) {
-      options.onAppend?.();
-      let result: AppendResult;
-      try {
-        result = await log.appendToStream(name, events, appendOptions);
-      } catch (error) {
-        unsynced = [];
-        throw error;
-      }
-      settle(result, appendOptions?.durable !== false);
-      return result;
-    },
-    readStream: (name, options) => log.readStream(name, options),
-    readAll: (options) => log.readAll(options),
-    streamVersion: (name) => log.streamVersion(name),
-    streamExists: (name) => log.streamExists(name),
-    listStreams: () => log.listStreams(),
-    subscribe: (listener, options) => log.subscribe(listener, options),
-    verify: (options) => log.verify(options),
-    close: () => log.close(),
-    ...(leases !== undefined ? { tryLease: (name: string) => leases.tryLease(name) } : {}),
-  };
+  return withAppend(log, async (name, events, appendOptions) => {
+    options.onAppend?.();
+    let result: AppendResult;
+    try {
+      result = await log.appendToStream(name, events, appendOptions);
+    } catch (error) {
+      unsynced = [];
+      throw error;
+    }
+    settle(result, appendOptions?.durable !== false);
+    return result;
+  });
 }

@@ -54,7 +54,7 @@ function isClean(stream: FuzzStream, format: ProviderFormat): boolean {
 
 /**
  * The stream as the finalizer reads it: each chunk went through JSON text and back, as an SSE
- * `data:` line does (lone surrogates travel as `\udXXX` escapes and come back as they were).
+ * `data:` line does (lone surrogates travel as `\ud800`–`\udfff` escapes and come back as they were).
  */
 export function renderStream(stream: FuzzStream, format: ProviderFormat): WireStream {
   const wire = format === "openai-chat" ? openAiStream(stream) : anthropicStream(stream);
