@@ -1,18 +1,28 @@
 import { spawnSync } from "node:child_process";
-import { existsSync, statSync } from "node:fs";
+import { existsSync, lstatSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, statSync, symlinkSync } from "node:fs";
 import { homedir } from "node:os";
 import path from "node:path";
+import { protectedWorkspaceEntries } from "../../policy/protected-paths.js";
+import { seccompFilter } from "./seccomp-filter.js";
+import type { CgroupSupport, ExceededLimit, SandboxLimits } from "./sandbox-limits.js";
+import { createCommandCgroup, defaultSandboxLimits, joinCgroupScript, probeCgroups } from "./sandbox-limits.js";
+
+export type { ExceededLimit, SandboxLimits } from "./sandbox-limits.js";
+export { defaultSandboxLimits } from "./sandbox-limits.js";
 
 /**
- * How a command tool's shell is contained (DESIGN.md §8.3): the argv and environment to spawn it
- * with instead of `<shell> -c <command>`. `run_command` spawns what `wrap` returns, in a process
- * group of its own, exactly as an uncontained shell.
+ * How a command tool's shell is contained (docs/security.md, "The command sandbox"): the argv and
+ * environment to spawn it with instead of `<shell> -c <command>`. `run_command` spawns what `wrap`
+ * returns, in a process group of its own, exactly as an uncontained shell, and calls `finish` once
+ * everything it started is gone.
  */
 export interface CommandSandbox {
   readonly kind: "bubblewrap";
-  /** Whether the sandbox can run on this machine (probed once, then cached). */
+  /** Whether the sandbox can run on this machine with every guarantee it gives (probed once, then cached). */
   available(): { ok: true } | { ok: false; reason: string };
-  wrap(request: SandboxRequest): { file: string; args: string[]; env: Record<string, string> };
+  /** What this machine cannot bound, in phrases for a header ("processes are not bounded: …"); empty when everything holds. */
+  caveats(): readonly string[];
+  wrap(request: SandboxRequest): WrappedCommand;
 }
 
 export interface SandboxRequest {
@@ -20,12 +30,31 @@ export interface SandboxRequest {
   command: string;
   /** The working directory (inside the workspace). */
   cwd: string;
-  /** The workspace root, writable inside the sandbox. */
+  /** The workspace root, writable inside the sandbox but for its protected paths. */
   root: string;
   /** Paths that stay read-only inside the sandbox, even within the workspace (e.g. the log's directory). */
   readOnly: readonly string[];
   /** The environment the host would give the shell; only allowlisted names pass. */
   env: Readonly<Record<string, string | undefined>>;
+}
+
+/** What to spawn, and what to do once it ended. */
+export interface WrappedCommand {
+  file: string;
+  args: string[];
+  env: Record<string, string>;
+  /** Bytes for the child's file descriptors 3, 4, … in order (the seccomp filter), written to pipes and closed. */
+  inputs?: readonly Uint8Array[];
+  /** Called once after the command and everything it started are gone (and may be called while it runs, `final: false`, to learn whether a bound was hit). */
+  finish?(final: boolean): SandboxReport;
+}
+
+/** What the sandbox has to say about a command that ran. */
+export interface SandboxReport {
+  /** The bound the command ran into, if one is known. */
+  exceeded?: ExceededLimit;
+  /** Protected paths the command created, which were removed (workspace-relative). */
+  removed: readonly string[];
 }
 
 export interface BubblewrapOptions {
@@ -37,12 +66,18 @@ export interface BubblewrapOptions {
   allowEnv?: readonly string[];
   /** Paths hidden from commands besides the default credential files and directories under the home directory. */
   hide?: readonly string[];
+  /** Paths outside the workspace that commands may read (read-only), besides the system directories, the toolchains on `PATH` and `defaultReadableHomePaths`. */
+  readable?: readonly string[];
+  /** Names at the workspace root that commands may not change, besides `protectedWorkspaceEntries`. */
+  protect?: readonly string[];
+  /** Resource bounds (`defaultSandboxLimits` where not given). */
+  limits?: SandboxLimits;
 }
 
 /** What a command's environment may hold, by default: never a denylist. */
 export const defaultSandboxEnv: readonly string[] = ["PATH", "HOME", "LANG", "LANGUAGE", "TERM", "TZ", "USER", "LOGNAME", "SHELL", "COLUMNS", "LINES", "NO_COLOR"];
 
-/** Credential stores under the home directory that commands never see (files are masked empty, directories emptied). */
+/** Credential stores under the home directory that commands never see (files are masked empty, directories emptied), should a readable path include them. */
 export const defaultHiddenHomePaths: readonly string[] = [
   ".ssh",
   ".aws",
@@ -57,6 +92,8 @@ export const defaultHiddenHomePaths: readonly string[] = [
   ".pypirc",
   ".git-credentials",
   ".config/git/credentials",
+  ".cargo/credentials",
+  ".cargo/credentials.toml",
   ".password-store",
   // turnlog's own: the seal key and the confirmed configs, and `turnlog run`'s logs.
   ".config/turnlog",
@@ -64,19 +101,37 @@ export const defaultHiddenHomePaths: readonly string[] = [
 ];
 
 /**
- * A bubblewrap sandbox (Linux; Debian package `bubblewrap`), used through its command line as
- * OpenAI Codex and Claude Code do on Linux. Inside it:
+ * The only parts of the home directory a command sees, read-only (git's identity and ignore
+ * rules, so `git commit` works); the rest of the home directory is a private, empty one.
+ */
+export const defaultReadableHomePaths: readonly string[] = [".gitconfig", ".config/git"];
+
+/** System directories at `/` that commands read (everything else at `/` is not there: `/home`, `/root`, `/srv`, `/mnt`, `/media`, `/var`, …). */
+const systemDirectories = new Set(["usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "etc"]);
+
+/** Files under `/etc` that hold secrets (root owns them, and a command run by root could read them). */
+const etcSecrets = ["/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/sudoers", "/etc/sudoers.d", "/etc/ssl/private", "/etc/security/opasswd"];
+
+/** Parts of a git directory that run code or change what git reads: read-only in the sandbox, removed if a command creates them. */
+const gitCodeParts = ["config", "config.worktree", "hooks", "info", "commondir", "gitdir", "modules", "worktrees", "objects/info/alternates"];
+
+/**
+ * A bubblewrap sandbox (Linux x86-64; Debian package `bubblewrap`), used through its command line
+ * as OpenAI Codex and Claude Code do on Linux. It holds when the host runs as root (docs/security.md,
+ * "The command sandbox"):
  *
- * - the root file system is read-only; the workspace is writable, except the `readOnly` paths;
- *   `/tmp` is a private, empty temp directory; `/dev` and `/proc` are the sandbox's own;
- * - credential files and directories under the home directory (`defaultHiddenHomePaths`) and the
- *   `hide` paths are masked: a directory appears empty, a file empty, and nothing written there
- *   reaches the real one;
- * - every namespace is unshared: no network unless `network` (then only the host's), its own PID
- *   namespace, so when the shell exits or is killed everything it started dies with it
- *   (`--die-with-parent`, and the namespace's init goes with it); `--new-session` keeps a command
- *   from injecting input into the terminal that started turnlog;
- * - the environment is an allowlist: `defaultSandboxEnv`, `LC_*`, and `allowEnv`.
+ * - **No privilege**: a user namespace of its own (`--unshare-user`, no nested ones:
+ *   `--disable-userns`), every capability dropped (`--cap-drop ALL`), no new privileges, `nosuid`
+ *   mounts, and a seccomp filter (seccomp-filter.ts) refusing mount, umount, ptrace, modules,
+ *   keyrings, new namespaces and setuid/setgid modes.
+ * - **What it sees**: the system directories read-only (`/usr`, `/bin`, `/lib*`, `/etc` without
+ *   its secrets), the toolchains on `PATH` and the `readable` paths read-only, the workspace
+ *   writable but for its protected paths (read-only, and `.git` cannot be renamed or replaced);
+ *   fresh, size-bounded `/tmp`, `/var/tmp`, `/run`, `/dev/shm` and home directory, of which only
+ *   `defaultReadableHomePaths` are the person's. No socket outside the workspace is there to reach.
+ * - **Lifetime and bounds**: its own PID namespace with `--die-with-parent`; processes, memory and
+ *   file sizes bounded (`limits`), by a control group where the machine lets turnlog make one.
+ * - **Network**: none unless `network`. **Environment**: an allowlist.
  *
  * Why hand-written: bubblewrap is a command-line program, and no maintained npm package wraps it
  * for Node (the few that exist are unmaintained or bind to Electron); the argv is the interface.
@@ -87,40 +142,292 @@ export const defaultHiddenHomePaths: readonly string[] = [
 export function bubblewrapSandbox(options: BubblewrapOptions = {}): CommandSandbox {
   const bwrap = options.bwrap ?? "bwrap";
   const allowed = new Set([...defaultSandboxEnv, ...(options.allowEnv ?? [])]);
-  let probed: { ok: true } | { ok: false; reason: string } | undefined;
+  const limits = { ...defaultSandboxLimits, ...options.limits };
+  let probed: { ok: true; prlimit: string; filter: Buffer; cgroups: CgroupSupport } | { ok: false; reason: string } | undefined;
+  const usable = () => (probed ??= probe(bwrap));
   return {
     kind: "bubblewrap",
     available() {
-      probed ??= probe(bwrap);
-      return probed;
+      const result = usable();
+      return result.ok ? { ok: true } : { ok: false, reason: result.reason };
+    },
+    caveats() {
+      const result = usable();
+      if (!result.ok || result.cgroups.kind !== "none") return [];
+      const root = process.getuid?.() === 0;
+      return [
+        root
+          ? `processes are bounded per process only, not in total (${result.cgroups.reason}, and the kernel exempts root from the process limit); memory is bounded per process`
+          : `memory is bounded per process, not in total (${result.cgroups.reason})`,
+      ];
     },
     wrap(request) {
-      const home = homedir();
-      const hidden = [...defaultHiddenHomePaths.map((entry) => path.join(home, entry)), ...(options.hide ?? []).map((entry) => path.resolve(entry))];
-      const args = [
-        "--ro-bind", "/", "/",
-        "--dev", "/dev",
-        "--proc", "/proc",
-        "--tmpfs", "/tmp",
-        "--bind", request.root, request.root,
-        ...request.readOnly.filter((entry) => existsSync(entry)).flatMap((entry) => ["--ro-bind", entry, entry]),
-        ...hidden.flatMap(mask),
-        "--unshare-all",
-        ...(options.network === true ? ["--share-net"] : []),
-        "--die-with-parent",
-        "--new-session",
-        "--chdir", request.cwd,
-        "--",
-        request.shell, "-c", request.command,
-      ];
+      const ready = usable();
+      if (!ready.ok) throw new Error(`the command sandbox is not available: ${ready.reason}`);
       const env: Record<string, string> = {};
       for (const [name, value] of Object.entries(request.env)) {
         if (value !== undefined && (allowed.has(name) || name.startsWith("LC_"))) env[name] = value;
       }
       env.TMPDIR = "/tmp";
-      return { file: bwrap, args, env };
+      const view = fileSystemView(request, options, limits.tmpBytes, env.PATH ?? "");
+      const bwrapArgs = [
+        ...view.args,
+        "--unshare-all",
+        "--unshare-user",
+        "--disable-userns",
+        "--cap-drop", "ALL",
+        ...(options.network === true ? ["--share-net"] : []),
+        "--die-with-parent",
+        "--new-session",
+        "--seccomp", "3",
+        "--chdir", request.cwd,
+        "--",
+        ready.prlimit,
+        `--nproc=${limits.processes}`,
+        `--data=${limits.memoryBytes}`,
+        `--fsize=${limits.fileSizeBytes}`,
+        "--core=0",
+        "--",
+        request.shell, "-c", request.command,
+      ];
+      const cgroup = createCommandCgroup(ready.cgroups, limits);
+      const finish = (final: boolean): SandboxReport => {
+        const exceeded = cgroup?.exceeded();
+        if (!final) return { ...(exceeded !== undefined ? { exceeded } : {}), removed: [] };
+        cgroup?.remove();
+        return { ...(exceeded !== undefined ? { exceeded } : {}), removed: view.restore() };
+      };
+      if (cgroup === undefined) return { file: bwrap, args: bwrapArgs, env, inputs: [ready.filter], finish };
+      return { file: "/bin/sh", args: ["-c", joinCgroupScript, "turnlog-sandbox", ...cgroup.procsFiles, "--", bwrap, ...bwrapArgs], env, inputs: [ready.filter], finish };
     },
   };
+}
+
+/** What a protected path was before the command: restored (or removed) after it. */
+type Watched = { absolute: string; relative: string } & ({ was: "absent"; repository?: boolean } | { was: "symlink"; target: string });
+
+/**
+ * The mounts that make the sandbox's file system, and `restore`, which removes the protected paths
+ * the command created (it cannot change those that existed: they are read-only mount points).
+ */
+function fileSystemView(request: SandboxRequest, options: BubblewrapOptions, tmpBytes: number, searchPath: string): { args: string[]; restore: () => string[] } {
+  const home = homedir();
+  const tmpfs = (target: string) => ["--size", String(tmpBytes), "--tmpfs", target];
+  const args: string[] = [];
+  // System directories read-only; the symlinks at `/` (merged /usr: /bin → usr/bin) as they are.
+  for (const name of readdirSync("/")) {
+    const absolute = `/${name}`;
+    let stats;
+    try {
+      stats = lstatSync(absolute);
+    } catch {
+      continue;
+    }
+    if (stats.isSymbolicLink()) {
+      const target = readlinkSync(absolute);
+      if (systemDirectories.has(path.basename(target)) || target.startsWith("usr/") || target.startsWith("/usr/")) args.push("--symlink", target, absolute);
+    } else if (stats.isDirectory() && systemDirectories.has(name)) {
+      args.push("--ro-bind", absolute, absolute);
+    }
+  }
+  for (const secret of etcSecrets) args.push(...mask(secret));
+  args.push(...sshHostKeys().flatMap(mask));
+  if (options.network === true) {
+    // /etc/resolv.conf often points into /run, which is the sandbox's own: show the real one.
+    try {
+      const resolv = realpathSync("/etc/resolv.conf");
+      if (!resolv.startsWith("/etc/")) args.push("--ro-bind", resolv, resolv);
+    } catch {
+      // No resolver configuration: nothing to show.
+    }
+  }
+  args.push("--dev", "/dev", ...tmpfs("/dev/shm"), "--remount-ro", "/dev", "--proc", "/proc");
+  args.push(...tmpfs("/tmp"), "--dir", "/var", ...tmpfs("/var/tmp"), ...tmpfs("/run"), "--symlink", "../run", "/var/run");
+  // A private, empty home directory; only the readable parts of the person's are there, read-only.
+  if (home !== "/" && path.isAbsolute(home)) args.push(...tmpfs(home));
+  const readable = [
+    ...defaultReadableHomePaths.map((entry) => path.join(home, entry)),
+    ...toolchainDirectories(searchPath, home, request.root),
+    ...(options.readable ?? []).map((entry) => path.resolve(entry)),
+  ];
+  for (const entry of new Set(readable)) if (existsSync(entry)) args.push("--ro-bind", entry, entry);
+  args.push("--bind", request.root, request.root);
+  const watched: Watched[] = [];
+  for (const name of [...protectedWorkspaceEntries.map((entry) => entry.name), ...(options.protect ?? [])]) {
+    const absolute = path.join(request.root, name);
+    if (name === ".git") args.push(...protectGit(absolute, request.root, watched));
+    else args.push(...protectEntry(absolute, request.root, watched));
+  }
+  for (const entry of request.readOnly) if (existsSync(entry)) args.push("--ro-bind", entry, entry);
+  const hidden = [...defaultHiddenHomePaths.map((entry) => path.join(home, entry)), ...(options.hide ?? []).map((entry) => path.resolve(entry))];
+  args.push(...hidden.flatMap(mask));
+  return { args, restore: () => restoreWatched(watched) };
+}
+
+/** A protected entry: read-only where it exists; watched (removed if created) where it does not. */
+function protectEntry(absolute: string, root: string, watched: Watched[]): string[] {
+  let stats;
+  try {
+    stats = lstatSync(absolute);
+  } catch {
+    watched.push({ absolute, relative: path.relative(root, absolute), was: "absent" });
+    return [];
+  }
+  if (stats.isSymbolicLink()) {
+    // A mount cannot sit on a symlink: the link is put back after the command if it changed, and its target (inside the workspace) is read-only.
+    watched.push({ absolute, relative: path.relative(root, absolute), was: "symlink", target: readlinkSync(absolute) });
+    const real = realInside(absolute, root);
+    return real !== undefined ? ["--ro-bind", real, real] : [];
+  }
+  return ["--ro-bind", absolute, absolute];
+}
+
+/**
+ * `.git`: the directory is its own mount point (so it cannot be renamed, removed or replaced),
+ * writable for what `git commit` writes (objects, refs, the index, logs), with the parts that run
+ * code or redirect git read-only; a `.git` file's `gitdir:` and a `commondir` inside the workspace
+ * get the same treatment.
+ */
+function protectGit(absolute: string, root: string, watched: Watched[]): string[] {
+  let stats;
+  try {
+    stats = lstatSync(absolute);
+  } catch {
+    watched.push({ absolute, relative: path.relative(root, absolute), was: "absent", repository: true });
+    return [];
+  }
+  if (stats.isDirectory()) return protectGitDirectory(absolute, root, watched);
+  const args = protectEntry(absolute, root, watched);
+  const gitdir = stats.isSymbolicLink() ? realInside(absolute, root) : gitdirOf(absolute, root);
+  if (gitdir !== undefined && gitdir !== absolute) args.push(...protectGitDirectory(gitdir, root, watched));
+  return args;
+}
+
+function protectGitDirectory(directory: string, root: string, watched: Watched[], depth = 0): string[] {
+  const args = ["--bind", directory, directory];
+  for (const part of gitCodeParts) {
+    const absolute = path.join(directory, part);
+    if (existsSync(absolute)) args.push("--ro-bind", absolute, absolute);
+    else watched.push({ absolute, relative: path.relative(root, absolute), was: "absent" });
+  }
+  const common = readPointer(path.join(directory, "commondir"));
+  if (common !== undefined && depth === 0) {
+    const target = realInside(path.resolve(directory, common), root);
+    if (target !== undefined && target !== directory) args.push(...protectGitDirectory(target, root, watched, depth + 1));
+  }
+  return args;
+}
+
+/** The directory a `.git` file names (`gitdir: …`), when it lies inside the workspace. */
+function gitdirOf(file: string, root: string): string | undefined {
+  const text = readPointer(file);
+  const named = text?.match(/^gitdir:\s*(.+)$/)?.[1];
+  return named === undefined ? undefined : realInside(path.resolve(path.dirname(file), named.trim()), root);
+}
+
+function readPointer(file: string): string | undefined {
+  try {
+    return readFileSync(file, "utf8").split("\n")[0]?.trim();
+  } catch {
+    return undefined;
+  }
+}
+
+/** The real path of `candidate` when it exists and lies inside the workspace. */
+function realInside(candidate: string, root: string): string | undefined {
+  try {
+    const real = realpathSync(candidate);
+    const realRoot = realpathSync(root);
+    return real === realRoot || real.startsWith(realRoot + path.sep) ? real : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Removes protected paths the command created and puts changed symlinks back; returns what it undid. */
+function restoreWatched(watched: readonly Watched[]): string[] {
+  const undone: string[] = [];
+  for (const entry of watched) {
+    let now: string | undefined;
+    try {
+      const stats = lstatSync(entry.absolute);
+      now = stats.isSymbolicLink() ? `symlink:${readlinkSync(entry.absolute)}` : "other";
+    } catch {
+      now = undefined;
+    }
+    if (entry.was === "absent" && now === undefined) continue;
+    if (entry.was === "absent" && entry.repository === true && isPlainNewRepository(entry.absolute)) continue;
+    if (entry.was === "symlink" && now === `symlink:${entry.target}`) continue;
+    rmSync(entry.absolute, { recursive: true, force: true });
+    if (entry.was === "symlink") symlinkSync(entry.target, entry.absolute);
+    undone.push(entry.relative.split(path.sep).join("/"));
+  }
+  return undone;
+}
+
+/** Config keys a new repository may hold and still run nothing: what `git init`, `git config user.*` and a branch or remote setup write. */
+const plainConfigKey = /^(?:core\.(?:repositoryformatversion|filemode|bare|logallrefupdates|ignorecase|precomposeunicode|symlinks)|user\.(?:name|email)|init\.defaultbranch|branch\.[^\n]*\.(?:remote|merge|rebase)|remote\.[^\n]*\.(?:url|fetch))$/;
+
+/**
+ * Whether a `.git` a contained command created is what `git init` makes, and nothing that would run
+ * code on the person's next git command: a directory, sample hooks only, no pointer or worktree
+ * files, an exclude file of comments, and config keys from `plainConfigKey` (read by git itself,
+ * includes not followed). Anything else is removed after the command (docs/security.md).
+ */
+function isPlainNewRepository(directory: string): boolean {
+  try {
+    if (!lstatSync(directory).isDirectory()) return false;
+    for (const part of ["commondir", "gitdir", "config.worktree", "modules", "worktrees", "objects/info/alternates"]) if (existsSync(path.join(directory, part))) return false;
+    const hooks = path.join(directory, "hooks");
+    if (existsSync(hooks) && readdirSync(hooks).some((name) => !name.endsWith(".sample"))) return false;
+    const info = path.join(directory, "info");
+    if (existsSync(info)) {
+      if (readdirSync(info).some((name) => name !== "exclude")) return false;
+      const exclude = path.join(info, "exclude");
+      if (existsSync(exclude) && readFileSync(exclude, "utf8").split("\n").some((line) => line.trim() !== "" && !line.startsWith("#"))) return false;
+    }
+    const config = path.join(directory, "config");
+    if (!existsSync(config)) return true;
+    const listed = spawnSync("git", ["config", "--file", config, "--no-includes", "--name-only", "--list", "-z"], { encoding: "utf8", timeout: 10_000, env: { PATH: "/usr/bin:/bin", GIT_CONFIG_NOSYSTEM: "1", HOME: "/nonexistent" } });
+    if (listed.status !== 0) return false;
+    return listed.stdout.split("\0").filter((key) => key !== "").every((key) => plainConfigKey.test(key.toLowerCase()));
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The directories of the toolchains on `PATH` that lie outside the system directories (pyenv,
+ * cargo, nvm, /opt/…), read-only: the `bin` directory's parent (`~/.cargo/bin` → `~/.cargo`), never
+ * the home directory itself, `~/.local` or `~/.config` (only their `bin` entries), nor the workspace.
+ */
+function toolchainDirectories(searchPath: string, home: string, workspace: string): string[] {
+  const found: string[] = [];
+  for (const entry of searchPath.split(":")) {
+    if (!path.isAbsolute(entry)) continue;
+    const first = entry.split("/")[1] ?? "";
+    if (systemDirectories.has(first) && !entry.startsWith(home + path.sep)) continue;
+    if (entry === workspace || entry.startsWith(workspace + path.sep)) continue;
+    let chosen = /\/(?:s?bin|shims)$/.test(entry) ? path.dirname(entry) : entry;
+    if (entry.startsWith(home + path.sep)) {
+      const top = path.relative(home, entry).split(path.sep)[0] ?? "";
+      chosen = top === ".local" || top === ".config" ? entry : path.join(home, top);
+      if (defaultHiddenHomePaths.includes(top)) continue; // masked anyway: never a toolchain
+    }
+    if (chosen === "/" || chosen === home || home.startsWith(chosen + path.sep)) continue;
+    found.push(chosen);
+  }
+  return found;
+}
+
+function sshHostKeys(): string[] {
+  try {
+    return readdirSync("/etc/ssh")
+      .filter((name) => /^ssh_host_.*_key$/.test(name))
+      .map((name) => path.join("/etc/ssh", name));
+  } catch {
+    return [];
+  }
 }
 
 /** Masks a path that exists: an empty directory over a directory, `/dev/null` over a file. */
@@ -134,13 +441,27 @@ function mask(target: string): string[] {
   return stats.isDirectory() ? ["--tmpfs", target] : ["--ro-bind", "/dev/null", target];
 }
 
-/** Runs `true` in the tightest sandbox once: some kernels and containers refuse user namespaces. */
-function probe(bwrap: string): { ok: true } | { ok: false; reason: string } {
-  const result = spawnSync(bwrap, ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-all", "--die-with-parent", "--", "true"], { stdio: ["ignore", "ignore", "pipe"], timeout: 10_000, encoding: "utf8" });
+/**
+ * Runs `true` once in the sandbox exactly as commands will run: some kernels and containers refuse
+ * user namespaces (as root too: Docker's default seccomp profile does), and without a seccomp
+ * filter for this architecture or `prlimit` the guarantees do not hold. Any of these makes the
+ * sandbox unavailable, with the reason.
+ */
+function probe(bwrap: string): { ok: true; prlimit: string; filter: Buffer; cgroups: CgroupSupport } | { ok: false; reason: string } {
+  const filter = seccompFilter();
+  if (filter === undefined) return { ok: false, reason: `no seccomp filter is built for ${process.arch} (only x86-64): the sandbox could not hold as root` };
+  const prlimit = ["/usr/bin/prlimit", "/bin/prlimit"].find((candidate) => existsSync(candidate));
+  if (prlimit === undefined) return { ok: false, reason: "prlimit (util-linux) is not installed: commands could not be bounded" };
+  const result = spawnSync(
+    bwrap,
+    ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--size", "1048576", "--tmpfs", "/tmp", "--unshare-all", "--unshare-user", "--disable-userns", "--cap-drop", "ALL", "--die-with-parent", "--seccomp", "0", "--", prlimit, "--nproc=64", "--", "true"],
+    // The filter goes in on standard input here (spawnSync writes only that); commands get it on fd 3.
+    { input: filter, stdio: ["pipe", "ignore", "pipe"], timeout: 10_000 },
+  );
   if (result.error !== undefined) {
     const missing = (result.error as NodeJS.ErrnoException).code === "ENOENT";
     return { ok: false, reason: missing ? `${bwrap} is not installed (Debian/Ubuntu: apt-get install bubblewrap)` : `${bwrap} could not start: ${result.error.message}` };
   }
-  if (result.status !== 0) return { ok: false, reason: `${bwrap} cannot create its namespaces here: ${result.stderr.trim().split("\n")[0] ?? `exit ${result.status}`}` };
-  return { ok: true };
+  if (result.status !== 0) return { ok: false, reason: `${bwrap} cannot create its namespaces here: ${result.stderr.toString().trim().split("\n")[0] || `exit ${result.status}`}` };
+  return { ok: true, prlimit, filter, cgroups: probeCgroups() };
 }

@@ -1,8 +1,10 @@
 import type { ChildProcess } from "node:child_process";
 import { spawn } from "node:child_process";
+import type { Writable } from "node:stream";
 import { z } from "zod";
 import type { ToolContext, ToolDefinition, ToolResult } from "../define-tool.js";
 import { defineTool } from "../define-tool.js";
+import type { ExceededLimit, WrappedCommand } from "./command-sandbox.js";
 import { HeadTailBuffer } from "./head-tail-buffer.js";
 import { resolveWorkspacePath } from "./workspace-path.js";
 import type { WorkspaceToolSettings } from "./workspace-tool-settings.js";
@@ -26,6 +28,24 @@ export interface CommandOutcome {
   /** The signal that ended the shell, if one did (`SIGKILL` after a timeout or a cancel). */
   signal: string | null;
   cancelled?: boolean;
+  /** The sandbox bound the command ran into; it was killed with everything it started. */
+  limitExceeded?: ExceededLimit;
+  /** Protected paths (workspace-relative) the command created in the sandbox, which were removed. */
+  protectedRemoved?: string[];
+}
+
+/** How often a contained command's process count is checked against its bound. */
+const limitPollMs = 250;
+
+/** A bound known from how the process ended: `SIGXFSZ` is the file size limit. */
+function exceededFromSignal(signal: string | null, code: number | null): ExceededLimit | undefined {
+  // The shell reports a child killed by SIGXFSZ (25) as exit 128 + 25.
+  return signal === "SIGXFSZ" || code === 153 ? "file-size" : undefined;
+}
+
+function sandboxNotes(outcome: CommandOutcome): string {
+  if (outcome.protectedRemoved === undefined) return "";
+  return `the sandbox removed what the command created at protected paths (docs/security.md): ${outcome.protectedRemoved.join(", ")}\n`;
 }
 
 /**
@@ -83,14 +103,20 @@ function runShell(command: string, cwd: string, settings: WorkspaceToolSettings,
       resolve({ ok: false, content: `not run: the command sandbox is not available (${usable.reason})`, metadata: { exitCode: null, timedOut: false, signal: null } });
       return;
     }
+    let contained: WrappedCommand | undefined;
     try {
-      const spawned =
-        sandbox === undefined
-          ? { file: settings.shell, args: ["-c", command], env: settings.env() }
-          : sandbox.wrap({ shell: settings.shell, command, cwd, root: cwd, readOnly: [...settings.protectedPaths, ...(ctx.protectedPaths ?? [])], env: settings.env() });
+      contained = sandbox?.wrap({ shell: settings.shell, command, cwd, root: cwd, readOnly: [...settings.protectedPaths, ...(ctx.protectedPaths ?? [])], env: settings.env() });
+      const spawned = contained ?? { file: settings.shell, args: ["-c", command], env: settings.env() };
+      const inputs = contained?.inputs ?? [];
       // detached: the shell (or the sandbox holding it) leads a new process group, so its children can be killed with it.
-      child = spawn(spawned.file, spawned.args, { cwd, env: spawned.env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+      child = spawn(spawned.file, spawned.args, { cwd, env: spawned.env, detached: true, stdio: ["ignore", "pipe", "pipe", ...inputs.map(() => "pipe" as const)] });
+      inputs.forEach((bytes, index) => {
+        const input = child.stdio[3 + index] as Writable | null;
+        input?.on("error", () => undefined); // EPIPE when the sandbox failed before reading it: its exit says why
+        input?.end(bytes);
+      });
     } catch (error) {
+      contained?.finish?.(true);
       resolve({ ok: false, content: `could not start ${settings.shell}: ${error instanceof Error ? error.message : String(error)}`, metadata: { exitCode: null, timedOut: false, signal: null } });
       return;
     }
@@ -112,6 +138,12 @@ function runShell(command: string, cwd: string, settings: WorkspaceToolSettings,
       timedOut = true;
       killGroup();
     }, settings.commandTimeoutMs);
+    // A bound the kernel only refuses (a process limit makes fork fail) ends the command: it is
+    // killed with everything it started, and the result says which bound it ran into.
+    const watch = contained?.finish === undefined ? undefined : setInterval(() => {
+      if (contained?.finish?.(false).exceeded !== undefined) killGroup();
+    }, limitPollMs);
+    watch?.unref();
     const onAbort = () => {
       cancelled = true;
       killGroup();
@@ -127,6 +159,7 @@ function runShell(command: string, cwd: string, settings: WorkspaceToolSettings,
       if (settled) return;
       settled = true;
       clearTimeout(timer);
+      if (watch !== undefined) clearInterval(watch);
       if (drain !== undefined) clearTimeout(drain);
       ctx.signal.removeEventListener("abort", onAbort);
       resolve(result);
@@ -134,8 +167,20 @@ function runShell(command: string, cwd: string, settings: WorkspaceToolSettings,
     const report = () => {
       const code = exited?.code ?? null;
       const signal = exited?.signal ?? null;
-      const outcome: CommandOutcome = { exitCode: code, timedOut, signal, ...(cancelled ? { cancelled: true } : {}) };
-      const text = output.toString();
+      const sandboxed = contained?.finish?.(true);
+      const exceeded = sandboxed?.exceeded ?? exceededFromSignal(signal, code);
+      const outcome: CommandOutcome = {
+        exitCode: code,
+        timedOut,
+        signal,
+        ...(cancelled ? { cancelled: true } : {}),
+        ...(contained !== undefined && exceeded !== undefined ? { limitExceeded: exceeded } : {}),
+        ...(sandboxed !== undefined && sandboxed.removed.length > 0 ? { protectedRemoved: [...sandboxed.removed] } : {}),
+      };
+      const text = sandboxNotes(outcome) + output.toString();
+      if (outcome.limitExceeded !== undefined && !timedOut && !cancelled) {
+        return finish({ ok: false, content: `killed: it exceeded the sandbox's ${outcome.limitExceeded.replace("-", " ")} limit\n${text}`, metadata: { ...outcome } });
+      }
       if (timedOut) return finish({ ok: false, content: `timed out after ${settings.commandTimeoutMs} ms; the command and everything it started were killed\n${text}`, metadata: { ...outcome } });
       if (cancelled) return finish({ ok: false, content: `cancelled; the command and everything it started were killed\n${text}`, metadata: { ...outcome } });
       const status = code !== null ? `exit ${code}` : `killed by ${signal ?? "a signal"}`;
