@@ -69,7 +69,8 @@ export async function startPostgres(options = {}) {
   const binDirectory = options.binDirectory ?? postgresBinDirectory();
   if (binDirectory === undefined) throw new Error("no PostgreSQL server binaries (initdb, pg_ctl) on PATH or in /usr/lib/postgresql/*/bin");
   const user = serverUser();
-  const directory = mkdtempSync(path.join(tmpdir(), "turnlog-pg-"));
+  // `parent`: where the server's directory (and so its Unix socket) goes; the system's temp directory by default.
+  const directory = mkdtempSync(path.join(options.parent ?? tmpdir(), "turnlog-pg-"));
   const data = path.join(directory, "data");
   if (user !== undefined) {
     chownSync(directory, user.uid, user.gid);

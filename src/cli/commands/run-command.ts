@@ -83,7 +83,7 @@ export async function runCommand(promptWords: readonly string[], options: RunOpt
   return withLog(options.location, { create: true, durability: "sync" }, async (log) => {
     const { print, paint } = context;
     const presenter = new RunPresenter({ out: io.stdout, paint, live: io.stdout.isTTY === true, modelLabel: settings.record.model });
-    const { runtime, toolSet, uncontained, redact } = await createRunRuntime({
+    const { runtime, toolSet, uncontained, sandboxCaveats, redact } = await createRunRuntime({
       log,
       record: settings.record,
       root,
@@ -110,7 +110,7 @@ export async function runCommand(promptWords: readonly string[], options: RunOpt
       // Recorded before the session starts, so a process that dies mid-turn leaves a session later commands can continue.
       if (continued === undefined || JSON.stringify(continued.record) !== JSON.stringify(settings.record)) await recordRun(log, sessionId, settings.record);
 
-      printHeader(context, { sessionId, record: settings.record, mode: settings.mode, root, toolCount: toolSet.length, location: options.location, continued: continued !== undefined, cwd, ...(uncontained !== undefined ? { uncontained } : {}) });
+      printHeader(context, { sessionId, record: settings.record, mode: settings.mode, root, toolCount: toolSet.length, location: options.location, continued: continued !== undefined, cwd, ...(uncontained !== undefined ? { uncontained } : {}), ...(sandboxCaveats !== undefined ? { sandboxCaveats } : {}) });
       print(`${paint("bold", "user ›")} ${prompt}`);
       print();
 
@@ -167,7 +167,7 @@ async function findContinuedSession(location: ResolvedLogLocation, sessionId: st
 
 function printHeader(
   context: CommandContext,
-  header: { sessionId: string; record: RunRecord; mode: ApprovalMode; root: string; toolCount: number; location: ResolvedLogLocation; continued: boolean; cwd: string; uncontained?: string },
+  header: { sessionId: string; record: RunRecord; mode: ApprovalMode; root: string; toolCount: number; location: ResolvedLogLocation; continued: boolean; cwd: string; uncontained?: string; sandboxCaveats?: readonly string[] },
 ): void {
   const { print, paint } = context;
   const { record } = header;
@@ -177,7 +177,8 @@ function printHeader(
   print(`${paint("dim", "session  ")} ${header.sessionId}${header.continued ? paint("dim", " (continued)") : ""} ${paint("dim", `· log ${describeLocation(header.location)}`)}`);
   if (header.continued && header.root !== header.cwd) print(paint("dim", "(a continued session keeps the workspace it started in)"));
   if (header.uncontained === undefined) {
-    print(paint("dim", "commands run in a sandbox: only the workspace and a private /tmp are writable, no network, the log and credential directories out of reach"));
+    print(paint("dim", "commands run in a sandbox without privileges, root or not: only the workspace is writable (its .git config and hooks, .vscode, .envrc and the like read-only), a private /tmp and home, no network, bounded processes and memory; nothing of yours outside the workspace is visible"));
+    for (const caveat of header.sandboxCaveats ?? []) print(paint("warn", `note: ${caveat}`));
   } else if (header.mode !== "read-only") {
     // DESIGN.md §8.3: without containment only known-safe reads run unasked, in every mode.
     print(paint("warn", `note: no command sandbox (${header.uncontained}): every command but a known-safe read asks first; install bubblewrap (apt-get install bubblewrap) to let full-auto run them contained`));

@@ -129,6 +129,8 @@ export interface RunRuntime {
   toolSet: ToolSnapshot[];
   /** Why `run_command` runs uncontained, when it does (no bubblewrap here, or a session that started so). */
   uncontained?: string;
+  /** What the sandbox cannot bound on this machine (`CommandSandbox.caveats()`), for the header. */
+  sandboxCaveats?: readonly string[];
   /** Redacts text as the runtime redacts what it logs, the run's key included: for what the CLI shows live. */
   redact: (text: string) => string;
 }
@@ -188,6 +190,7 @@ export async function createRunRuntime(options: RunRuntimeOptions): Promise<RunR
     runtime,
     toolSet: new ToolRegistry(registered).snapshot(),
     ...(sandbox.uncontained !== undefined ? { uncontained: sandbox.uncontained } : {}),
+    ...(sandbox.sandbox !== undefined && sandbox.sandbox.caveats().length > 0 ? { sandboxCaveats: sandbox.sandbox.caveats() } : {}),
     redact: (text) => redactor.redactText(text).text,
   };
 }
