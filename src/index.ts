@@ -22,8 +22,8 @@ export type { ProviderToolSchema, RegistrationPhase, ToolProvider, ToolRegistrat
 export { stableToolCallId } from "./tools/stable-tool-call-id.js";
 export { planToolCalls } from "./tools/tool-call-planner.js";
 export { workspaceTools } from "./tools/workspace/workspace-tools.js";
-export { bubblewrapSandbox, defaultHiddenHomePaths, defaultSandboxEnv } from "./tools/workspace/command-sandbox.js";
-export type { BubblewrapOptions, CommandSandbox, SandboxRequest } from "./tools/workspace/command-sandbox.js";
+export { bubblewrapSandbox, defaultHiddenHomePaths, defaultReadableHomePaths, defaultSandboxEnv, defaultSandboxLimits } from "./tools/workspace/command-sandbox.js";
+export type { BubblewrapOptions, CommandSandbox, ExceededLimit, SandboxLimits, SandboxReport, SandboxRequest, WrappedCommand } from "./tools/workspace/command-sandbox.js";
 export type { WorkspaceToolsOptions } from "./tools/workspace/workspace-tools.js";
 export { jsonSchemaInput } from "./tools/json-schema-input.js";
 export { connectMcpServer, connectMcpServers } from "./tools/mcp/mcp-tools.js";

@@ -2,7 +2,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync, lstatSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, statSync, symlinkSync } from "node:fs";
 import { homedir } from "node:os";
 import path from "node:path";
-import { protectedWorkspaceEntries } from "../../policy/protected-paths.js";
+import { protectedWorkspaceEntries } from "../../contracts/protected-paths.js";
 import { seccompFilter } from "./seccomp-filter.js";
 import type { CgroupSupport, ExceededLimit, SandboxLimits } from "./sandbox-limits.js";
 import { createCommandCgroup, defaultSandboxLimits, joinCgroupScript, probeCgroups } from "./sandbox-limits.js";
