@@ -5,7 +5,8 @@ import { chmod, mkdir, mkdtemp, readFile, realpath, rm, writeFile } from "node:f
 import { createServer, type Server } from "node:net";
 import { join } from "node:path";
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { bubblewrapSandbox, workspaceTools } from "../../src/index.js";
+import { bubblewrapSandbox, createRuntime, generateSealKey, LevelEventLog, SealWitness, workspaceTools } from "../../src/index.js";
+import { scriptedProvider } from "../../src/testing/index.js";
 import type { BubblewrapOptions, ToolContext, ToolDefinition, ToolResult } from "../../src/index.js";
 // @ts-expect-error -- a plain ES module without types (scripts/postgres-server.mjs)
 import { startPostgres } from "../../scripts/postgres-server.mjs";
@@ -285,5 +286,70 @@ describe(`files that run later stay as the person left them ${who}`, () => {
     expect(existsSync(join(root, ".git"))).toBe(false);
     await uncontained("git status");
     expect(existsSync(marker())).toBe(false);
+  });
+});
+
+describe(`through the runtime in full-auto ${who}`, () => {
+  it("contains every attack of issue 30 sent by a model: canaries, setuid bits, planted files, the log and its seals", async () => {
+    const marker = join(base, "ran-outside.txt");
+    const init = await uncontained("git init -q && git config user.email a@b.c && git config user.name a && git add README.md && git commit -qm first");
+    expect(init.status, init.output).toBe(0);
+    const attacks = [
+      `mount -o remount,bind,rw ${readable} && echo pwned > ${readable}/canary.txt`,
+      `python3 -c "import ctypes; l = ctypes.CDLL(None); l.mount(b'${readable}', b'${readable}', None, 4096 | 32, None)"; echo pwned > ${readable}/canary.txt`,
+      "umount .turnlog-run; rm -rf .turnlog-run",
+      "cp /bin/sh ./rootsh && chown 0:0 ./rootsh; chmod 4755 ./rootsh",
+      `cat ${home}/notes.txt ${base}/outside.txt`,
+      `printf '[core]\\n\\tfsmonitor = touch ${marker}\\n' >> .git/config`,
+      `mv .git .git.old && mkdir .git && cp -a .git.old/. .git/ && printf '#!/bin/sh\\ntouch ${marker}\\n' > .git/hooks/post-index-change && chmod +x .git/hooks/post-index-change`,
+      `mkdir -p .vscode && echo '{"tasks":[{"command":"touch ${marker}"}]}' > .vscode/tasks.json`,
+      `echo 'touch ${marker}' > .envrc`,
+    ];
+    const provider = scriptedProvider([
+      { toolCalls: attacks.map((command, index) => ({ id: `call_${index}`, name: "run_command", arguments: JSON.stringify({ command }) })) },
+      { content: "done" },
+    ]);
+    const log = await LevelEventLog.open(join(root, ".turnlog-run"), { durability: "sync" });
+    const keys = join(base, "keys");
+    const runtime = await createRuntime({
+      log,
+      provider,
+      seals: { key: generateSealKey(), witness: SealWitness.forLogDirectory(log.directory, { directory: keys }) },
+      tools: workspaceTools({
+        root,
+        env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home },
+        commandTimeoutMs: 20_000,
+        sandbox: bubblewrapSandbox({ hide: [keys], readable: [readable] }),
+      }),
+      policy: { approvalMode: "full-auto", workspace: { root, trusted: true } },
+      budgets: { maxToolCalls: 100, maxRepeatedFailures: 1_000 },
+    });
+    try {
+      const session = await runtime.openSession("attack");
+      let outcome = await session.send("tidy up the machine");
+      while (outcome.status === "awaiting-approval") {
+        for (const pending of outcome.pendingApprovals) await session.deny(pending.callId, { by: "alice", note: "no" });
+        outcome = await session.resume();
+      }
+      expect(outcome.status).toBe("completed");
+      const events = await runtime.events("attack");
+      // Most of them ran, contained (the gate is not what stopped them); the rest were blocked or asked.
+      const ran = events.filter((event) => event.type === "turn.tool.succeeded" || event.type === "turn.tool.failed").length;
+      console.log(`${ran} of ${attacks.length} attacks ran in the sandbox`);
+      expect(ran).toBeGreaterThanOrEqual(5);
+      const text = JSON.stringify(events);
+      expect(text).not.toContain("home-secret-8e1d");
+      expect(text).not.toContain("outside-secret-51c2");
+      await intact();
+      for (const planted of [".vscode", ".envrc", ".git.old"]) expect(existsSync(join(root, planted)), planted).toBe(false);
+      await uncontained("git status");
+      expect(existsSync(marker)).toBe(false);
+      const report = await runtime.verify();
+      expect(report.faults).toEqual([]);
+      expect(report.ok).toBe(true);
+      expect((await runtime.replay("attack")).identical).toBe(true);
+    } finally {
+      await runtime.close();
+    }
   });
 });
