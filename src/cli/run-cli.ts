@@ -1,4 +1,5 @@
 import { Command, CommanderError, Option, type OutputConfiguration } from "commander";
+import { terminalText } from "./terminal-text.js";
 import packageJson from "../../package.json" with { type: "json" };
 import { TurnlogError } from "../errors/turnlog-error.js";
 import { commandContext, type CliIo, type TextSink } from "./cli-io.js";
@@ -400,8 +401,9 @@ function outputFor(io: CliIo, helpCommand: string): OutputConfiguration {
   };
 }
 
+/** One line, with what a terminal would act on shown escaped: an error message may quote the log or a provider. */
 function oneLine(text: string): string {
-  return text.replace(/\s*\n\s*/g, " ").trim();
+  return terminalText(text.replace(/\s*\n\s*/g, " ").trim());
 }
 
 /** Maps anything thrown to an exit code, writing at most one line (plus a stack when debugging). */
@@ -415,12 +417,12 @@ function reportError(error: unknown, io: CliIo): number {
   const debug = io.env.TURNLOG_DEBUG !== undefined && io.env.TURNLOG_DEBUG !== "" && io.env.TURNLOG_DEBUG !== "0";
   if (error instanceof CliError) {
     io.stderr.write(`turnlog: ${oneLine(error.message)}\n`);
-    if (debug && error.cause instanceof Error) io.stderr.write(`${error.cause.stack ?? ""}\n`);
+    if (debug && error.cause instanceof Error) io.stderr.write(`${terminalText(error.cause.stack ?? "")}\n`);
     return error.exitCode;
   }
   const message = error instanceof Error ? error.message : String(error);
   if (debug) {
-    io.stderr.write(`turnlog: ${error instanceof Error ? (error.stack ?? message) : message}\n`);
+    io.stderr.write(`turnlog: ${terminalText(error instanceof Error ? (error.stack ?? message) : message)}\n`);
   } else if (TurnlogError.isTurnlogError(error)) {
     io.stderr.write(`turnlog: ${oneLine(message)}\n`);
   } else {

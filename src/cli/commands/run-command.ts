@@ -1,4 +1,5 @@
 import { isPostgresLocation, type ResolvedLogLocation } from "../../log/log-location.js";
+import { terminalSafe, terminalText } from "../terminal-text.js";
 import path from "node:path";
 import { isWithin } from "../../tools/workspace/workspace-path.js";
 import { randomBytes } from "node:crypto";
@@ -170,10 +171,12 @@ function printHeader(
   header: { sessionId: string; record: RunRecord; mode: ApprovalMode; root: string; toolCount: number; location: ResolvedLogLocation; continued: boolean; cwd: string; uncontained?: string },
 ): void {
   const { print, paint } = context;
-  const { record } = header;
+  // A continued session's record and workspace come from the log: printed escaped (docs/security.md).
+  const record = terminalSafe(header.record);
+  const root = terminalText(header.root);
   const servers = record.mcpServers.length === 0 ? "" : ` · MCP ${record.mcpServers.map((server) => server.name).join(", ")}`;
   print(`${paint("accent", "turnlog run")} ${paint("dim", `${record.provider} ${record.model} at ${record.baseURL} · mode ${header.mode}`)}`);
-  print(`${paint("dim", "workspace")} ${header.root} ${paint("dim", `(trusted) · ${plural(header.toolCount, "tool")}${servers}`)}`);
+  print(`${paint("dim", "workspace")} ${root} ${paint("dim", `(trusted) · ${plural(header.toolCount, "tool")}${servers}`)}`);
   print(`${paint("dim", "session  ")} ${header.sessionId}${header.continued ? paint("dim", " (continued)") : ""} ${paint("dim", `· log ${describeLocation(header.location)}`)}`);
   if (header.continued && header.root !== header.cwd) print(paint("dim", "(a continued session keeps the workspace it started in)"));
   if (header.uncontained === undefined) {
