@@ -29,7 +29,7 @@ export interface RunOptions extends RunFlags {
   session?: string;
   /** Approve every held call (recorded with the note that `--yes` did it). */
   yes?: boolean;
-  /** Apply what the config file asks for that needs the person's confirmation, and remember it. */
+  /** Confirm the config file's content on the command line (it applies, and is remembered). */
   trustConfig?: boolean;
 }
 
@@ -69,13 +69,13 @@ export async function runCommand(promptWords: readonly string[], options: RunOpt
     const record = continuedRunRecord(continued.record, options, policy.approvalMode, options.session);
     // A continued session keeps its workspace, whichever directory it is continued from.
     root = policy.workspace.root;
-    settings = { record, mode: policy.approvalMode, budgets: {}, mcpEnvironment: await mcpEnvironmentFor(record, io.env) };
+    settings = { record, mode: policy.approvalMode, budgets: {}, mcpEnvironment: await mcpEnvironmentFor(record, root, io.env) };
   } else {
     const loaded = await loadRunConfig(options, cwd);
-    // A file in the workspace may have been written by the model: what it asks for that raises the
-    // model's permissions applies only once the person confirmed it (DESIGN.md §8.3).
-    const applied = loaded === undefined ? undefined : await confirmRunConfig(loaded, options, { context, workspace: cwd, trust: options.trustConfig === true });
-    settings = resolveRunSettings(options, applied);
+    // A config file may have been written by the model: none of its settings applies until the
+    // person confirmed exactly its content (docs/cli-run.md, "What the file may not do without you").
+    const applied = loaded === undefined ? undefined : await confirmRunConfig(loaded, { context, workspace: cwd, trust: options.trustConfig === true });
+    settings = resolveRunSettings(options, applied, loaded !== undefined && applied === undefined ? { unconfirmed: loaded.file } : {});
     root = cwd;
   }
   requireApiKey(settings.record, io.env);
