@@ -112,7 +112,7 @@ export async function runCommand(promptWords: readonly string[], options: RunOpt
       if (continued === undefined || JSON.stringify(continued.record) !== JSON.stringify(settings.record)) await recordRun(log, sessionId, settings.record);
 
       printHeader(context, { sessionId, record: settings.record, mode: settings.mode, root, toolCount: toolSet.length, location: options.location, continued: continued !== undefined, cwd, ...(uncontained !== undefined ? { uncontained } : {}) });
-      print(`${paint("bold", "user ›")} ${prompt}`);
+      print(`${paint("bold", "user ›")} ${terminalText(prompt)}`);
       print();
 
       const session = await runtime.openSession(sessionId);

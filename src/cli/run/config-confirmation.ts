@@ -131,16 +131,14 @@ export interface ConfirmationContext {
  * if (await isConfigConfirmed(loaded, "/work/app", process.env)) useItsValues();
  */
 export async function isConfigConfirmed(loaded: LoadedConfigFile, workspace: string, env: NodeJS.ProcessEnv): Promise<boolean> {
-  const where = await confirmationPlace(loaded, workspace);
-  return where !== undefined && (await confirmedContent(env, where))?.digest === configDigest(loaded.config);
-}
-
-async function confirmationPlace(loaded: LoadedConfigFile, workspace: string): Promise<{ workspace: string; file: string } | undefined> {
+  let where: { workspace: string; file: string };
   try {
-    return { workspace: await realpath(workspace), file: await realpath(loaded.file) };
+    where = { workspace: await realpath(workspace), file: await realpath(loaded.file) };
   } catch {
-    return undefined;
+    // A workspace or file that is gone has no confirmation.
+    return false;
   }
+  return (await confirmedContent(env, where))?.digest === configDigest(loaded.config);
 }
 
 /**
@@ -161,8 +159,7 @@ export async function confirmRunConfig(loaded: LoadedConfigFile, options: Confir
   if (settings.length === 0) return loaded;
   const { io, print, paint } = options.context;
   const shown = terminalText(path.relative(options.workspace, loaded.file) || loaded.file);
-  const where = await confirmationPlace(loaded, options.workspace);
-  if (where === undefined) return undefined;
+  const where = { workspace: await realpath(options.workspace), file: await realpath(loaded.file) };
   const confirmation: ConfigConfirmation = { ...where, digest: configDigest(loaded.config), settings };
   const before = await confirmedContent(io.env, where);
   if (before?.digest === confirmation.digest) {
