@@ -19,12 +19,24 @@ export function userConfigDirectory(env: NodeJS.ProcessEnv): string {
   return sealKeyDirectory(env);
 }
 
-/** The file that lists the workspace configs the person confirmed. */
+/**
+ * The file that lists the workspace configs the person confirmed.
+ *
+ * @example
+ * confirmedConfigsFile({ HOME: "/home/alice" }); // "/home/alice/.config/turnlog/confirmed-configs.json"
+ */
 export function confirmedConfigsFile(env: NodeJS.ProcessEnv): string {
   return path.join(userConfigDirectory(env), "confirmed-configs.json");
 }
 
-/** The key that authenticates each confirmation, beside the seal key (32 random bytes, hex, mode 0600). */
+/**
+ * The key that authenticates each confirmation, beside the seal key (32 random bytes, hex, mode
+ * 0600). Hidden from the command sandbox with the rest of the directory; whoever reads it can forge
+ * confirmations (docs/security.md).
+ *
+ * @example
+ * confirmationKeyFile({ HOME: "/home/alice" }); // "/home/alice/.config/turnlog/config-confirmation.key"
+ */
 export function confirmationKeyFile(env: NodeJS.ProcessEnv): string {
   return path.join(userConfigDirectory(env), "config-confirmation.key");
 }
