@@ -1,4 +1,5 @@
 import { painter, shouldColor, type Paint } from "./terminal-style.js";
+import { jsonText } from "./terminal-text.js";
 
 /** Something text can be written to, such as `process.stdout`. */
 export interface TextSink {
@@ -34,7 +35,10 @@ export function commandContext(io: CliIo): CommandContext {
   };
 }
 
-/** Prints a value as pretty JSON, the shape every `--json` output shares. */
+/**
+ * Prints a value as pretty JSON, the shape every `--json` output shares; what a terminal would act on
+ * is `\uXXXX`-escaped ({@link jsonText}), which leaves the value the same.
+ */
 export function printJson(context: CommandContext, value: unknown): void {
-  context.io.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+  context.io.stdout.write(`${jsonText(value, 2)}\n`);
 }

@@ -78,7 +78,7 @@ export async function withRecordedSession<T>(location: ResolvedLogLocation, sess
         log,
         record: run,
         root: state.policy.workspace.root,
-        mcpEnvironment: await mcpEnvironmentFor(run, env),
+        mcpEnvironment: await mcpEnvironmentFor(run, state.policy.workspace.root, env),
         recordedTools: state.tools,
         ...(options.onDelta !== undefined ? { onDelta: options.onDelta } : {}),
         ...(options.onAttemptDiscarded !== undefined ? { onAttemptDiscarded: options.onAttemptDiscarded } : {}),

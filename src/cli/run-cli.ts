@@ -1,4 +1,5 @@
 import { Command, CommanderError, Option, type OutputConfiguration } from "commander";
+import { terminalText } from "./terminal-text.js";
 import packageJson from "../../package.json" with { type: "json" };
 import { TurnlogError } from "../errors/turnlog-error.js";
 import { commandContext, type CliIo, type TextSink } from "./cli-io.js";
@@ -87,7 +88,7 @@ export async function runCli(argv: readonly string[], given: CliIo = processIo()
     .option("--session <id>", "continue this session with a new message, or create it under this ID")
     .option("--yes", "approve every call the gate holds (recorded as approved by --yes)")
     .option("--config <path>", "a config file instead of ./turnlog.config.json")
-    .option("--trust-config", "apply what the config file asks for that needs your confirmation (a higher mode, MCP servers, the endpoint and key variable), and remember it")
+    .option("--trust-config", "confirm the config file's content as it is now: its settings apply, and it is remembered until the file changes (without a confirmation none of them applies)")
     .addOption(logOption("run"))
     .addOption(dirOption())
     .addOption(schemaOption())
@@ -400,8 +401,9 @@ function outputFor(io: CliIo, helpCommand: string): OutputConfiguration {
   };
 }
 
+/** One line, with what a terminal would act on shown escaped: an error message may quote the log or a provider. */
 function oneLine(text: string): string {
-  return text.replace(/\s*\n\s*/g, " ").trim();
+  return terminalText(text.replace(/\s*\n\s*/g, " ").trim());
 }
 
 /** Maps anything thrown to an exit code, writing at most one line (plus a stack when debugging). */
@@ -415,12 +417,12 @@ function reportError(error: unknown, io: CliIo): number {
   const debug = io.env.TURNLOG_DEBUG !== undefined && io.env.TURNLOG_DEBUG !== "" && io.env.TURNLOG_DEBUG !== "0";
   if (error instanceof CliError) {
     io.stderr.write(`turnlog: ${oneLine(error.message)}\n`);
-    if (debug && error.cause instanceof Error) io.stderr.write(`${error.cause.stack ?? ""}\n`);
+    if (debug && error.cause instanceof Error) io.stderr.write(`${terminalText(error.cause.stack ?? "")}\n`);
     return error.exitCode;
   }
   const message = error instanceof Error ? error.message : String(error);
   if (debug) {
-    io.stderr.write(`turnlog: ${error instanceof Error ? (error.stack ?? message) : message}\n`);
+    io.stderr.write(`turnlog: ${terminalText(error instanceof Error ? (error.stack ?? message) : message)}\n`);
   } else if (TurnlogError.isTurnlogError(error)) {
     io.stderr.write(`turnlog: ${oneLine(message)}\n`);
   } else {

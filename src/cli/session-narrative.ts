@@ -6,6 +6,7 @@ import { concurrentRuns, describeConcurrentRun } from "./concurrent-runs.js";
 import { logFlag, passwordNote } from "./log-directory.js";
 import type { Paint } from "./terminal-style.js";
 import { formatTimeline, plural, truncate } from "./timeline.js";
+import { terminalSafe } from "./terminal-text.js";
 
 /** Writes one line. */
 export type PrintLine = (line?: string) => void;
@@ -44,7 +45,7 @@ export class TimelinePrinter {
    */
   printNew(events: readonly RecordedEvent[]): void {
     const from = this.#printed;
-    const notes = narrativeNotes(events);
+    const notes = narrativeNotes(terminalSafe(events));
     // Formatting every event keeps the offsets and the column widths of all parts the same.
     const lines = formatTimeline(events, { color: this.color });
     for (let index = from; index < events.length; index += 1) {
@@ -90,7 +91,8 @@ export function narrativeNotes(events: readonly RecordedEvent[]): Map<number, st
  * @example
  * for (const pending of outcome.pendingApprovals) for (const line of heldCallLines(pending, paint)) print(line);
  */
-export function heldCallLines(pending: PendingApproval, paint: Paint): string[] {
+export function heldCallLines(held: PendingApproval, paint: Paint): string[] {
+  const pending = terminalSafe(held);
   return [
     `${paint("warn", "⏸  held for approval:")} ${pending.tool} ${paint("dim", `${pending.callId} · risk ${pending.riskClass ?? "unknown"} · rule ${pending.rule}`)}`,
     `   ${paint("dim", "input")} ${truncate(JSON.stringify(pending.input) ?? "", 100)}`,
@@ -119,7 +121,9 @@ export function commandLines(commands: readonly (readonly [command: string, what
  * answerCommands("demo-1", outcome.pendingApprovals, { dir: ".turnlog" }, process.env);
  * // [["npx turnlog approve demo-1 call_save_summary", "let write_file run …"], [… deny …], ["npx turnlog resume demo-1", "then continue the turn"]]
  */
-export function answerCommands(sessionId: string, pending: readonly PendingApproval[], location: ResolvedLogLocation, env: NodeJS.ProcessEnv): [string, string][] {
+export function answerCommands(sessionId: string, held: readonly PendingApproval[], location: ResolvedLogLocation, env: NodeJS.ProcessEnv): [string, string][] {
+  // A call ID and a tool name come from the model: printed escaped (docs/security.md).
+  const pending = terminalSafe(held);
   const flag = logFlag(location, env);
   const commands: [string, string][] = [];
   for (const call of pending) {
@@ -139,7 +143,10 @@ export function answerCommands(sessionId: string, pending: readonly PendingAppro
  * outcomeLines(outcome, session.state(), events.length, paint);
  * // ["■ stopped: budget:max-iterations — the loop ends itself; every call is still logged", "  4 provider iterations and …"]
  */
-export function outcomeLines(outcome: SendOutcome, state: SessionState, eventCount: number, paint: Paint): string[] {
+export function outcomeLines(ended: SendOutcome, recordedState: SessionState, eventCount: number, paint: Paint): string[] {
+  // The final answer and the reasons come from the model and the log: printed escaped (docs/security.md).
+  const outcome = terminalSafe(ended);
+  const state = terminalSafe(recordedState);
   const logged = `${plural(eventCount, "event")}, durably logged`;
   switch (outcome.status) {
     case "completed":

@@ -1,6 +1,7 @@
 import { eventCatalogue, eventTypes, type TurnlogEvent, type TurnlogEventType } from "../contracts/events.js";
 import type { RecordedEvent } from "../log/event-log.js";
 import { painter, type Paint, type Tone } from "./terminal-style.js";
+import { terminalSafe } from "./terminal-text.js";
 
 /** Options of {@link formatTimeline}. */
 export interface TimelineOptions {
@@ -22,7 +23,9 @@ export interface TimelineOptions {
  * for (const line of formatTimeline(await runtime.events("s1"))) console.log(line);
  * //  #8  +0.021s  turn.tool_calls.gated  read_file allow (mode:ask) · write_file ask (mode:ask)
  */
-export function formatTimeline(events: readonly RecordedEvent[], options: TimelineOptions = {}): string[] {
+export function formatTimeline(recorded: readonly RecordedEvent[], options: TimelineOptions = {}): string[] {
+  // What the log holds is printed with its terminal controls escaped (docs/security.md).
+  const events = terminalSafe(recorded);
   const paint = painter(options.color ?? false);
   const context: SummaryContext = { paint, previewChars: options.previewChars ?? 60, toolOfCall: new Map() };
   const start = Date.parse(options.startedAt ?? events[0]?.meta.recordedAt ?? "");
@@ -58,7 +61,7 @@ export function formatTimeline(events: readonly RecordedEvent[], options: Timeli
  */
 export function eventSummaries(events: readonly RecordedEvent[], previewChars = 80): string[] {
   const context: SummaryContext = { paint: painter(false), previewChars, toolOfCall: new Map() };
-  return events.map((event) => summarize(event, context));
+  return terminalSafe(events).map((event) => summarize(event, context));
 }
 
 /**

@@ -2,6 +2,7 @@ import type { RecordedEvent } from "../log/event-log.js";
 import { auditRows, turnEndings, type AuditRow, type SessionState, type TurnState } from "../reader/index.js";
 import { outcomeTones, painter, type Tone } from "./terminal-style.js";
 import { formatDuration, formatOffset, shortCallId, truncate } from "./timeline.js";
+import { terminalSafe } from "./terminal-text.js";
 
 /** Options of {@link formatTurnTable}. */
 export interface TurnTableOptions {
@@ -29,7 +30,9 @@ const statusTones: Record<TurnState["status"], Tone> = { active: "warn", complet
  * // turn 1  continued            +0.002s  31ms  1 attempt  "let me look"
  * //   read_file   call_a  allow mode:ask                    succeeded  4ms
  */
-export function formatTurnTable(events: readonly RecordedEvent[], state: SessionState, options: TurnTableOptions = {}): string[] {
+export function formatTurnTable(events: readonly RecordedEvent[], recordedState: SessionState, options: TurnTableOptions = {}): string[] {
+  // What the log holds is printed with its terminal controls escaped (docs/security.md).
+  const state = terminalSafe(recordedState);
   const paint = painter(options.color ?? false);
   const width = Math.max(60, options.width ?? 120);
   const start = Date.parse(events[0]?.meta.recordedAt ?? "");

@@ -207,12 +207,13 @@ describe("no self-escalation through workspace files", () => {
 describe("turnlog run without --yes, piped: the turn waits in the log", () => {
   it("exits 3 with the held call; approve and resume finish it against the same server", async () => {
     server.enqueue(...readEditAnswerScript());
-    // The file says auto-edit; the flag wins, even over --trust-config, which confirms the file's endpoint and key variable.
+    // The file says auto-edit; the flag wins, even over --trust-config, which confirms the file's endpoint, model and key variable.
     await writeFile(path.join(workDir, "turnlog.config.json"), JSON.stringify({ provider: "openai", baseURL: `${server.url}/v1`, model: "gpt-test", apiKeyEnv: keyEnv, mode: "auto-edit" }));
     const run = await turnlog(["run", "--mode", "ask", "--trust-config", "Mark the notes final."]);
     expect(run.stderr).toBe("");
-    expect(run.stdout).toContain(`the model's endpoint ${server.url}/v1`);
-    expect(run.stdout).not.toContain("mode auto-edit");
+    expect(run.stdout).toContain(`+ baseURL ${server.url}/v1`);
+    expect(run.stdout).toContain("confirmed with --trust-config");
+    expect(run.stdout).toContain("· mode ask");
     expect(run.code).toBe(3);
     const sessionId = sessionIdIn(run.stdout);
     expect(run.stdout).toContain("⏸  awaiting approval");
@@ -274,7 +275,8 @@ describe("a turn that stops: exit 4", () => {
   it("stops at the budget the config file sets", async () => {
     await writeFile(path.join(workDir, "turnlog.config.json"), JSON.stringify({ budgets: { maxIterations: 1 } }));
     server.enqueue(readEditAnswerScript()[0] as ScriptedReply);
-    const run = await turnlog(["run", ...modelFlags(), "Read the notes."]);
+    // Confirmed on the command line: a budget from the file applies only once the person confirmed it.
+    const run = await turnlog(["run", ...modelFlags(), "--trust-config", "Read the notes."]);
     expect(run.stderr).toBe("");
     expect(run.code).toBe(4);
     expect(run.stdout).toContain("■ stopped: budget:max-iterations");

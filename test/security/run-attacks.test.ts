@@ -151,7 +151,9 @@ describe("turnlog run --mode full-auto against issue 12's attacks", () => {
     // The next run, asked for in `ask` mode, does not take the planted config's mode or start its server unconfirmed.
     server.enqueue(openAiSse([textChunk("Hello."), finishChunk("stop")]));
     const next = await turnlog(["run", ...modelFlags(), "--mode", "ask", "Hello."]);
-    expect(next.stdout).not.toContain("mode full-auto");
+    // (If the file got written, the run lists its settings, "+ mode full-auto" among them, and applies none.)
+    expect(next.stdout).toContain("· mode ask");
+    expect(next.stdout).not.toContain("· mode full-auto");
     expect(existsSync(path.join(canary, "pwned"))).toBe(false);
   }, 400_000);
 });

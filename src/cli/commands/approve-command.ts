@@ -1,4 +1,5 @@
 import type { ResolvedLogLocation } from "../../log/log-location.js";
+import { terminalText } from "../terminal-text.js";
 import { SessionStateError } from "../../errors/session-state-error.js";
 import { pendingApprovals } from "../../reader/index.js";
 import { outcomeOf } from "../../runtime/provider-turn-loop.js";
@@ -49,10 +50,12 @@ async function answer(sessionId: string, callId: string, options: AnswerOptions,
     }
 
     const { print, paint } = context;
-    const tool = held?.name ?? "call";
+    // The tool's name comes from the model: printed escaped (docs/security.md).
+    const tool = terminalText(held?.name ?? "call");
     const forTool = granted && options.scope === "tool" ? `, and ${tool} for the rest of the session` : "";
-    const note = options.note !== undefined ? paint("dim", ` · ${preview(options.note, 80)}`) : "";
-    print(granted ? `${paint("good", "✓ approved")} ${tool} ${callId} by ${options.by}${forTool}${note}` : `${paint("bad", "✗ denied")} ${tool} ${callId} by ${options.by}${note}`);
+    const note = options.note !== undefined ? paint("dim", ` · ${terminalText(preview(options.note, 80))}`) : "";
+    const by = terminalText(options.by);
+    print(granted ? `${paint("good", "✓ approved")} ${tool} ${terminalText(callId)} by ${by}${forTool}${note}` : `${paint("bad", "✗ denied")} ${tool} ${terminalText(callId)} by ${by}${note}`);
     print(paint("dim", granted ? "  logged; the call runs when the turn is resumed" : "  logged; once the turn is resumed, the model is told the call did not run"));
 
     const stillHeld = outcomeOf(session.state()).pendingApprovals;

@@ -6,6 +6,7 @@ import { exitCodes } from "../cli-error.js";
 import { readOnly, withLog } from "../log-directory.js";
 import { forSession } from "../session-events.js";
 import { outcomeTones, type Tone } from "../terminal-style.js";
+import { terminalSafe } from "../terminal-text.js";
 
 export interface AuditOptions {
   location: ResolvedLogLocation;
@@ -36,7 +37,7 @@ export async function auditCommand(sessionId: string, options: AuditOptions, con
     context.print(`no tool calls match in session ${sessionId} (${all.length} in all)`);
     return exitCodes.ok;
   }
-  for (const line of formatAuditTable(rows, context)) context.print(line);
+  for (const line of formatAuditTable(terminalSafe(rows), context)) context.print(line);
   context.print(context.paint("dim", `${rows.length} of ${all.length} tool calls · --json prints every field (full rules, notes, timings)`));
   return exitCodes.ok;
 }

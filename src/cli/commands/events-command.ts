@@ -7,6 +7,7 @@ import { followLogDirectory, logDirectoryState } from "../follow-log-directory.j
 import { readOnly, withCopyOfLogDirectory, withLog } from "../log-directory.js";
 import { readSessionEvents } from "../session-events.js";
 import { formatTimeline } from "../timeline.js";
+import { jsonText } from "../terminal-text.js";
 import type { RecordedEvent } from "../../log/event-log.js";
 
 /** `turnlog events <session>`: the timeline, or the recorded events as JSON. */
@@ -41,7 +42,7 @@ async function followEvents(sessionId: string, options: { location: ResolvedLogL
     let printed = 0;
     const print = (events: RecordedEvent[]) => {
       if (options.json) {
-        for (const event of events) context.print(JSON.stringify(event));
+        for (const event of events) context.print(jsonText(event));
         return;
       }
       all.push(...events);

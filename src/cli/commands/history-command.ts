@@ -2,6 +2,7 @@ import type { ResolvedLogLocation } from "../../log/log-location.js";
 import type { ProviderFormat } from "../../contracts/provider.js";
 import { createLogReader } from "../../reader/index.js";
 import { printJson, type CommandContext } from "../cli-io.js";
+import { jsonText } from "../terminal-text.js";
 import { CliError, exitCodes } from "../cli-error.js";
 import { readOnly, withLog } from "../log-directory.js";
 import { forSession } from "../session-events.js";
@@ -36,7 +37,7 @@ export async function historyCommand(
     printJson(context, output);
   } else {
     // Text mode: the same JSON, indented, so it can be read and piped alike.
-    context.print(JSON.stringify(output, null, 2));
+    context.print(jsonText(output, 2));
   }
   return exitCodes.ok;
 }

@@ -1,4 +1,5 @@
 import { writeFile } from "node:fs/promises";
+import { jsonText } from "../terminal-text.js";
 import type { ResolvedLogLocation } from "../../log/log-location.js";
 import { otlpJson } from "../../otel/otlp-json.js";
 import { sessionSpans } from "../../otel/span-derivation.js";
@@ -109,7 +110,8 @@ export async function otelCommand(sessionId: string, options: OtelOptions, conte
     if (status < 200 || status > 299) throw new CliError(`the OTLP endpoint ${shown(url)} answered HTTP ${status}: the spans were not accepted`);
     context.io.stderr.write(`sent ${count} to ${shown(url)}: HTTP ${status}\n`);
   }
-  if (options.out === undefined && url === undefined) context.io.stdout.write(`${body}\n`);
+  // On stdout, what a terminal would act on is \u-escaped: the same JSON value (docs/security.md).
+  if (options.out === undefined && url === undefined) context.io.stdout.write(`${jsonText(JSON.parse(body))}\n`);
   return exitCodes.ok;
 }
 

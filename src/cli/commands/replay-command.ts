@@ -1,4 +1,5 @@
 import type { ResolvedLogLocation } from "../../log/log-location.js";
+import { terminalSafe } from "../terminal-text.js";
 import { readFile } from "node:fs/promises";
 import { PolicySnapshotSchema, type PolicyInput } from "../../contracts/policy.js";
 import {
@@ -64,23 +65,25 @@ export async function replayCommand(sessionId: string, options: { location: Reso
     printJson(context, report);
   } else {
     const { print, paint } = context;
+    // Tool names, call IDs and recorded values come from the log: printed escaped (docs/security.md).
+    const shown = terminalSafe(report);
     if (decisionsVersion !== undefined) {
       const recorded = recordedVersions(events);
       print(paint("dim", `decisions version ${decisionsVersion} (the session recorded ${recorded.length === 1 ? `version ${recorded[0]}` : `versions ${recorded.join(", ")}`})`));
     }
-    printToolsFromLog(report, context);
+    printToolsFromLog(shown, context);
     if (changed) {
       // Under another policy or version the divergences mostly follow from the changed decisions: list those.
-      print(paint("bad", `would change ${plural(report.changes.length, "decision")}:`));
-      for (const change of report.changes) print(`  ${formatDecisionChange(change)}`);
-      print(paint("dim", `  (${plural(report.compared, "decision")} recomputed, ${plural(report.divergences.length, "divergence")} in all; --json lists them)`));
+      print(paint("bad", `would change ${plural(shown.changes.length, "decision")}:`));
+      for (const change of shown.changes) print(`  ${formatDecisionChange(change)}`);
+      print(paint("dim", `  (${plural(shown.compared, "decision")} recomputed, ${plural(shown.divergences.length, "divergence")} in all; --json lists them)`));
       return exitCodes.failure;
     }
-    const counts = `${plural(report.compared, "decision")} recomputed, ${plural(report.divergences.length, "divergence")}`;
-    print(report.identical ? `${paint("good", "identical")}: ${counts}` : `${paint("bad", "diverged")}: ${counts}`);
-    if (decisionsVersion !== undefined && report.identical) print(paint("good", `every decision the same under decisions version ${decisionsVersion}`));
-    for (const divergence of report.divergences) print(`  ${formatDivergence(divergence)}`);
-    for (const entry of report.unverifiable) print(paint("dim", `  #${entry.position} ${entry.type} ${entry.callId}: not verifiable (${unverifiableReasons[entry.reason]})`));
+    const counts = `${plural(shown.compared, "decision")} recomputed, ${plural(shown.divergences.length, "divergence")}`;
+    print(shown.identical ? `${paint("good", "identical")}: ${counts}` : `${paint("bad", "diverged")}: ${counts}`);
+    if (decisionsVersion !== undefined && shown.identical) print(paint("good", `every decision the same under decisions version ${decisionsVersion}`));
+    for (const divergence of shown.divergences) print(`  ${formatDivergence(divergence)}`);
+    for (const entry of shown.unverifiable) print(paint("dim", `  #${entry.position} ${entry.type} ${entry.callId}: not verifiable (${unverifiableReasons[entry.reason]})`));
   }
   return report.identical && !changed ? exitCodes.ok : exitCodes.failure;
 }

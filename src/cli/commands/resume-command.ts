@@ -1,4 +1,5 @@
 import type { ResolvedLogLocation } from "../../log/log-location.js";
+import { terminalText } from "../terminal-text.js";
 import type { CommandContext } from "../cli-io.js";
 import { exitCodes } from "../cli-error.js";
 import { withRecordedSession, type OpenedSession } from "../open-recorded-session.js";
@@ -83,7 +84,7 @@ async function resumeRunSession(opened: OpenedSession, presenter: RunPresenter, 
   const sessionId = session.id;
   presenter.modelLabel = run?.model ?? "the model";
   presenter.remember(recorded);
-  print(`${paint("accent", "resumed")} ${sessionId} ${paint("dim", `· ${session.state().provider?.id ?? run?.model ?? ""} · what happens from here on`)}`);
+  print(`${paint("accent", "resumed")} ${sessionId} ${paint("dim", `· ${terminalText(session.state().provider?.id ?? run?.model ?? "")} · what happens from here on`)}`);
   const unsubscribe = runtime.log.subscribe(presenter.onEvent, { stream: sessionStream(sessionId) });
   const interrupt = cancelOnInterrupt(presenter);
   let outcome: SendOutcome;

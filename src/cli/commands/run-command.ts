@@ -1,4 +1,5 @@
 import { isPostgresLocation, type ResolvedLogLocation } from "../../log/log-location.js";
+import { terminalSafe, terminalText } from "../terminal-text.js";
 import path from "node:path";
 import { isWithin } from "../../tools/workspace/workspace-path.js";
 import { randomBytes } from "node:crypto";
@@ -28,7 +29,7 @@ export interface RunOptions extends RunFlags {
   session?: string;
   /** Approve every held call (recorded with the note that `--yes` did it). */
   yes?: boolean;
-  /** Apply what the config file asks for that needs the person's confirmation, and remember it. */
+  /** Confirm the config file's content on the command line (it applies, and is remembered). */
   trustConfig?: boolean;
 }
 
@@ -68,13 +69,13 @@ export async function runCommand(promptWords: readonly string[], options: RunOpt
     const record = continuedRunRecord(continued.record, options, policy.approvalMode, options.session);
     // A continued session keeps its workspace, whichever directory it is continued from.
     root = policy.workspace.root;
-    settings = { record, mode: policy.approvalMode, budgets: {}, mcpEnvironment: await mcpEnvironmentFor(record, io.env) };
+    settings = { record, mode: policy.approvalMode, budgets: {}, mcpEnvironment: await mcpEnvironmentFor(record, root, io.env) };
   } else {
     const loaded = await loadRunConfig(options, cwd);
-    // A file in the workspace may have been written by the model: what it asks for that raises the
-    // model's permissions applies only once the person confirmed it (DESIGN.md §8.3).
-    const applied = loaded === undefined ? undefined : await confirmRunConfig(loaded, options, { context, workspace: cwd, trust: options.trustConfig === true });
-    settings = resolveRunSettings(options, applied);
+    // A config file may have been written by the model: none of its settings applies until the
+    // person confirmed exactly its content (docs/cli-run.md, "What the file may not do without you").
+    const applied = loaded === undefined ? undefined : await confirmRunConfig(loaded, { context, workspace: cwd, trust: options.trustConfig === true });
+    settings = resolveRunSettings(options, applied, loaded !== undefined && applied === undefined ? { unconfirmed: loaded.file } : {});
     root = cwd;
   }
   requireApiKey(settings.record, io.env);
@@ -111,7 +112,7 @@ export async function runCommand(promptWords: readonly string[], options: RunOpt
       if (continued === undefined || JSON.stringify(continued.record) !== JSON.stringify(settings.record)) await recordRun(log, sessionId, settings.record);
 
       printHeader(context, { sessionId, record: settings.record, mode: settings.mode, root, toolCount: toolSet.length, location: options.location, continued: continued !== undefined, cwd, ...(uncontained !== undefined ? { uncontained } : {}), ...(sandboxCaveats !== undefined ? { sandboxCaveats } : {}) });
-      print(`${paint("bold", "user ›")} ${prompt}`);
+      print(`${paint("bold", "user ›")} ${terminalText(prompt)}`);
       print();
 
       const session = await runtime.openSession(sessionId);
@@ -170,10 +171,12 @@ function printHeader(
   header: { sessionId: string; record: RunRecord; mode: ApprovalMode; root: string; toolCount: number; location: ResolvedLogLocation; continued: boolean; cwd: string; uncontained?: string; sandboxCaveats?: readonly string[] },
 ): void {
   const { print, paint } = context;
-  const { record } = header;
+  // A continued session's record and workspace come from the log: printed escaped (docs/security.md).
+  const record = terminalSafe(header.record);
+  const root = terminalText(header.root);
   const servers = record.mcpServers.length === 0 ? "" : ` · MCP ${record.mcpServers.map((server) => server.name).join(", ")}`;
   print(`${paint("accent", "turnlog run")} ${paint("dim", `${record.provider} ${record.model} at ${record.baseURL} · mode ${header.mode}`)}`);
-  print(`${paint("dim", "workspace")} ${header.root} ${paint("dim", `(trusted) · ${plural(header.toolCount, "tool")}${servers}`)}`);
+  print(`${paint("dim", "workspace")} ${root} ${paint("dim", `(trusted) · ${plural(header.toolCount, "tool")}${servers}`)}`);
   print(`${paint("dim", "session  ")} ${header.sessionId}${header.continued ? paint("dim", " (continued)") : ""} ${paint("dim", `· log ${describeLocation(header.location)}`)}`);
   if (header.continued && header.root !== header.cwd) print(paint("dim", "(a continued session keeps the workspace it started in)"));
   if (header.uncontained === undefined) {

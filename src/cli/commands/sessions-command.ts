@@ -1,4 +1,5 @@
 import type { ResolvedLogLocation } from "../../log/log-location.js";
+import { terminalText } from "../terminal-text.js";
 import { createLogReader, type SessionListing } from "../../reader/index.js";
 import { printJson, type CommandContext } from "../cli-io.js";
 import { exitCodes } from "../cli-error.js";
@@ -27,7 +28,8 @@ export async function sessionsCommand(options: { location: ResolvedLogLocation; 
     print(`no sessions in ${describeLocation(options.location)} — run "npx turnlog demo" to record one`);
     return exitCodes.ok;
   }
-  const table = rows.map((row) => [row.id, String(row.events), formatTime(row.lastRecordedAt), row.status] as const);
+  // A stream name comes from the log: printed escaped (docs/security.md).
+  const table = rows.map((row) => [terminalText(row.id), String(row.events), formatTime(row.lastRecordedAt), row.status] as const);
   const header = ["SESSION", "EVENTS", "LAST EVENT", "STATUS"] as const;
   const widths = header.map((title, column) => Math.max(title.length, ...table.map((cells) => cells[column]?.length ?? 0)));
   const cell = (text: string, column: number) => (column === 1 ? text.padStart(widths[column] ?? 0) : text.padEnd(widths[column] ?? 0));

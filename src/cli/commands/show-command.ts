@@ -7,13 +7,14 @@ import { readOnly, withLog } from "../log-directory.js";
 import { forSession } from "../session-events.js";
 import { formatTimeline, plural, truncate } from "../timeline.js";
 import { formatTurnTable } from "../turn-table.js";
+import { terminalSafe } from "../terminal-text.js";
 
 /** `turnlog show <session>`: who and what the session ran with, its timeline, and where it stands. */
 export async function showCommand(sessionId: string, options: { location: ResolvedLogLocation; at?: string; events?: boolean }, context: CommandContext): Promise<number> {
   // A bad --at is reported after an unknown session, as it always was: the session is read first.
   const position = options.at === undefined ? undefined : /^\d+$/.test(options.at) ? Number(options.at) : Number.NaN;
   const valid = position !== undefined && Number.isSafeInteger(position) && position >= 1;
-  const view = await withLog(options.location, readOnly(context.io), async (log) => {
+  const recorded = await withLog(options.location, readOnly(context.io), async (log) => {
     try {
       return await forSession(createLogReader(log).view(sessionId, valid ? { at: position } : {}), sessionId, options.location, context.io.env);
     } catch (error) {
@@ -21,6 +22,8 @@ export async function showCommand(sessionId: string, options: { location: Resolv
       throw error;
     }
   });
+  // Everything shown comes from the log: its terminal controls are printed escaped (docs/security.md).
+  const view = terminalSafe(recorded);
   const { print, paint } = context;
   if (options.at !== undefined) {
     if (!valid) throw new CliError(`--at must be a stream position ≥ 1 (got "${options.at}")`, { exitCode: exitCodes.usage });

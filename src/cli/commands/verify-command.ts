@@ -1,4 +1,5 @@
 import { isPostgresLocation, type ResolvedLogLocation } from "../../log/log-location.js";
+import { terminalSafe, terminalText } from "../terminal-text.js";
 import { readFile } from "node:fs/promises";
 import { printJson, type CommandContext } from "../cli-io.js";
 import { CliError, exitCodes } from "../cli-error.js";
@@ -66,8 +67,9 @@ export async function verifyCommand(options: { location: ResolvedLogLocation; js
   if (options.json) {
     printJson(context, damaged === undefined ? report : { ...report, ok: false, damagedFile: damaged });
   } else {
-    if (damaged !== undefined) context.print(`${context.paint("bad", "damaged file")}: ${damaged.file ?? "?"}: ${damaged.message}`);
-    printReport(report, context);
+    if (damaged !== undefined) context.print(`${context.paint("bad", "damaged file")}: ${terminalText(`${damaged.file ?? "?"}: ${damaged.message}`)}`);
+    // Stream names and reasons may quote the log: printed escaped (docs/security.md).
+    printReport(terminalSafe(report), context);
   }
   return report.ok && damaged === undefined ? exitCodes.ok : exitCodes.failure;
 }

@@ -8,6 +8,7 @@ import { answerCommands, commandLines, heldCallLines, outcomeLines, type PrintLi
 import type { Paint } from "../terminal-style.js";
 import type { RunPresenter } from "./run-presenter.js";
 import { askInTerminal } from "./terminal-question.js";
+import { terminalSafe } from "../terminal-text.js";
 
 /**
  * Who answers the calls the gate holds while `turnlog run` (or `resume` of a run session) drives a
@@ -86,7 +87,9 @@ async function answerHeldCalls(pending: readonly PendingApproval[], options: Dri
 const answers: Record<string, "yes" | "no" | "always"> = { y: "yes", yes: "yes", n: "no", no: "no", a: "always", always: "always" };
 
 /** Asks until the answer is one of yes, no, always — or input ends (`undefined`). */
-async function askAbout(call: PendingApproval, terminal: { input: NodeJS.ReadableStream; output: NodeJS.WritableStream }, paint: Paint): Promise<"yes" | "no" | "always" | undefined> {
+async function askAbout(held: PendingApproval, terminal: { input: NodeJS.ReadableStream; output: NodeJS.WritableStream }, paint: Paint): Promise<"yes" | "no" | "always" | undefined> {
+  // The tool's name and the call's ID come from the model: shown escaped (docs/security.md).
+  const call = terminalSafe(held);
   const prompt = `  ${paint("warn", "?")} approve ${paint("bold", call.tool)} ${paint("dim", call.callId)}  ${paint("bold", "[y]es")} · ${paint("bold", "[n]o")} · ${paint("bold", "[a]lways")} ${paint("dim", `(${call.tool} for the rest of the session; Ctrl-D leaves it held)`)} › `;
   for (;;) {
     const line = await askInTerminal(terminal.input, terminal.output, prompt);

@@ -4,6 +4,7 @@ import type { TextSink } from "../cli-io.js";
 import type { Paint, Tone } from "../terminal-style.js";
 import { formatDuration, preview, truncate } from "../timeline.js";
 import { redactText } from "../../policy/secrets/secret-detector.js";
+import { terminalSafe, terminalText } from "../terminal-text.js";
 
 /** How a {@link RunPresenter} writes. */
 export interface RunPresenterOptions {
@@ -118,7 +119,8 @@ export class RunPresenter {
   }
 
   #show(raw: string): void {
-    const text = this.#redact(raw);
+    // Redacted first (a rule sees the text as the provider sent it), then its terminal controls escaped.
+    const text = terminalText(this.#redact(raw));
     this.#hideSpinner();
     if (this.#atLineStart && !this.#assistantLabelShown) {
       this.#out.write(this.#paint("bold", "assistant › "));
@@ -135,7 +137,9 @@ export class RunPresenter {
   }
 
   /** One committed event of the session. */
-  readonly onEvent = (event: RecordedEvent): void => {
+  readonly onEvent = (recorded: RecordedEvent): void => {
+    // Tool output, arguments, notes and messages are shown with their terminal controls escaped (docs/security.md).
+    const event = terminalSafe(recorded);
     const paint = this.#paint;
     switch (event.type) {
       case "turn.provider.requested": {
@@ -229,7 +233,7 @@ export class RunPresenter {
    * printing nothing.
    */
   remember(events: readonly RecordedEvent[]): void {
-    for (const event of events) {
+    for (const event of terminalSafe(events)) {
       if (event.type === "turn.tool_calls.normalized") {
         for (const call of (event.data as { calls: { id: string; name: string }[] }).calls) this.#toolOfCall.set(call.id, call.name);
       } else if (event.type === "turn.tool_calls.planned") {
@@ -271,7 +275,7 @@ export class RunPresenter {
 
   #spinnerLabel(): string | undefined {
     if (this.#running.size > 0) return `running ${[...new Set(this.#running.values())].join(", ")}`;
-    if (this.#waitingForModel) return `waiting for ${this.modelLabel}`;
+    if (this.#waitingForModel) return `waiting for ${terminalText(this.modelLabel)}`;
     return undefined;
   }
 

@@ -22,6 +22,7 @@ import { ToolRegistry, type ToolProvider } from "../../tools/tool-registry.js";
 import { bubblewrapSandbox, type CommandSandbox } from "../../tools/workspace/command-sandbox.js";
 import { withoutSecretVariables, workspaceTools } from "../../tools/workspace/workspace-tools.js";
 import { CliError, exitCodes } from "../cli-error.js";
+import { isConfigConfirmed } from "./config-confirmation.js";
 import { readRunConfigFile } from "./run-config-file.js";
 import type { RunRecord } from "./run-record.js";
 
@@ -45,16 +46,19 @@ export function runProvider(record: RunRecord): Provider {
 /**
  * The values of the recorded MCP servers' environment variables, by server name. The record keeps
  * only the names; the values are read again from the config file the run used, when it still
- * sets them, else from this process's environment.
+ * sets them and the person confirmed its content as it is now for this workspace (a file changed
+ * since — by a command the model ran — must not hand a server `NODE_OPTIONS` of its choosing), else
+ * from this process's environment.
  *
  * @example
- * await mcpEnvironmentFor(record, process.env); // Map { "github" => { GITHUB_TOKEN: "…" } }
+ * await mcpEnvironmentFor(record, "/work/app", process.env); // Map { "github" => { GITHUB_TOKEN: "…" } }
  */
-export async function mcpEnvironmentFor(record: RunRecord, env: NodeJS.ProcessEnv): Promise<Map<string, Record<string, string>>> {
+export async function mcpEnvironmentFor(record: RunRecord, workspace: string, env: NodeJS.ProcessEnv): Promise<Map<string, Record<string, string>>> {
   const environment = new Map<string, Record<string, string>>();
   const wanted = record.mcpServers.filter((server) => "command" in server && (server.env ?? []).length > 0);
   if (wanted.length === 0) return environment;
-  const file = record.configFile === undefined ? undefined : await readRunConfigFile(record.configFile, { explicit: false });
+  const read = record.configFile === undefined ? undefined : await readRunConfigFile(record.configFile, { explicit: false }).catch(() => undefined);
+  const file = read !== undefined && (await isConfigConfirmed(read, workspace, env)) ? read : undefined;
   for (const server of wanted) {
     if (!("command" in server)) continue;
     const fromFile = file?.config.mcpServers?.find((candidate) => candidate.name === server.name)?.env ?? {};
@@ -274,7 +278,7 @@ export async function runReplayRegistry(
   env: NodeJS.ProcessEnv,
   recordedTools: readonly ToolSnapshot[] = [],
 ): Promise<{ registry: ToolRegistry; close(): Promise<void> }> {
-  const servers = await connectMcpServers(liveMcpServers(record, root, await mcpEnvironmentFor(record, env)));
+  const servers = await connectMcpServers(liveMcpServers(record, root, await mcpEnvironmentFor(record, root, env)));
   const close = async () => {
     await Promise.all(servers.map((server) => server.close()));
   };

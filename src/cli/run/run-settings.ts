@@ -47,14 +47,14 @@ export const runWallClockMs = 24 * 60 * 60 * 1000;
 
 /**
  * Resolves a new run's settings: flags over the config file as applied (`turnlog.config.json` or
- * `--config`, read with {@link loadRunConfig}, its escalations left out unless the person confirmed
- * them: `confirmRunConfig`) over defaults. Every mistake is a one-line {@link CliError} with exit 2
- * that names the flag or field.
+ * `--config`, read with {@link loadRunConfig}; `undefined` unless the person confirmed its content:
+ * `confirmRunConfig`, and then `unconfirmed` names it for the messages) over defaults. Every mistake
+ * is a one-line {@link CliError} with exit 2 that names the flag or field.
  *
  * @example
  * const settings = resolveRunSettings({ baseUrl: "http://localhost:11434/v1", model: "qwen2.5-coder" }, undefined);
  */
-export function resolveRunSettings(flags: RunFlags, loaded: LoadedConfigFile | undefined): RunSettings {
+export function resolveRunSettings(flags: RunFlags, loaded: LoadedConfigFile | undefined, options: { unconfirmed?: string } = {}): RunSettings {
   const file = loaded?.config ?? {};
   const provider = flags.provider ?? file.provider ?? "openai";
   const defaults = providerDefaults[provider];
@@ -62,6 +62,10 @@ export function resolveRunSettings(flags: RunFlags, loaded: LoadedConfigFile | u
   if (file.baseURL !== undefined) checkBaseUrl(file.baseURL, `${loaded?.file ?? defaultConfigFileName}: baseURL`);
   if (flags.apiKeyEnv !== undefined) checkEnvironmentName(flags.apiKeyEnv);
   const model = flags.model ?? file.model;
+  if ((model === undefined || model.trim() === "") && options.unconfirmed !== undefined) {
+    const file = path.relative(process.cwd(), options.unconfirmed) || options.unconfirmed;
+    throw new CliError(`no model: ${file} is not confirmed, so none of its settings applies — pass --model, or confirm the file (--trust-config, or yes at a terminal)`, { exitCode: exitCodes.usage });
+  }
   if (model === undefined || model.trim() === "") {
     throw new CliError(`no model: pass --model (e.g. --model ${provider === "openai" ? "gpt-4.1-mini" : "claude-sonnet-4-5"}) or set "model" in ${defaultConfigFileName}`, { exitCode: exitCodes.usage });
   }
