@@ -117,6 +117,10 @@ describe(`the command sandbox holds ${who}`, () => {
       expect(result.content, attack).not.toContain("seal-key-secret");
       await intact();
     }
+    // ptrace, module loading, io_uring (which opens files where no filter sees it), keyrings, bpf, unshare: refused with EPERM.
+    const calls = { ptrace: "101, 16, 1, 0, 0", finit_module: "313, -1, 0, 0", io_uring_setup: "425, 1, ctypes.create_string_buffer(120)", keyctl: "250, 0, 0", bpf: "321, 0, 0, 0", unshare: "272, 0x10000000" };
+    const probe = await contained(`python3 -c "import ctypes, os; l = ctypes.CDLL(None, use_errno=True); ${Object.entries(calls).map(([name, args]) => `print('${name}', l.syscall(${args}), os.strerror(ctypes.get_errno()))`).join("; ")}"`);
+    for (const name of Object.keys(calls)) expect(probe.content, name).toContain(`${name} -1 Operation not permitted`);
     const status = await contained("grep -E '^(CapEff|CapBnd|NoNewPrivs|Seccomp):' /proc/self/status");
     expect(status.content).toMatch(/CapEff:\s+0+\n/);
     expect(status.content).toMatch(/CapBnd:\s+0+\n/);

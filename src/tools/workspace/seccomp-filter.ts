@@ -5,7 +5,7 @@ import { arch } from "node:process";
  * BPF program that bubblewrap loads (`--seccomp FD`) before it runs the command. It refuses, with
  * `EPERM`, the system calls no command tool needs and that would undo the sandbox when the host
  * runs as root — mounting and unmounting, pivot_root and chroot, ptrace and cross-process memory
- * access, kernel modules, kexec, the kernel keyring, bpf, new namespaces, swap, the clock, reboot —
+ * access, kernel modules, kexec, the kernel keyring, bpf, io_uring, new namespaces, swap, the clock, reboot —
  * and it refuses to set the set-user-ID or set-group-ID bit on a file (`chmod`, `fchmod`,
  * `fchmodat`, `fchmodat2`, and `open`/`openat`/`creat`/`mknod` creating a file with those bits):
  * a setuid-root shell left in the workspace would run as root later, outside any sandbox.
@@ -94,6 +94,9 @@ const REFUSED_X86_64: Readonly<Record<string, number>> = {
   kexec_file_load: 320,
   bpf: 321,
   userfaultfd: 323,
+  // io_uring performs opens (and so setuid creations) in the kernel, where no filter sees them;
+  // refused at setup, so libuv and others fall back to ordinary system calls.
+  io_uring_setup: 425,
   open_tree: 428,
   move_mount: 429,
   fsopen: 430,
