@@ -218,7 +218,8 @@ describe("gate", () => {
       const allowing = policy({ approvalMode: "ask", allow: [{ tool: "t" }] });
       expect(gateToolCall(plan("t", { command: "make" }), shell, allowing)).toMatchObject({ decision: "ask", rule: "containment:uncontained" });
       expect(gateToolCall(plan("t", { command: "make" }), sandboxed, allowing)).toMatchObject({ decision: "allow", rule: "allow:tool=t" });
-      const approved = { approvedTools: ["t"], approvedCommands: [{ tool: "t", prefix: "npm test" }] };
+      // Version 4's "always" covers the prefix (version 5's, the exact command: see below).
+      const approved = { approvedTools: ["t"], approvedCommands: [{ tool: "t", prefix: "npm test" }], decisionsVersion: 4 };
       expect(gate("npm test", shell, "ask", approved)).toMatchObject({ decision: "allow", rule: "approval:command=npm test", contained: false });
     });
 

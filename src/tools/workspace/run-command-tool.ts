@@ -4,6 +4,7 @@ import { z } from "zod";
 import type { ToolContext, ToolDefinition, ToolResult } from "../define-tool.js";
 import { defineTool } from "../define-tool.js";
 import { HeadTailBuffer } from "./head-tail-buffer.js";
+import { uncontainedEnvironment } from "./read-environment.js";
 import { resolveWorkspacePath } from "./workspace-path.js";
 import type { WorkspaceToolSettings } from "./workspace-tool-settings.js";
 import { resultHeadroomChars } from "./workspace-tool-settings.js";
@@ -86,7 +87,7 @@ function runShell(command: string, cwd: string, settings: WorkspaceToolSettings,
     try {
       const spawned =
         sandbox === undefined
-          ? { file: settings.shell, args: ["-c", command], env: settings.env() }
+          ? { file: settings.shell, args: ["-c", command], env: uncontainedEnvironment(settings.env(), ctx.clearance, cwd) }
           : sandbox.wrap({ shell: settings.shell, command, cwd, root: cwd, readOnly: [...settings.protectedPaths, ...(ctx.protectedPaths ?? [])], env: settings.env() });
       // detached: the shell (or the sandbox holding it) leads a new process group, so its children can be killed with it.
       child = spawn(spawned.file, spawned.args, { cwd, env: spawned.env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
