@@ -91,12 +91,13 @@ export const EnvironmentObservedSchema = event(
      */
     realPaths: z.array(z.object({ path: z.string(), realPath: z.string() })),
     /**
-     * Git entries the gate read for the first time (decisions version 5 on): the directories a
-     * `.git` file's `gitdir:`, a git directory's `commondir` or its `core.worktree` name, which the
-     * writing tools' protected paths cover too (docs/security.md, "Protected paths").
+     * Git entries the gate read for the first time (decisions version 5 on): whether a directory
+     * is a git directory, and the directories a `.git` file's `gitdir:`, a git directory's
+     * `commondir` or its `core.worktree` name, which the writing tools' protected paths cover too
+     * (docs/security.md, "Protected paths").
      */
     gitLinks: z
-      .array(z.object({ path: z.string(), links: z.array(z.object({ via: z.enum(["gitdir", "commondir", "worktree"]), directory: z.string() })) }))
+      .array(z.object({ path: z.string(), links: z.array(z.object({ via: z.enum(["repository", "gitdir", "commondir", "worktree"]), directory: z.string() })) }))
       .optional(),
   }),
 );

@@ -194,29 +194,33 @@ function protectedTarget(paths: readonly string[], policy: PolicySnapshot, envir
 }
 
 /**
- * The directories inside the workspace that git entries on the way from the root to `target` name
- * (and what those name in turn). A work tree (`core.worktree`) that holds the entry naming it — an
- * ordinary submodule's — is where the person edits, not a git directory, and is left out.
+ * The git directories inside the workspace on the way from the root to `target`, and those that
+ * git entries on the way name (and what those name in turn). A work tree (`core.worktree`) that
+ * holds the entry the chain started from — an ordinary submodule's — is where the person edits,
+ * not a git directory, and is left out.
  */
 function gitNamedDirectories(target: string, realRoot: string, environment: GateEnvironment): string[] {
   const realPath = environment.realPath ?? lexicalRealPath;
   const gitLinks = environment.gitLinks as (absolute: string) => readonly GitLink[];
-  const entries: { entry: string; depth: number }[] = [];
+  /** A git entry to read, how many links away from the path to the target, and the directory it was found from. */
+  const entries: { entry: string; depth: number; origin: string }[] = [];
   for (let directory = path.dirname(target); isWithin(directory, realRoot); directory = path.dirname(directory)) {
-    entries.push({ entry: path.join(directory, ".git"), depth: 0 });
+    // The directory may be a git directory itself (a repository kept under another name), or hold
+    // a `.git` file naming one elsewhere.
+    entries.push({ entry: directory, depth: 0, origin: directory }, { entry: path.join(directory, ".git"), depth: 0, origin: directory });
     if (directory === realRoot) break;
   }
   const named: string[] = [];
   const seen = new Set<string>();
   while (entries.length > 0) {
-    const { entry, depth } = entries.shift() as { entry: string; depth: number };
+    const { entry, depth, origin } = entries.shift() as { entry: string; depth: number; origin: string };
     if (seen.has(entry) || depth > maxGitLinkDepth) continue;
     seen.add(entry);
     for (const link of gitLinks(entry)) {
-      const directory = realPath(link.directory);
-      if (!isWithin(directory, realRoot) || (link.via === "worktree" && isWithin(path.dirname(entry), directory))) continue;
+      const directory = link.via === "repository" ? entry : realPath(link.directory);
+      if (!isWithin(directory, realRoot) || (link.via === "worktree" && isWithin(origin, directory))) continue;
       named.push(directory);
-      entries.push({ entry: directory, depth: depth + 1 });
+      if (link.via !== "repository") entries.push({ entry: directory, depth: depth + 1, origin });
     }
   }
   return named;

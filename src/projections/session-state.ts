@@ -172,7 +172,7 @@ export interface SessionState {
   /** Real paths the gate observed through symlinks (`session.environment.observed`): path → real path. */
   realPaths: Map<string, string>;
   /** Git entries the gate read (`session.environment.observed.gitLinks`): entry → the directories it names. */
-  gitLinks: Map<string, { via: "gitdir" | "commondir" | "worktree"; directory: string }[]>;
+  gitLinks: Map<string, { via: "repository" | "gitdir" | "commondir" | "worktree"; directory: string }[]>;
   /** Stream position of the last event folded. */
   position: number;
   lastRecordedAt: string | null;
