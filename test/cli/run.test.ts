@@ -202,7 +202,7 @@ describe("no self-escalation through workspace files", () => {
     expect(run.stdout).toContain("⏸  held for approval: write_file call_hook · risk workspace-write · rule protected:.git");
     expect(run.stdout).toContain("⏸  held for approval: write_file call_git_config · risk workspace-write · rule protected:.git");
     for (const file of ["turnlog.config.json", ".git/hooks/pre-commit", ".git/config"]) expect(existsSync(path.join(workDir, file)), file).toBe(false);
-    expect(await readFile(path.join(workDir, "notes-2.md"), "utf8")).toBe("fine\n");
+    expect(run.stdout).not.toContain("held for approval: write_file call_notes");
 
     for (const callId of ["call_config", "call_git_config"]) expect((await turnlog(["deny", sessionId, callId, "--by", "alice"])).code).toBe(0);
     expect((await turnlog(["approve", sessionId, "call_hook", "--by", "alice", "--note", "the hook I asked for"])).code).toBe(0);
@@ -210,6 +210,8 @@ describe("no self-escalation through workspace files", () => {
     expect(resume.code).toBe(0);
     expect(await readFile(path.join(workDir, ".git/hooks/pre-commit"), "utf8")).toBe("#!/bin/sh\ntouch pwned\n");
     for (const file of ["turnlog.config.json", ".git/config"]) expect(existsSync(path.join(workDir, file)), file).toBe(false);
+    // The other file was written unasked, once the turn's held calls were answered.
+    expect(await readFile(path.join(workDir, "notes-2.md"), "utf8")).toBe("fine\n");
   });
 });
 
