@@ -130,20 +130,19 @@ function decide(plan: ToolPlan, tool: GatedTool | undefined, policy: PolicySnaps
   const deny = policy.deny.find((rule) => matches(rule, tool));
   if (deny !== undefined) return { decision: "deny", rule: `deny:${describe(deny)}` };
 
-  // Version 5: a write into a file that runs code later on the person's machine, or raises the
-  // model's own permissions, is a person's call in every mode, above allow rules and "always"
-  // approvals (docs/security.md, "Protected paths").
-  if (exactReadsOnly(environment) && !outside && !isReadOnlyRisk(risk)) {
-    const guarded = protectedTarget(paths, policy, environment);
-    if (guarded !== undefined) return { decision: "ask", rule: `protected:${guarded}` };
-  }
-
   // 3. Workspace trust: reading outside the root is a person's call.
   if (outside) return { decision: "ask", rule: "workspace:path-outside-root" };
 
   // 4. Approval mode, then what the trust setting and the command's own class add to it.
   const byMode = decideByMode(risk, policy.approvalMode, policy.workspace.trusted);
   if (byMode.decision === "deny") return byMode;
+  // Version 5: a write into a file that runs code later on the person's machine, or raises the
+  // model's own permissions, is a person's call in every mode that writes at all, above allow rules
+  // and "always" approvals (docs/security.md, "Protected paths").
+  if (exactReadsOnly(environment) && !isReadOnlyRisk(risk)) {
+    const guarded = protectedTarget(paths, policy, environment);
+    if (guarded !== undefined) return { decision: "ask", rule: `protected:${guarded}` };
+  }
   if (command?.verdict === "needs-approval") return { decision: "ask", rule: `command=${command.rule}` };
   const containment = command !== undefined && judgesContainment(environment);
   const knownSafeRead = containment && KNOWN_SAFE_READS.includes(command.rule) && !alwaysAskRiskClasses.includes(risk);

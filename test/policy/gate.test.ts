@@ -332,8 +332,10 @@ describe("gate", () => {
       it("is not lifted by an allow rule or an \"always\" approval of the tool, and reading stays free", () => {
         expect(write(".git/config", { allow: [{ tool: "t" }] }, { approvedTools: ["t"] })).toMatchObject({ decision: "ask", rule: "protected:.git" });
         expect(gateToolCall(plan("t", { path: ".git/config" }), reader, policy({ approvalMode: "ask" }))).toMatchObject({ decision: "allow" });
-        // An explicit deny rule still denies.
+        // An explicit deny rule still denies, and read-only mode still writes nothing.
         expect(write(".git/config", { deny: [{ tool: "t" }] })).toMatchObject({ decision: "deny" });
+        expect(write(".git/config", { approvalMode: "read-only" })).toMatchObject({ decision: "deny", rule: "mode:read-only" });
+        for (const mode of ["ask", "auto-edit"] as const) expect(write(".vscode/tasks.json", { approvalMode: mode })).toMatchObject({ decision: "ask", rule: "protected:.vscode" });
       });
 
       it("protects the host's names too", () => {
