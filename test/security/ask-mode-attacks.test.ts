@@ -316,6 +316,8 @@ describe('scoped "always" binds to the exact command the person saw', () => {
     expect(decisions.get("call_again")).toMatchObject({ decision: "allow", rule: "approval:command=npm test" });
     expect(decisions.get("call_import")?.decision).toBe("ask");
     expect(decisions.get("call_prefix")?.decision).toBe("ask");
+    // The audit names who allowed the repeat: the person's "always".
+    expect((await runtime.audit("always")).find((row) => row.callId === "call_again")).toMatchObject({ approvedBy: "alice" });
     // The approved command ran twice; neither variant ran.
     expect(await readFile(join(at.root, "tested"), "utf8")).toBe("xx");
     expect(await readdir(at.outside)).toEqual([]);
