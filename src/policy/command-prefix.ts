@@ -34,8 +34,9 @@ type Word = string | { glob: string };
  * operator and redirection, every assignment — in canonical JSON. Spacing and quoting that change
  * nothing (`npm  test`, `'npm' test`) give the same scope; any other option, argument, assignment
  * or redirection (`npm test --prefix=/other`) gives another, so the later command asks again.
- * Comments are dropped (they run nothing). `undefined` for text with no word, or that cannot be
- * tokenized.
+ * Comments are kept: the tokenizer reads a `#` inside a word, and a line break after one, otherwise
+ * than a shell does, so `npm test #x⏎…` must not be `npm test`. `undefined` for text with no word,
+ * or that cannot be tokenized.
  *
  * @example
  * commandScope("npm test");                  // '[["npm","test"]]'
@@ -50,7 +51,7 @@ export function commandScope(text: string): string | undefined {
   } catch {
     return undefined;
   }
-  const scope: (Word[] | { op: string })[] = [];
+  const scope: (Word[] | { op: string } | { comment: string })[] = [];
   let words: Word[] | undefined;
   for (const entry of entries) {
     if (typeof entry === "string" || (typeof entry === "object" && "op" in entry && entry.op === "glob")) {
@@ -64,6 +65,9 @@ export function commandScope(text: string): string | undefined {
     } else if ("op" in entry) {
       words = undefined;
       scope.push({ op: entry.op });
+    } else if ("comment" in entry) {
+      words = undefined;
+      scope.push({ comment: entry.comment });
     }
   }
   return scope.some((part) => Array.isArray(part)) ? JSON.stringify(scope) : undefined;
@@ -77,8 +81,8 @@ export function commandScope(text: string): string | undefined {
  */
 export function describeCommandScope(scope: string): string {
   try {
-    const parts = JSON.parse(scope) as (Word[] | { op: string })[];
-    return parts.map((part) => (Array.isArray(part) ? part.map((word) => (typeof word === "string" ? word : word.glob)).join(" ") : part.op)).join(" ");
+    const parts = JSON.parse(scope) as (Word[] | { op: string } | { comment: string })[];
+    return parts.map((part) => (Array.isArray(part) ? part.map((word) => (typeof word === "string" ? word : word.glob)).join(" ") : "op" in part ? part.op : `#${part.comment}`)).join(" ");
   } catch {
     return scope;
   }

@@ -24,7 +24,9 @@ describe("commandScope: what an \"always\" approval covers from decisions versio
   it("is the same for the same command, however it is spaced or quoted", () => {
     expect(commandScope("npm test")).toBe('[["npm","test"]]');
     expect(commandScope("  'npm'   \"test\"  ")).toBe(commandScope("npm test"));
-    expect(commandScope("npm test # again")).toBe(commandScope("npm test"));
+    // A comment is kept: `npm test #x` followed by a line break runs whatever follows in a shell.
+    expect(commandScope("npm test #x\nGIT_TRACE=/tmp/t git status")).not.toBe(commandScope("npm test"));
+    expect(commandScope("npm test a#b; ls")).not.toBe(commandScope("npm test a"));
   });
 
   it("differs for any other option, argument, assignment, redirection or operator", () => {

@@ -122,6 +122,9 @@ describe("ask mode without a sandbox: no command runs code the person did not ap
       [`git --exec-path=. status`, "exec-path"],
       [`cd .git && git status`, "cd"],
       [`alias ls=./evil.sh; ls`, "evil"],
+      // A `#` inside a word is no comment to a shell, whatever a tokenizer says.
+      [`ls a#b; GIT_TRACE=${marker("hash-trace")} git status`, "hash-trace"],
+      [`ls a#b $(touch ${marker("hash-substitution")})`, "hash-substitution"],
     ];
   };
   const benign: [string, string, (output: string) => void][] = [

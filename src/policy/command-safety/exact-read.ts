@@ -95,7 +95,9 @@ export function inexactRead(text: string): InexactReason | undefined {
       current.push(entry);
       continue;
     }
-    if ("comment" in entry) continue;
+    // shell-quote starts a comment at a `#` inside a word (`a#b; GIT_TRACE=… git status`) and runs
+    // it past a line break; a shell does neither. No comment is part of an exact read.
+    if ("comment" in entry) return "it holds a `#`, which the shell and the tokenizer may read differently";
     if (entry.op === "glob") return "it holds a glob, which may expand to options";
     if (JOINS.has(entry.op)) {
       if (current.length === 0) return `it has \`${entry.op}\` with no command before it`;

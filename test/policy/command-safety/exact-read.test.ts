@@ -51,6 +51,9 @@ describe("inexactRead", () => {
     ["ls\u202e", "ls"],
     ["ｌｓ", "ls"],
     ["cat <<EOF", "wc -l < README.md"],
+    // shell-quote reads `a#b` as `a` and a comment; a shell runs what follows.
+    ["ls a#b; GIT_TRACE=/tmp/x git status", "ls 'a#b'; git status"],
+    ["ls # x", "ls"],
   ];
 
   for (const [dangerous, twin] of cases) {
