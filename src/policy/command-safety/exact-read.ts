@@ -91,7 +91,8 @@ export function inexactRead(text: string): InexactReason | undefined {
     const current = commands[commands.length - 1] as string[];
     if (typeof entry === "string") {
       if (entry.includes(VARIABLE)) return "it expands a variable or a substitution";
-      if (/[{}]/.test(entry)) return "it holds a brace, which a shell may expand or group";
+      // `{a,b}` and `{1..3}` expand in bash, `{` and `}` alone group; `HEAD@{1}` is a word.
+      if (entry === "{" || entry === "}" || /\{[^{}]*(?:,|\.\.)[^{}]*\}/.test(entry)) return "it holds a brace a shell may expand or group with";
       current.push(entry);
       continue;
     }
