@@ -52,7 +52,7 @@ async function stage(): Promise<Stage> {
   return staged;
 }
 
-async function runtimeFor(at: Stage, mode: ApprovalMode, script: Parameters<typeof scriptedProvider>[0], sandboxed = false): Promise<Runtime> {
+async function runtimeFor(at: Stage, mode: ApprovalMode, script: Parameters<typeof scriptedProvider>[0], sandboxed = false, protectedNames?: string[]): Promise<Runtime> {
   const runtime = await createRuntime({
     log: new MemoryEventLog(),
     provider: scriptedProvider(script),
@@ -62,7 +62,7 @@ async function runtimeFor(at: Stage, mode: ApprovalMode, script: Parameters<type
       env: { PATH: `${process.env.PATH ?? "/usr/bin:/bin"}`, HOME: at.base, GIT_PAGER: `touch '${join(at.outside, "pager")}'` },
       ...(sandboxed ? { sandbox: bubblewrapSandbox({ bwrap: join(at.base, "no-such-bwrap") }) } : {}),
     }),
-    policy: { approvalMode: mode, workspace: { root: at.root, trusted: true } },
+    policy: { approvalMode: mode, workspace: { root: at.root, trusted: true }, ...(protectedNames !== undefined ? { protectedNames } : {}) },
     budgets: { maxToolCalls: 200, maxRepeatedFailures: 1_000 },
   });
   runtimes.push(runtime);
@@ -233,6 +233,7 @@ describe("protected paths: the file tools ask in every mode, full-auto included"
     ["call_upper", ".GIT/config", "protected:.git"],
     ["call_dotted", "./src/../.git/info/exclude", "protected:.git"],
     ["call_config", "turnlog.config.json", "protected:turnlog.config.json"],
+    ["call_host", "deploy.sh", "protected:deploy.sh"],
   ];
   const benign: [string, string][] = [
     ["call_src", "src/git.ts"],
@@ -258,7 +259,7 @@ describe("protected paths: the file tools ask in every mode, full-auto included"
     const runtime = await runtimeFor(at, "full-auto", [
       { toolCalls: [...dangerous.map(([id, file]) => write(id, file, content(file))), ...benign.map(([id, file]) => write(id, file, content(file)))] },
       { content: "done" },
-    ]);
+    ], false, ["deploy.sh"]);
     const session = await runtime.openSession("protected");
     const outcome = await session.send("set the project up");
     expect(pendingIds(outcome)).toEqual(dangerous.map(([id]) => id).sort());
