@@ -68,4 +68,25 @@ describe("the gate", () => {
       { numRuns: 3000 },
     );
   });
+
+  it("decisions version 5: without a sandbox, a line that assigns a variable, changes directory or wraps a read never runs unasked", () => {
+    const read = fc.constantFrom("git status", "git diff", "git log --oneline", "ls", "ls -la src", "cat README.md", "node --version");
+    const lead = fc.constantFrom("GIT_TRACE=/tmp/t", "GIT_DIR=/x", "PATH=.:$PATH", "X=1", "env GIT_EXTERNAL_DIFF=./e", "env -i", "nice", "timeout 5");
+    const before = fc.constantFrom("export PATH=.", "cd sub", "alias ls=./x", "set -a", "declare -x GIT_DIR=/x", "readonly X=1", "source ./x");
+    const join = fc.constantFrom("; ", " && ", " || ", " | ");
+    const line = fc.oneof(
+      fc.tuple(lead, read).map(([prefix, command]) => `${prefix} ${command}`),
+      fc.tuple(before, join, read).map(([first, operator, command]) => `${first}${operator}${command}`),
+      fc.tuple(read, join, lead, read).map(([first, operator, prefix, command]) => `${first}${operator}${prefix} ${command}`),
+    );
+    const shell: GatedTool = { name: "run_command", risk: "destructive-local", command: ((value: { command: string }) => value.command) as never };
+    fc.assert(
+      fc.property(line, fc.constantFrom<ApprovalMode>("ask", "auto-edit", "full-auto"), (text, mode) => {
+        const policy = resolvePolicy({ approvalMode: mode, workspace: { root: "/workspace", trusted: true } });
+        const decided = gateToolCall({ callId: "c", status: "planned", tool: "run_command", input: { command: text } }, shell, policy);
+        expect(decided.decision, text).not.toBe("allow");
+      }),
+      { numRuns: 500 },
+    );
+  });
 });

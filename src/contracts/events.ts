@@ -90,6 +90,15 @@ export const EnvironmentObservedSchema = event(
      * log instead of a file system that may have changed or be gone.
      */
     realPaths: z.array(z.object({ path: z.string(), realPath: z.string() })),
+    /**
+     * Git entries the gate read for the first time (decisions version 5 on): whether a directory
+     * is a git directory, and the directories a `.git` file's `gitdir:`, a git directory's
+     * `commondir` or its `core.worktree` name, which the writing tools' protected paths cover too
+     * (docs/security.md, "Protected paths").
+     */
+    gitLinks: z
+      .array(z.object({ path: z.string(), links: z.array(z.object({ via: z.enum(["repository", "gitdir", "commondir", "worktree"]), directory: z.string() })) }))
+      .optional(),
   }),
 );
 
@@ -253,6 +262,13 @@ export const ApprovalGrantedSchema = event(
      * and is known-safe (docs/policy.md).
      */
     commandPrefix: z.string().optional(),
+    /**
+     * The same approval's exact command (`commandScope`: every word, operator, assignment and
+     * redirection of the held call's command, in canonical JSON). From decisions version 5 it is
+     * what the approval covers: a later command runs on it only when it is the same command and
+     * known-safe; a new option or argument asks again (docs/policy.md).
+     */
+    commandScope: z.string().optional(),
   }),
 );
 export const ApprovalDeniedSchema = event("turn.approval.denied", approval);

@@ -19,6 +19,12 @@ export const PolicySnapshotSchema = z.object({
   deny: z.array(PolicyRuleSchema),
   allow: z.array(PolicyRuleSchema),
   blockedRiskClasses: z.array(RiskClassSchema),
+  /**
+   * Names the host protects at the workspace root besides the built-in protected entries (`.git`,
+   * `.vscode`, …; src/contracts/protected-paths.ts): from decisions version 5 a writing tool's path
+   * in one asks in every mode (rule `protected:<name>`; docs/security.md, "Protected paths").
+   */
+  protectedNames: z.array(z.string()).optional(),
 }).meta({ id: "PolicySnapshot" });
 export type PolicySnapshot = z.infer<typeof PolicySnapshotSchema>;
 

@@ -1,3 +1,4 @@
+import type { GitLink } from "../util/git-links.js";
 import type { Budgets } from "../contracts/budgets.js";
 import type { TurnlogEvent } from "../contracts/events.js";
 import type { PolicySnapshot } from "../contracts/policy.js";
@@ -58,6 +59,12 @@ export interface DecisionInputs {
    * makes the gate fail closed.
    */
   observeRealPath?: (absolute: string) => string;
+  /**
+   * Decisions version 5 on, live only: reads the directories a git entry the log has not recorded
+   * names (`readGitLinks`); recorded like real paths. Without it (replay) an unrecorded entry makes
+   * the gate fail closed.
+   */
+  observeGitLinks?: (absolute: string) => readonly GitLink[];
   /** The real input text of a host-routed call whose logged input is redacted (live only). */
   rawHostInput?: (callId: string) => string | undefined;
   /** Replay: the logged plan of a host-routed call whose input was redacted (not recomputable). */
@@ -297,7 +304,13 @@ function gateEnvironment(inputs: DecisionInputs): GateEnvironment {
   const approvedTools = state.toolApprovals.map((approval) => approval.tool);
   // Version 3: an "always" on a command tool covers its approved command prefix, not the whole tool.
   const approvedCommands =
-    version >= 3 ? state.toolApprovals.flatMap((approval) => (approval.commandPrefix !== undefined ? [{ tool: approval.tool, prefix: approval.commandPrefix }] : [])) : undefined;
+    version >= 3
+      ? state.toolApprovals.flatMap((approval) =>
+          approval.commandPrefix !== undefined
+            ? [{ tool: approval.tool, prefix: approval.commandPrefix, ...(approval.commandScope !== undefined ? { scope: approval.commandScope } : {}) }]
+            : [],
+        )
+      : undefined;
   if (version < 2) return { ...inputs.gate, approvedTools, decisionsVersion: version };
   const observe = inputs.observeRealPath;
   const environment = state.environment;
@@ -309,6 +322,16 @@ function gateEnvironment(inputs: DecisionInputs): GateEnvironment {
       if (observe === undefined) throw new Error(`the log records no real path for ${absolute}`);
       return observe(absolute);
     },
+    ...(version >= 5
+      ? {
+          gitLinks: (absolute: string) => {
+            const recorded = state.gitLinks.get(absolute);
+            if (recorded !== undefined) return recorded;
+            if (inputs.observeGitLinks === undefined) throw new Error(`the log records no git links for ${absolute}`);
+            return inputs.observeGitLinks(absolute);
+          },
+        }
+      : {}),
     ...(environment !== null ? { tempDir: environment.tempDir, homeDir: environment.homeDir } : {}),
     approvedTools,
     ...(approvedCommands !== undefined ? { approvedCommands } : {}),

@@ -33,6 +33,11 @@ export const decisionsVersions = [
     note:
       "containment: a known-safe read (rules safe:read-only, safe:version) runs unasked in every mode but read-only (rule command=<rule>); any other command runs unasked only in a contained tool, in full-auto, and asks otherwise (rule containment:uncontained); gate decisions of command tools record contained; command safety learns the issue-12 attacks (text fed to shells, abbreviated long options, more wrappers, dynamic commands, writes and reads outside the workspace, disk wipers, reverse shells, scheduled jobs, remote copies)",
   },
+  {
+    version: 5,
+    note:
+      "the policy side of containment: without a sandbox only an exact, fully parsed known-safe read runs unasked (no assignments, substitutions, globs, wrappers, cd, config or exec-path options; rule containment:inexact-read otherwise); a writing tool's path in a protected entry (.git at any depth and what gitdir:/commondir/core.worktree name, .vscode, .idea, .devcontainer, .envrc, turnlog.config.json, the host's names) asks in every mode (rule protected:<name>); an \"always\" approval of a command tool covers only the exact argv the person saw (turn.approval.granted.commandScope)",
+  },
 ] as const satisfies readonly DecisionsVersion[];
 
 /** The newest version: what new sessions are recorded under. */
@@ -50,7 +55,7 @@ export function isKnownDecisionsVersion(version: number): boolean {
  * Resolves what a host or the CLI asked for: a version number, or `"latest"`.
  *
  * @example
- * resolveDecisionsVersion("latest"); // 3
+ * resolveDecisionsVersion("latest"); // 5
  */
 export function resolveDecisionsVersion(requested: number | "latest"): number {
   if (requested === "latest") return latestDecisionsVersion;

@@ -1,3 +1,4 @@
+import { describeCommandScope } from "../policy/command-prefix.js";
 import type { EventOf, TurnlogEvent } from "../contracts/events.js";
 import type { RecordedEvent } from "../log/event-log.js";
 import { defaultSecretRedactor, type SecretRedactor } from "../policy/secrets/secret-detector.js";
@@ -99,7 +100,7 @@ export interface SpanDerivationState {
   readonly calls: Readonly<Record<string, NormalizedCallInfo>>;
   readonly natives: Readonly<Record<string, NativeRequest>>;
   /** `tool`-scope approvals, for the approver of a call an earlier approval allowed. */
-  readonly toolApprovals: readonly { tool: string; by: string; commandPrefix: string | undefined }[];
+  readonly toolApprovals: readonly { tool: string; by: string; commandPrefix: string | undefined; commandScope?: string | undefined }[];
 }
 
 /**
@@ -348,7 +349,7 @@ function apply(step: Step, event: TurnlogEvent): void {
       step.set(key, { "turnlog.approver": event.data.by });
       const tool = step.open[key]?.attributes["gen_ai.tool.name"];
       if (event.data.scope === "tool" && typeof tool === "string") {
-        step.toolApprovals = [...step.toolApprovals, { tool, by: event.data.by, commandPrefix: event.data.commandPrefix }];
+        step.toolApprovals = [...step.toolApprovals, { tool, by: event.data.by, commandPrefix: event.data.commandPrefix, commandScope: event.data.commandScope }];
       }
       return;
     }
@@ -470,7 +471,10 @@ function startCall(step: Step, turnId: string, callId: string, decided: SpanAttr
 function earlierApprover(step: Step, callId: string, rule: string): string | undefined {
   const tool = step.calls[callId]?.name;
   const prefix = rule.startsWith("approval:command=") ? rule.slice("approval:command=".length) : undefined;
-  return step.toolApprovals.filter((approval) => approval.tool === tool && (prefix === undefined || approval.commandPrefix === prefix)).at(-1)?.by;
+  // Version 5 names the exact command in the rule (`approval:command=ls -la`), earlier versions the prefix.
+  const matches = (approval: Step["toolApprovals"][number]) =>
+    prefix === undefined || approval.commandPrefix === prefix || (approval.commandScope !== undefined && describeCommandScope(approval.commandScope) === prefix);
+  return step.toolApprovals.filter((approval) => approval.tool === tool && matches(approval)).at(-1)?.by;
 }
 
 function nativeDecided(step: Step, event: EventOf<"session.native_tool.decided">): void {

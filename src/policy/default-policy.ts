@@ -9,5 +9,7 @@ export function resolvePolicy(input: PolicyInput = {}, cwd: string = process.cwd
     deny: input.deny ?? [],
     allow: input.allow ?? [],
     blockedRiskClasses: input.blockedRiskClasses ?? ["sandbox-escape"],
+    // Only when given: a session started without it records the policy as it always did.
+    ...(input.protectedNames !== undefined && input.protectedNames.length > 0 ? { protectedNames: input.protectedNames } : {}),
   });
 }

@@ -1,11 +1,15 @@
 import { tmpdir } from "node:os";
+import path from "node:path";
 import type { GateDecisionRecord, ToolPlan } from "../contracts/events.js";
 import type { ApprovalMode, GateDecision, PolicyRule, PolicySnapshot } from "../contracts/policy.js";
 import type { RiskClass } from "../contracts/risk.js";
 import { isReadOnlyRisk } from "../contracts/risk.js";
 import { classifyCommand, type CommandVerdict } from "./command-safety/command-safety.js";
-import { commandPrefix } from "./command-prefix.js";
+import { inexactRead } from "./command-safety/exact-read.js";
+import { commandPrefix, commandScope, describeCommandScope } from "./command-prefix.js";
 import { callFingerprint } from "./fingerprint.js";
+import { protectedEntryOf } from "../contracts/protected-paths.js";
+import type { GitLink } from "../util/git-links.js";
 import { isInsideWorkspace, lexicalRealPath, type RealPathResolver } from "./workspace-confinement.js";
 
 /** What the gate needs to know of a tool (a `ToolDefinition` fits). */
@@ -32,8 +36,16 @@ export interface GateEnvironment {
    * Decisions version 3 on: the "always" approvals of command tools, by tool and the command
    * prefix the person approved (`commandPrefix`). When given, a command tool's later calls are
    * covered only by these — never by `approvedTools` — and only when their command is known-safe.
+   * From version 5 an approval covers only its `scope` (`commandScope`: the exact command the person
+   * saw); one without a scope (given under an older version) covers nothing.
    */
-  approvedCommands?: readonly { tool: string; prefix: string }[];
+  approvedCommands?: readonly { tool: string; prefix: string; scope?: string }[];
+  /**
+   * Decisions version 5 on: the directories a git entry names (`gitdir:` of a `.git` file, a git
+   * directory's `commondir` and `core.worktree`; `readGitLinks` in src/util/git-links.ts). The
+   * runtime reads them from the log, as it does real paths; absent, a git entry names nothing.
+   */
+  gitLinks?: (absolute: string) => readonly GitLink[];
   /**
    * The decisions version to decide under (DESIGN.md §16); absent: the newest. The runtime and
    * replay always pass the session's own, so an old log is judged by the rules it was recorded
@@ -48,6 +60,14 @@ export interface GateEnvironment {
  * in a tool that runs it in an OS sandbox (`contained`), and asks otherwise.
  */
 export const containmentDecisionsVersion = 4;
+
+/**
+ * The decisions version from which the policy holds containment where no sandbox exists (DESIGN.md
+ * §8.3): only an exact read runs unasked uncontained (`containment:inexact-read` otherwise), the
+ * writing tools ask for protected paths (`protected:<name>`), and a command tool's "always" covers
+ * the exact command the person saw (`commandScope`).
+ */
+export const policySideOfContainmentVersion = 5;
 
 /** The rules of command safety that mean "only reads": what may run outside a sandbox unasked. */
 const KNOWN_SAFE_READS: readonly string[] = ["safe:read-only", "safe:version"];
@@ -116,25 +136,105 @@ function decide(plan: ToolPlan, tool: GatedTool | undefined, policy: PolicySnaps
   // 4. Approval mode, then what the trust setting and the command's own class add to it.
   const byMode = decideByMode(risk, policy.approvalMode, policy.workspace.trusted);
   if (byMode.decision === "deny") return byMode;
+  // Version 5: a write into a file that runs code later on the person's machine, or raises the
+  // model's own permissions, is a person's call in every mode that writes at all, above allow rules
+  // and "always" approvals (docs/security.md, "Protected paths").
+  if (exactReadsOnly(environment) && !isReadOnlyRisk(risk)) {
+    const guarded = protectedTarget(paths, policy, environment);
+    if (guarded !== undefined) return { decision: "ask", rule: `protected:${guarded}` };
+  }
   if (command?.verdict === "needs-approval") return { decision: "ask", rule: `command=${command.rule}` };
   const containment = command !== undefined && judgesContainment(environment);
+  const knownSafeRead = containment && KNOWN_SAFE_READS.includes(command.rule) && !alwaysAskRiskClasses.includes(risk);
+  // Version 5: without a sandbox, the read must be exact too — nothing in the line left for the
+  // shell, the environment or git's configuration to decide (docs/security.md, "Without a sandbox").
+  const inexact = knownSafeRead && exactReadsOnly(environment) && tool.contained !== true && inexactRead(commandText as string) !== undefined;
   // Version 4: a command that only reads runs unasked wherever a read-only tool would — in an
   // untrusted workspace too — unless the tool's class always asks.
-  if (containment && KNOWN_SAFE_READS.includes(command.rule) && !alwaysAskRiskClasses.includes(risk)) {
-    return { decision: "allow", rule: `command=${command.rule}` };
-  }
+  if (knownSafeRead && !inexact) return { decision: "allow", rule: `command=${command.rule}` };
   const verdict = liftAsk(byMode, tool, command, commandText, policy, environment);
+  // A person's scoped "always" is theirs to give: it covers the exact command they saw.
+  if (verdict.rule.startsWith("approval:command=")) return verdict;
+  if (inexact) return { decision: "ask", rule: "containment:inexact-read" };
   // Version 4: anything else runs unasked only inside an OS sandbox: the classifier decides what
-  // may run outside containment, the sandbox contains the rest (DESIGN.md §8.3). A person's scoped
-  // "always" is theirs to give; a mode or an allow rule is not a person looking at this command.
-  if (containment && verdict.decision === "allow" && tool.contained !== true && !verdict.rule.startsWith("approval:command=")) {
+  // may run outside containment, the sandbox contains the rest (DESIGN.md §8.3). A mode or an
+  // allow rule is not a person looking at this command.
+  if (containment && verdict.decision === "allow" && tool.contained !== true) {
     return { decision: "ask", rule: "containment:uncontained" };
   }
   return verdict;
 }
 
+/** How deep the gate follows git entries naming other git directories (`gitdir:` → `commondir` → …). */
+const maxGitLinkDepth = 4;
+
+/**
+ * The protected entry (its name) the first of `paths` that lies in one lies in, or `undefined`.
+ * Each path is judged as written (relative to the root, `./` and `..` resolved) and as its real
+ * path through symlinks, so `link-to-git/config` is `.git/config`; and against the directories
+ * git entries name inside the workspace — what the root's `.git` and any `.git` on the way to the
+ * target name by `gitdir:`, `commondir` or `core.worktree` — which are `.git` too.
+ */
+function protectedTarget(paths: readonly string[], policy: PolicySnapshot, environment: GateEnvironment): string | undefined {
+  const realPath = environment.realPath ?? lexicalRealPath;
+  const root = path.resolve(policy.workspace.root);
+  const realRoot = realPath(root);
+  const extra = policy.protectedNames ?? [];
+  for (const candidate of paths) {
+    const lexical = path.resolve(root, candidate);
+    const real = realPath(path.resolve(realRoot, candidate));
+    for (const [base, target] of [[root, lexical], [realRoot, real]] as const) {
+      const entry = protectedEntryOf(path.relative(base, target), extra);
+      if (entry !== undefined) return entry.name;
+    }
+    if (environment.gitLinks !== undefined && gitNamedDirectories(real, realRoot, environment).some((directory) => isWithin(real, directory))) return ".git";
+  }
+  return undefined;
+}
+
+/**
+ * The git directories inside the workspace on the way from the root to `target`, and those that
+ * git entries on the way name (and what those name in turn). A work tree (`core.worktree`) that
+ * holds the entry the chain started from — an ordinary submodule's — is where the person edits,
+ * not a git directory, and is left out.
+ */
+function gitNamedDirectories(target: string, realRoot: string, environment: GateEnvironment): string[] {
+  const realPath = environment.realPath ?? lexicalRealPath;
+  const gitLinks = environment.gitLinks as (absolute: string) => readonly GitLink[];
+  /** A git entry to read, how many links away from the path to the target, and the directory it was found from. */
+  const entries: { entry: string; depth: number; origin: string }[] = [];
+  for (let directory = path.dirname(target); isWithin(directory, realRoot); directory = path.dirname(directory)) {
+    // The directory may be a git directory itself (a repository kept under another name), or hold
+    // a `.git` file naming one elsewhere.
+    entries.push({ entry: directory, depth: 0, origin: directory }, { entry: path.join(directory, ".git"), depth: 0, origin: directory });
+    if (directory === realRoot) break;
+  }
+  const named: string[] = [];
+  const seen = new Set<string>();
+  while (entries.length > 0) {
+    const { entry, depth, origin } = entries.shift() as { entry: string; depth: number; origin: string };
+    if (seen.has(entry) || depth > maxGitLinkDepth) continue;
+    seen.add(entry);
+    for (const link of gitLinks(entry)) {
+      const directory = link.via === "repository" ? entry : realPath(link.directory);
+      if (!isWithin(directory, realRoot) || (link.via === "worktree" && isWithin(origin, directory))) continue;
+      named.push(directory);
+      if (link.via !== "repository") entries.push({ entry: directory, depth: depth + 1, origin });
+    }
+  }
+  return named;
+}
+
+function isWithin(child: string, parent: string): boolean {
+  return child === parent || child.startsWith(parent.endsWith(path.sep) ? parent : parent + path.sep);
+}
+
 function judgesContainment(environment: GateEnvironment): boolean {
   return (environment.decisionsVersion ?? containmentDecisionsVersion) >= containmentDecisionsVersion;
+}
+
+function exactReadsOnly(environment: GateEnvironment): boolean {
+  return (environment.decisionsVersion ?? policySideOfContainmentVersion) >= policySideOfContainmentVersion;
 }
 
 /** Step 5: allow rules and a person's earlier approvals lift an ask of the mode. */
@@ -160,6 +260,13 @@ function liftAsk(
     if (command !== undefined && environment.approvedCommands !== undefined) {
       // "Always" on `git status` is not "always" on every shell command: the same program and
       // subcommand, and only a command known to be read-only.
+      if (exactReadsOnly(environment)) {
+        // Version 5: the exact command the person saw; `npm test --prefix=/other` is another command.
+        const scope = command.verdict === "known-safe" ? commandScope(commandText as string) : undefined;
+        const approved = scope === undefined ? undefined : environment.approvedCommands.find((entry) => entry.tool === tool.name && entry.scope === scope);
+        if (approved?.scope !== undefined) return { decision: "allow", rule: `approval:command=${describeCommandScope(approved.scope)}` };
+        return byMode;
+      }
       const prefix = command.verdict === "known-safe" ? commandPrefix(commandText as string) : undefined;
       const approved = environment.approvedCommands.find((entry) => entry.tool === tool.name && entry.prefix === prefix);
       if (approved !== undefined) return { decision: "allow", rule: `approval:command=${approved.prefix}` };

@@ -1,3 +1,4 @@
+import { describeCommandScope } from "../policy/command-prefix.js";
 import type { GateDecision } from "../contracts/policy.js";
 import type { RiskClass } from "../contracts/risk.js";
 import type { CallState, HostCallState, SessionState, TurnState } from "./session-state.js";
@@ -107,7 +108,7 @@ function modelRow(state: SessionState, turn: TurnState, call: CallState): AuditR
     // Allowed by an earlier "always" approval of the tool (or of its command prefix): the latest one before this decision.
     const prefix = call.decision.rule.startsWith("approval:command=") ? call.decision.rule.slice("approval:command=".length) : undefined;
     const earlier = state.toolApprovals
-      .filter((approval) => approval.tool === call.name && approval.position <= call.position && (prefix === undefined || approval.commandPrefix === prefix))
+      .filter((approval) => approval.tool === call.name && approval.position <= call.position && (prefix === undefined || approval.commandPrefix === prefix || (approval.commandScope !== undefined && describeCommandScope(approval.commandScope) === prefix)))
       .at(-1);
     if (earlier !== undefined) row.approvedBy = earlier.by;
   }

@@ -155,8 +155,8 @@ export interface SessionState {
   /** The session this one was forked from, and the last copied position. */
   forkedFrom: { sessionId: string; position: number } | null;
   /** Tools a person approved for the rest of the session, with who and where (for the audit). */
-  /** `tool`-scope approvals, in order; `commandPrefix` for a command tool's (see `turn.approval.granted`). */
-  toolApprovals: { tool: string; callId: string; by: string; note?: string; position: number; commandPrefix?: string }[];
+  /** `tool`-scope approvals, in order; `commandPrefix` and `commandScope` for a command tool's (see `turn.approval.granted`). */
+  toolApprovals: { tool: string; callId: string; by: string; note?: string; position: number; commandPrefix?: string; commandScope?: string }[];
   /**
    * IDs of calls a replay fold retired with their finished turns (`SessionFold({ retain: "live" })`):
    * kept so a provider ID reused later is still seen as used. Absent from a full projection.
@@ -171,6 +171,8 @@ export interface SessionState {
   environment: { tempDir: string; homeDir: string } | null;
   /** Real paths the gate observed through symlinks (`session.environment.observed`): path → real path. */
   realPaths: Map<string, string>;
+  /** Git entries the gate read (`session.environment.observed.gitLinks`): entry → the directories it names. */
+  gitLinks: Map<string, { via: "repository" | "gitdir" | "commondir" | "worktree"; directory: string }[]>;
   /** Stream position of the last event folded. */
   position: number;
   lastRecordedAt: string | null;
@@ -198,6 +200,7 @@ function initialState(): SessionState {
     decisionsVersion: 1,
     environment: null,
     realPaths: new Map(),
+    gitLinks: new Map(),
     position: 0,
     lastRecordedAt: null,
   };
@@ -428,6 +431,7 @@ function evolve(draft: Draft, recorded: RecordedEvent): void {
     }
     case "session.environment.observed": {
       for (const { path, realPath } of event.data.realPaths) draft.realPaths.set(path, realPath);
+      for (const { path, links } of event.data.gitLinks ?? []) draft.gitLinks.set(path, links);
       return;
     }
     case "session.config.changed": {
@@ -556,6 +560,7 @@ function evolve(draft: Draft, recorded: RecordedEvent): void {
           position,
           ...(event.data.note !== undefined ? { note: event.data.note } : {}),
           ...(event.data.commandPrefix !== undefined ? { commandPrefix: event.data.commandPrefix } : {}),
+          ...(event.data.commandScope !== undefined ? { commandScope: event.data.commandScope } : {}),
         });
       }
       if (!granted) countFailure(draft, call.name, "denied-by-user");

@@ -331,12 +331,15 @@ function recomputeAll(step: Step, fold: SessionFold, config: ReplayConfiguration
     // A preview under version 2 or later of a log recorded before it: the paths that log never
     // recorded are resolved as version 1 resolved them, through the caller's resolver.
     const preview = config.decisionsVersion !== undefined && config.decisionsVersion >= 2 && state.decisionsVersion < 2;
+    // The same for git entries under version 5 or later, of a log recorded before it read them.
+    const previewGit = config.decisionsVersion !== undefined && config.decisionsVersion >= 5 && state.decisionsVersion < 5;
     return decideAll(action, {
       state,
       ...(turn !== undefined ? { turn } : {}),
       registry,
       ...(config.decisionsVersion !== undefined ? { decisionsVersion: config.decisionsVersion } : {}),
       ...(preview ? { observeRealPath: config.gate?.realPath ?? lexicalRealPath } : {}),
+      ...(previewGit ? { observeGitLinks: config.gate?.gitLinks ?? (() => []) } : {}),
       policy: config.policy ? config.policy(state.policy) : state.policy,
       budgets: config.budgets ? config.budgets(state.budgets) : state.budgets,
       ...(config.gate ? { gate: config.gate } : {}),

@@ -103,6 +103,8 @@ export class HostToolExecutor {
       sessionId: this.store.sessionId,
       workspace: this.store.policy.workspace,
       protectedPaths: logDirectoryOf(this.store.log),
+      // Ran on an "ask" only with the host's `approvedBy`: a person approved it.
+      ...(decided.decision ? { clearance: { rule: decided.decision.rule, ...(decided.decision.decision === "ask" && options.approvedBy !== undefined ? { approvedBy: options.approvedBy } : {}) } } : {}),
       signal: options.signal ?? new AbortController().signal,
       ...(this.deps.inCallContext !== undefined ? { inCallContext: this.deps.inCallContext } : {}),
     });

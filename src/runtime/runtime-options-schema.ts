@@ -37,6 +37,7 @@ export const PolicyInputSchema = z.strictObject({
   deny: z.array(PolicyRuleInputSchema).optional(),
   allow: z.array(PolicyRuleInputSchema).optional(),
   blockedRiskClasses: z.array(RiskClassSchema).optional(),
+  protectedNames: z.array(z.string().min(1).regex(/^[^\\/]+$/, { error: "expected a file or directory name, not a path" })).optional(),
 });
 
 /** `RuntimeOptions.budgets`: partial overrides of the defaults. */

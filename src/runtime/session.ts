@@ -6,7 +6,7 @@ import { activeTurn, pendingApprovals, type SessionState } from "../projections/
 import { outcomeOf, ProviderTurnLoop, type LoopDependencies, type SendOutcome } from "./provider-turn-loop.js";
 import type { SessionStore } from "./session-store.js";
 import { HostToolExecutor, type HostToolOptions, type HostToolResult } from "./host-tool-executor.js";
-import { commandPrefix } from "../policy/command-prefix.js";
+import { commandPrefix, commandScope } from "../policy/command-prefix.js";
 import type { ToolDefinition } from "../tools/define-tool.js";
 import type { StreamSealer } from "../log/seal/stream-sealer.js";
 import { sessionStream } from "./session-store.js";
@@ -238,8 +238,10 @@ export class Session {
       const scope = granted ? (answer.scope ?? "call") : ("call" as const);
       const { redactor } = this.deps;
       // A prefix with a secret in it becomes one that matches no command: later calls ask again.
-      const redactedPrefix = (prefix: { commandPrefix?: string }) =>
-        prefix.commandPrefix === undefined ? prefix : { commandPrefix: redactor.redactText(prefix.commandPrefix).text };
+      const redactedPrefix = (prefix: { commandPrefix?: string; commandScope?: string }) => ({
+        ...(prefix.commandPrefix !== undefined ? { commandPrefix: redactor.redactText(prefix.commandPrefix).text } : {}),
+        ...(prefix.commandScope !== undefined ? { commandScope: redactor.redactText(prefix.commandScope).text } : {}),
+      });
       const data = {
         turnId: call.turnId,
         callId,
@@ -354,14 +356,17 @@ export class Session {
 
 /**
  * What an "always" approval of a command tool approves: the prefix of the held call's command
- * (`git status`), recorded with the approval so the gate (decisions version 3) can hold later
- * commands to it. Nothing for other tools, or when the command text cannot be computed.
+ * (`git status`, what decisions versions 3 and 4 hold later commands to) and its exact scope (the
+ * whole command as the person saw it, what version 5 holds them to), recorded with the approval.
+ * Nothing for other tools, or when the command text cannot be computed.
  */
-function approvedCommandPrefix(tool: ToolDefinition | undefined, input: unknown): { commandPrefix?: string } {
+function approvedCommandPrefix(tool: ToolDefinition | undefined, input: unknown): { commandPrefix?: string; commandScope?: string } {
   if (tool?.command === undefined) return {};
   try {
-    const prefix = commandPrefix(tool.command(input as never));
-    return prefix === undefined ? {} : { commandPrefix: prefix };
+    const text = tool.command(input as never);
+    const prefix = commandPrefix(text);
+    const scope = commandScope(text);
+    return { ...(prefix !== undefined ? { commandPrefix: prefix } : {}), ...(scope !== undefined ? { commandScope: scope } : {}) };
   } catch {
     return {};
   }

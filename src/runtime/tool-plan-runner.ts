@@ -157,6 +157,7 @@ export class ToolPlanRunner {
           sessionId: this.store.state.sessionId,
           workspace: this.store.policy.workspace,
           protectedPaths: logDirectoryOf(this.store.log),
+          ...(call.decision !== undefined ? { clearance: { rule: call.decision.rule, ...(call.approval?.granted === true ? { approvedBy: call.approval.by } : {}) } } : {}),
           signal,
           ...(this.deps.inCallContext !== undefined ? { inCallContext: this.deps.inCallContext } : {}),
         })
@@ -217,6 +218,8 @@ export interface ToolRunEnvironment {
   signal: AbortSignal;
   /** What no tool may change: the log's own directory (`ToolContext.protectedPaths`). */
   protectedPaths?: readonly string[];
+  /** How the call was cleared to run (`ToolContext.clearance`). */
+  clearance?: ToolContext["clearance"];
   /** Runs the handler in the context of the call's span. */
   inCallContext?: CallContext;
 }
@@ -246,6 +249,7 @@ export async function runTool(call: CallState, input: unknown, turnId: string, e
       sessionId: env.sessionId,
       workspace: env.workspace,
       protectedPaths: env.protectedPaths ?? [],
+      ...(env.clearance !== undefined ? { clearance: env.clearance } : {}),
     };
     const result = await guard.race(env.inCallContext !== undefined ? env.inCallContext(call.callId, () => invoke(tool, parsed.data, ctx)) : invoke(tool, parsed.data, ctx));
     const durationMs = elapsedSince(env.clock, started);

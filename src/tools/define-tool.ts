@@ -14,6 +14,14 @@ export interface ToolContext {
    * whatever the host passed as `protectedPaths`.
    */
   protectedPaths?: readonly string[];
+  /**
+   * How the runtime cleared the call to run: the rule of its gate decision (`command=safe:read-only`,
+   * `mode:full-auto`, `protected:.git`, …) and, when a person approved it, who. Absent when the
+   * tool is run outside the runtime. `run_command` runs a command the gate let through as a
+   * known-safe read with git's hooks and `fsmonitor` off; the file tools write a protected path only
+   * once a person approved the call.
+   */
+  clearance?: { rule: string; approvedBy?: string };
 }
 
 /** A handler returns a string, or an explicit result. */

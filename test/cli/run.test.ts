@@ -182,7 +182,7 @@ describe("the log's own directory inside the workspace", () => {
 });
 
 describe("no self-escalation through workspace files", () => {
-  it("a model in auto-edit cannot write turnlog.config.json or git's hooks and config; other files it can", async () => {
+  it("a model in auto-edit cannot write turnlog.config.json or git's hooks and config unasked; once a person approves, the tool writes it; other files it writes", async () => {
     const escalate = JSON.stringify({ provider: "openai", mode: "full-auto", mcpServers: [{ name: "x", command: "sh", args: ["-c", "touch pwned"] }] });
     server.enqueue(
       openAiSse([
@@ -194,13 +194,24 @@ describe("no self-escalation through workspace files", () => {
       ]),
       openAiSse([textChunk("Done."), finishChunk("stop")]),
     );
+    // Decisions version 5: the gate asks for each protected path in every mode (docs/security.md).
     const run = await turnlog(["run", ...modelFlags(), "--mode", "auto-edit", "Set things up."]);
-    expect(run.code).toBe(0);
+    expect(run.code).toBe(3);
+    const sessionId = sessionIdIn(run.stdout);
+    expect(run.stdout).toContain("⏸  held for approval: write_file call_config · risk workspace-write · rule protected:turnlog.config.json");
+    expect(run.stdout).toContain("⏸  held for approval: write_file call_hook · risk workspace-write · rule protected:.git");
+    expect(run.stdout).toContain("⏸  held for approval: write_file call_git_config · risk workspace-write · rule protected:.git");
     for (const file of ["turnlog.config.json", ".git/hooks/pre-commit", ".git/config"]) expect(existsSync(path.join(workDir, file)), file).toBe(false);
+    expect(run.stdout).not.toContain("held for approval: write_file call_notes");
+
+    for (const callId of ["call_config", "call_git_config"]) expect((await turnlog(["deny", sessionId, callId, "--by", "alice"])).code).toBe(0);
+    expect((await turnlog(["approve", sessionId, "call_hook", "--by", "alice", "--note", "the hook I asked for"])).code).toBe(0);
+    const resume = await turnlog(["resume", sessionId]);
+    expect(resume.code).toBe(0);
+    expect(await readFile(path.join(workDir, ".git/hooks/pre-commit"), "utf8")).toBe("#!/bin/sh\ntouch pwned\n");
+    for (const file of ["turnlog.config.json", ".git/config"]) expect(existsSync(path.join(workDir, file)), file).toBe(false);
+    // The other file was written unasked, once the turn's held calls were answered.
     expect(await readFile(path.join(workDir, "notes-2.md"), "utf8")).toBe("fine\n");
-    const failures = (await eventsOf(sessionIdIn(run.stdout))).filter((event) => event.type === "turn.tool.failed").map((event) => (event.data as { callId: string; message: string }));
-    expect(failures.map((failure) => failure.callId)).toEqual(["call_config", "call_hook", "call_git_config"]);
-    expect(failures[0]?.message).toContain('refused: "turnlog.config.json" is turnlog.config.json, which this workspace protects from writes');
   });
 });
 

@@ -60,6 +60,11 @@ const jsonGoldens: Record<string, JsonGolden> = {
   // The same in full-auto with an uncontained shell: only `git status` runs unasked; `npm test`
   // asks (containment:uncontained) and a person approves it; the rest is asked about or blocked.
   "v4-uncontained-session.json": { versions: [4], tools: () => new ToolRegistry([...workspace().tools, fakeShell().runCommand]), gate: noMachine },
+  // The policy side of containment in auto-edit, uncontained, over a temp directory (deleted after
+  // recording) whose `.git` file names `.repo`: an exact read runs, two inexact ones ask; writes to
+  // .git/config, to .repo/hooks (through the gitdir link, recorded in gitLinks) and .vscode ask, a
+  // benign write runs; "always" on `npm test` covers `npm test` and not `npm test --prefix=…`.
+  "v5-policy-session.json": { versions: [5], tools: () => new ToolRegistry([...workspace().tools, fakeShell().runCommand]), gate: noMachine },
 };
 
 /** The LevelDB directories of version 1, as `turnlog demo` and `turnlog run` wrote them. */
@@ -147,6 +152,18 @@ describe("the first real decision change: a crash-interrupted provider attempt (
       expect.stringMatching(/call_2 run_command: ask \(command=approval:rm-rf-outside\) → allow \(mode:full-auto\)$/),
       expect.stringMatching(/call_3 run_command: block \(hard-block:command=forbidden:rm-rf-root\) → allow \(mode:full-auto\)$/),
       expect.stringMatching(/call_4 run_command: ask \(command=approval:credential-read\) → allow \(mode:full-auto\)$/),
+    ]);
+  });
+
+  it("version 5 previewed the other way: under version 4 the inexact reads, the protected writes and the wider npm test would have run unasked", async () => {
+    const report = await verifyReplay(load("v5-policy-session.json"), { registry: new ToolRegistry([...workspace().tools, fakeShell().runCommand]), gate: noMachine, decisionsVersion: 4 });
+    expect(report.changes.filter((change) => change.kind === "call").map(formatDecisionChange)).toEqual([
+      expect.stringMatching(/call_1 run_command: ask \(containment:inexact-read\) → allow \(command=safe:read-only\)$/),
+      expect.stringMatching(/call_2 run_command: ask \(containment:inexact-read\) → allow \(command=safe:read-only\)$/),
+      expect.stringMatching(/call_3 write_file: ask \(protected:\.git\) → allow \(mode:auto-edit\)$/),
+      expect.stringMatching(/call_4 write_file: ask \(protected:\.git\) → allow \(mode:auto-edit\)$/),
+      expect.stringMatching(/call_5 write_file: ask \(protected:\.vscode\) → allow \(mode:auto-edit\)$/),
+      expect.stringMatching(/call_9 run_command: ask \(mode:auto-edit\) → allow \(approval:command=npm test\)$/),
     ]);
   });
 

@@ -6,6 +6,7 @@ import type { ApprovalMode, PolicyInput, RiskClass, ToolPlan } from "../../src/i
 import { riskClasses } from "../../src/index.js";
 import { gateToolCall, type GatedTool } from "../../src/policy/gate.js";
 import { resolvePolicy } from "../../src/policy/default-policy.js";
+import { readGitLinks } from "../../src/util/git-links.js";
 import { resolveRealPath } from "../../src/util/real-path.js";
 
 const plan = (tool: string, input: unknown = {}): ToolPlan => ({ callId: "call_1", status: "planned", tool, input });
@@ -218,7 +219,8 @@ describe("gate", () => {
       const allowing = policy({ approvalMode: "ask", allow: [{ tool: "t" }] });
       expect(gateToolCall(plan("t", { command: "make" }), shell, allowing)).toMatchObject({ decision: "ask", rule: "containment:uncontained" });
       expect(gateToolCall(plan("t", { command: "make" }), sandboxed, allowing)).toMatchObject({ decision: "allow", rule: "allow:tool=t" });
-      const approved = { approvedTools: ["t"], approvedCommands: [{ tool: "t", prefix: "npm test" }] };
+      // Version 4's "always" covers the prefix (version 5's, the exact command: see below).
+      const approved = { approvedTools: ["t"], approvedCommands: [{ tool: "t", prefix: "npm test" }], decisionsVersion: 4 };
       expect(gate("npm test", shell, "ask", approved)).toMatchObject({ decision: "allow", rule: "approval:command=npm test", contained: false });
     });
 
@@ -238,6 +240,143 @@ describe("gate", () => {
         expect(gate("rm -rf ./build", shell, "full-auto", { decisionsVersion: version })).toMatchObject({ decision: "allow", rule: "mode:full-auto" });
         expect(gate("git status", shell, "ask", { decisionsVersion: version })).toMatchObject({ decision: "ask", rule: "mode:ask" });
       }
+    });
+  });
+
+  describe("the policy side of containment (decisions version 5)", () => {
+    const shell = tool("destructive-local", { command: ((input: { command: string }) => input.command) as never });
+    const sandboxed = tool("destructive-local", { command: ((input: { command: string }) => input.command) as never, contained: true });
+    const gate = (command: string, on: GatedTool, mode: ApprovalMode, environment: Parameters<typeof gateToolCall>[3] = {}) =>
+      gateToolCall(plan("t", { command }), on, policy({ approvalMode: mode }), environment);
+
+    const inexact = [
+      "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.fsmonitor GIT_CONFIG_VALUE_0='touch /tmp/x' git status",
+      `GIT_CONFIG_PARAMETERS="'core.fsmonitor'='touch /tmp/x'" git status`,
+      "GIT_EXTERNAL_DIFF=./evil.sh git diff",
+      "GIT_TRACE=/tmp/trace git status",
+      "PATH=.:$PATH ls",
+      "env GIT_TRACE=/tmp/t git status",
+      "export PATH=.; ls",
+      "cd sub && git status",
+      "git -c core.pager=./x log",
+      "git -C /elsewhere status",
+      "git --git-dir=/elsewhere/.git log",
+      "git diff --ext-diff",
+      "git diff --ext",
+      "git log --show-signature",
+      "git diff --textconv",
+      "./ls",
+      "ls $HOME",
+      "ls *",
+      "rg foo --pre=./evil",
+      "cat README.md\nls",
+      "ls\u202e",
+    ].map((text) => text.replaceAll("\\n", "\n").replaceAll("\\u202e", "\u202e"));
+
+    it("without a sandbox, asks for a known-safe read that is not exact, in every mode that runs reads", () => {
+      for (const command of inexact) {
+        for (const mode of ["ask", "auto-edit", "full-auto"] as const) {
+          expect(gate(command, shell, mode).decision, `${mode}: ${JSON.stringify(command)}`).toBe("ask");
+        }
+      }
+      expect(gate("GIT_TRACE=/tmp/trace git status", shell, "ask")).toMatchObject({ decision: "ask", rule: "containment:inexact-read", contained: false });
+    });
+
+    it("runs the exact twins unasked, contained or not", () => {
+      for (const command of ["git status", "git status --short", "git diff", "git diff --stat -- src", "git log --oneline -n 5", "ls", "ls -la src", "cat README.md", "cat README.md | head -n 3", "git status 2>/dev/null", "node --version", "grep -rn 'a$' src"]) {
+        for (const on of [shell, sandboxed]) expect(gate(command, on, "ask"), command).toMatchObject({ decision: "allow" });
+      }
+    });
+
+    it("inside a sandbox the same inexact reads still run unasked as reads: the sandbox contains them", () => {
+      expect(gate("GIT_TRACE=/tmp/trace git status", sandboxed, "ask")).toMatchObject({ decision: "allow", rule: "command=safe:read-only", contained: true });
+    });
+
+    it("under version 4 decides as those logs recorded", () => {
+      expect(gate("GIT_TRACE=/tmp/trace git status", shell, "ask", { decisionsVersion: 4 })).toMatchObject({ decision: "allow", rule: "command=safe:read-only" });
+    });
+
+    it('"always" covers the exact command the person saw, and nothing wider', () => {
+      const scope = JSON.stringify([["npm", "test"]]);
+      const always = { approvedTools: ["t"], approvedCommands: [{ tool: "t", prefix: "npm test", scope }] };
+      expect(gate("npm test", shell, "ask", always)).toMatchObject({ decision: "allow", rule: "approval:command=npm test" });
+      expect(gate("'npm'  test", shell, "ask", always)).toMatchObject({ decision: "allow", rule: "approval:command=npm test" });
+      for (const command of ["npm test --node-options=--import=data:text/javascript,x", "npm test --prefix=/other/project", "npm test -- --watch", "NODE_OPTIONS=--require=./x npm test", "npm test > /tmp/out"]) {
+        expect(gate(command, shell, "ask", always).decision, command).toBe("ask");
+      }
+      // An approval given under version 4 carries no scope: it covers nothing under version 5.
+      expect(gate("npm test", shell, "ask", { approvedTools: ["t"], approvedCommands: [{ tool: "t", prefix: "npm test" }] }).decision).toBe("ask");
+    });
+
+    describe("protected paths", () => {
+      const writer = tool("workspace-write", { name: "t", paths: ((input: { path: string }) => [input.path]) as never });
+      const reader = tool("read-only-local", { name: "t", paths: ((input: { path: string }) => [input.path]) as never });
+      const write = (file: string, input: PolicyInput = {}, environment: Parameters<typeof gateToolCall>[3] = {}) =>
+        gateToolCall(plan("t", { path: file }), writer, policy({ approvalMode: "full-auto", ...input }), environment);
+
+      it("asks in full-auto for every spelling of a protected path, naming the entry", () => {
+        const cases: [string, string][] = [
+          [".git/config", ".git"], [".git/hooks/pre-commit", ".git"], ["sub/.git/config", ".git"], [".GIT/config", ".git"], ["./.git/config", ".git"],
+          ["src/../.git/HEAD", ".git"], [".git./config", ".git"], ["/workspace/.git/info/exclude", ".git"], [".git", ".git"], [".vscode/tasks.json", ".vscode"],
+          [".idea/workspace.xml", ".idea"], [".devcontainer/devcontainer.json", ".devcontainer"], [".envrc", ".envrc"], ["turnlog.config.json", "turnlog.config.json"],
+        ];
+        for (const [file, entry] of cases) expect(write(file), file).toMatchObject({ decision: "ask", rule: `protected:${entry}` });
+      });
+
+      it("writes the benign twins by the mode", () => {
+        for (const file of ["src/git.ts", ".github/workflows/ci.yml", ".gitignore", ".gitattributes", "docs/.vscode.md", "sub/.envrc.example", "my.git/x"]) {
+          expect(write(file), file).toMatchObject({ decision: "allow", rule: "mode:full-auto" });
+        }
+      });
+
+      it("is not lifted by an allow rule or an \"always\" approval of the tool, and reading stays free", () => {
+        expect(write(".git/config", { allow: [{ tool: "t" }] }, { approvedTools: ["t"] })).toMatchObject({ decision: "ask", rule: "protected:.git" });
+        expect(gateToolCall(plan("t", { path: ".git/config" }), reader, policy({ approvalMode: "ask" }))).toMatchObject({ decision: "allow" });
+        // An explicit deny rule still denies, and read-only mode still writes nothing.
+        expect(write(".git/config", { deny: [{ tool: "t" }] })).toMatchObject({ decision: "deny" });
+        expect(write(".git/config", { approvalMode: "read-only" })).toMatchObject({ decision: "deny", rule: "mode:read-only" });
+        for (const mode of ["ask", "auto-edit"] as const) expect(write(".vscode/tasks.json", { approvalMode: mode })).toMatchObject({ decision: "ask", rule: "protected:.vscode" });
+      });
+
+      it("protects the host's names too", () => {
+        expect(write("secrets.cfg/a", { protectedNames: ["secrets.cfg"] })).toMatchObject({ decision: "ask", rule: "protected:secrets.cfg" });
+        expect(write("secrets.cfg/a")).toMatchObject({ decision: "allow" });
+      });
+
+      it("follows symlinks, git directories under other names and the directories git entries name", () => {
+        const base = realpathSync(mkdtempSync(join(tmpdir(), "turnlog-gate-protected-")));
+        const root = join(base, "workspace");
+        const repository = (directory: string) => {
+          mkdirSync(join(directory, "objects"), { recursive: true });
+          mkdirSync(join(directory, "refs"), { recursive: true });
+          writeFileSync(join(directory, "HEAD"), "ref: refs/heads/main\n");
+        };
+        repository(join(root, ".git"));
+        repository(join(root, "kept-elsewhere"));
+        mkdirSync(join(root, "wt"), { recursive: true });
+        writeFileSync(join(root, "wt", ".git"), "gitdir: ../kept-elsewhere\n");
+        symlinkSync(join(root, ".git"), join(root, "innocent"));
+        // A submodule: its `.git` file names .git/modules/sub, whose core.worktree is the checkout.
+        repository(join(root, ".git", "modules", "sub"));
+        writeFileSync(join(root, ".git", "modules", "sub", "config"), "[core]\n\tworktree = ../../../sub\n");
+        mkdirSync(join(root, "sub", "src"), { recursive: true });
+        writeFileSync(join(root, "sub", ".git"), "gitdir: ../.git/modules/sub\n");
+        // Not a repository: a HEAD file alone.
+        mkdirSync(join(root, "notes"), { recursive: true });
+        writeFileSync(join(root, "notes", "HEAD"), "a heading\n");
+        const onDisk = (file: string, environment: Parameters<typeof gateToolCall>[3]) =>
+          gateToolCall(plan("t", { path: file }), writer, resolvePolicy({ approvalMode: "full-auto", workspace: { root, trusted: true } }), environment);
+        const live = { realPath: resolveRealPath, gitLinks: readGitLinks };
+        expect(onDisk("innocent/hooks/pre-commit", live)).toMatchObject({ decision: "ask", rule: "protected:.git" });
+        expect(onDisk("kept-elsewhere/hooks/post-checkout", live)).toMatchObject({ decision: "ask", rule: "protected:.git" });
+        expect(onDisk("wt/../kept-elsewhere/config", live)).toMatchObject({ decision: "ask", rule: "protected:.git" });
+        expect(onDisk("wt/src/a.ts", live)).toMatchObject({ decision: "allow" });
+        expect(onDisk("sub/src/a.c", live)).toMatchObject({ decision: "allow" });
+        expect(onDisk("notes/HEAD", live)).toMatchObject({ decision: "allow" });
+        // Without git entries to read (a host that gives none), the names still hold.
+        expect(onDisk("innocent/config", { realPath: resolveRealPath })).toMatchObject({ decision: "ask", rule: "protected:.git" });
+        expect(onDisk("kept-elsewhere/config", { realPath: resolveRealPath })).toMatchObject({ decision: "allow" });
+      });
     });
   });
 

@@ -172,11 +172,13 @@ export async function createRunRuntime(options: RunRuntimeOptions): Promise<RunR
     // The log's own directory is often inside the workspace (./.turnlog): never a write target.
     // The model's shell never holds the provider's key, whatever its variable is called
     // (`--api-key-env LLM_AUTH` is not a secret-looking name).
-    // Nor are the files that would let a model raise its own permissions or run code on the
-    // person's next step: the run's config (mode, MCP servers) and git's hooks and config.
+    // The files that would let a model raise its own permissions or run code on the person's next
+    // step — the run's config (mode, MCP servers), git's hooks and config — are written only in a
+    // call a person approved (the gate asks for them from decisions version 5; docs/security.md).
     tools: workspaceTools({
       root,
-      protectedPaths: [...logDirectoryOf(options.log), ...selfEscalationPaths],
+      protectedPaths: logDirectoryOf(options.log),
+      approvalPaths: selfEscalationPaths,
       env: commandEnvironment(process.env, record.apiKeyEnv),
       ...(sandbox.sandbox !== undefined ? { sandbox: sandbox.sandbox } : {}),
     }),
@@ -324,6 +326,9 @@ function sameFlags(a: ToolSnapshot["flags"], b: ToolSnapshot["flags"]): boolean 
   return a.serial === b.serial && a.idempotent === b.idempotent && a.command === b.command && (a.paths ?? false) === (b.paths ?? false);
 }
 
-/** Workspace files a model must not write with the file tools (relative to the workspace root). */
+/**
+ * Workspace files the file tools write only in a call a person approved, and the sandbox mounts
+ * read-only (relative to the workspace root): `workspaceTools({ approvalPaths })`.
+ */
 export const selfEscalationPaths: readonly string[] = ["turnlog.config.json", ".git/hooks", ".git/config"];
 

@@ -6,6 +6,7 @@ import type { ToolContext, ToolDefinition, ToolResult } from "../define-tool.js"
 import { defineTool } from "../define-tool.js";
 import type { ExceededLimit, WrappedCommand } from "./command-sandbox.js";
 import { HeadTailBuffer } from "./head-tail-buffer.js";
+import { uncontainedEnvironment } from "./read-environment.js";
 import { resolveWorkspacePath } from "./workspace-path.js";
 import type { WorkspaceToolSettings } from "./workspace-tool-settings.js";
 import { resultHeadroomChars } from "./workspace-tool-settings.js";
@@ -106,7 +107,7 @@ function runShell(command: string, cwd: string, settings: WorkspaceToolSettings,
     let contained: WrappedCommand | undefined;
     try {
       contained = sandbox?.wrap({ shell: settings.shell, command, cwd, root: cwd, readOnly: [...settings.protectedPaths, ...(ctx.protectedPaths ?? [])], env: settings.env() });
-      const spawned = contained ?? { file: settings.shell, args: ["-c", command], env: settings.env() };
+      const spawned = contained ?? { file: settings.shell, args: ["-c", command], env: uncontainedEnvironment(settings.env(), ctx.clearance, cwd) };
       const inputs = contained?.inputs ?? [];
       // detached: the shell (or the sandbox holding it) leads a new process group, so its children can be killed with it.
       child = spawn(spawned.file, spawned.args, { cwd, env: spawned.env, detached: true, stdio: ["ignore", "pipe", "pipe", ...inputs.map(() => "pipe" as const)] });

@@ -359,14 +359,18 @@ export function fsFailure(action: string, display: string, error: unknown): stri
 
 /**
  * A path a tool is about to write: resolved inside the workspace like any path, and refused when it
- * lies in a protected path (the log's directory, say) — one check for every writing tool.
+ * lies in a protected path (the log's directory, say) — one check for every writing tool. A path
+ * the host protects only until a person approves (`approvalPaths`) is written in an approved call.
  */
 function resolveWriteTarget(settings: WorkspaceToolSettings, ctx: ToolContext, asked: string): WorkspacePath {
   const target = resolveWorkspacePath(settings.root, ctx.workspace.root, asked);
   if (!target.ok) return target;
-  const guarded = protectedPathOf(target.absolute, [...settings.protectedPaths, ...(ctx.protectedPaths ?? [])]);
+  const approved = ctx.clearance?.approvedBy !== undefined;
+  const refused = [...settings.protectedPaths.filter((entry) => !approved || !settings.approvalPaths.includes(entry)), ...(ctx.protectedPaths ?? [])];
+  const guarded = protectedPathOf(target.absolute, refused);
   if (guarded === undefined) return target;
   const shown = path.relative(target.root, guarded).split(path.sep).join("/") || ".";
+  if (settings.approvalPaths.includes(guarded)) return { ok: false, message: `refused: "${asked}" is in ${shown}, which this workspace writes only in a call a person approved` };
   if (guarded === target.absolute || shown === target.display) return { ok: false, message: `refused: "${asked}" is ${shown}, which this workspace protects from writes` };
   return { ok: false, message: `refused: "${asked}" is inside ${shown}, which this workspace protects from writes` };
 }

@@ -8,7 +8,7 @@ import { defaultMaxResultChars } from "../define-tool.js";
  * @example
  * const settings: WorkspaceToolSettings = {
  *   root: "/work/app", commandTimeoutMs: 60_000, maxOutputChars: 12_000, shell: "/bin/sh", env: () => ({ PATH: "/usr/bin" }),
- *   protectedPaths: ["/work/app/.turnlog"], allowHardLinks: false,
+ *   protectedPaths: ["/work/app/.turnlog"], approvalPaths: [], allowHardLinks: false,
  * };
  */
 export interface WorkspaceToolSettings {
@@ -19,8 +19,13 @@ export interface WorkspaceToolSettings {
   shell: string;
   /** The environment of `run_command`'s shell, read at each call. */
   env: () => Record<string, string | undefined>;
-  /** Absolute paths `write_file` and `edit_file` never write into (e.g. the log's own directory). */
+  /**
+   * Absolute paths `write_file` and `edit_file` do not write into unasked, read-only in the sandbox:
+   * the host's `protectedPaths` (never written: the log's own directory) and its `approvalPaths`.
+   */
   protectedPaths: readonly string[];
+  /** Those of `protectedPaths` the file tools write once a person approved the call (`approvalPaths`). */
+  approvalPaths: readonly string[];
   /** Whether the reading tools open a file with more than one link (see `single-link-file.ts`). */
   allowHardLinks: boolean;
   /** Where `run_command` runs its shell; absent: directly, uncontained. */

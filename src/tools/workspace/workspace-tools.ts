@@ -37,6 +37,14 @@ export interface WorkspaceToolsOptions {
    */
   protectedPaths?: readonly string[];
   /**
+   * Paths inside the workspace that `write_file` and `edit_file` write only in a call a person
+   * approved — the protected entries the gate asks for in every mode from decisions version 5
+   * (`.git/config`, `.git/hooks`, `turnlog.config.json`, …; docs/security.md, "Protected paths") —
+   * and that the sandbox mounts read-only like `protectedPaths`. A call that ran without a person's
+   * approval (an older session's, or a host calling the tool directly) is refused.
+   */
+  approvalPaths?: readonly string[];
+  /**
    * Whether `read_file`, `edit_file` and `search_text` open a regular file that has more than one
    * link. Default `false`: a hard link is a file inside the workspace that may be a file outside it
    * under a second name (`ln ~/.ssh/id_ed25519 notes.txt`), so it is refused (`search_text` skips
@@ -86,7 +94,8 @@ export function workspaceTools(options: WorkspaceToolsOptions): ToolDefinition[]
     shell,
     // Read at each call, so a host that changes its environment later is followed.
     env: env === undefined ? () => withoutSecretVariables(process.env) : () => ({ ...env }),
-    protectedPaths: (options.protectedPaths ?? []).map((entry) => path.resolve(options.root, entry)),
+    protectedPaths: [...(options.protectedPaths ?? []), ...(options.approvalPaths ?? [])].map((entry) => path.resolve(options.root, entry)),
+    approvalPaths: (options.approvalPaths ?? []).map((entry) => path.resolve(options.root, entry)),
     allowHardLinks: options.allowHardLinks === true,
     ...(options.sandbox !== undefined ? { sandbox: options.sandbox } : {}),
   };
