@@ -52,6 +52,9 @@ export const exampleSecrets: Record<DetectedSecretKind, string> = {
   "onepassword-token": `ops_eyJ${"TESTONLY0a1b2C3d4E5f6G7h8I9j".repeat(4)}fQ==`,
   "webhook-url": "T00000000/B00000000/TESTONLY0a1b2c3d4e5f6g7h",
   "azure-key": "TESTONLY0a1b2c3d4e5f6g7h8i9j0k1l2m3n4o5p6q7r8s9t0u1v2w3x4y5z6A7B8C9D+==",
+  // A PyPI upload token, one of gitleaks' vendored formats; assembled so that no scanner of this
+  // repository's source mistakes the file for a leak.
+  "gitleaks-rule": ["pypi", "AgEIcHlwaS5vcmc" + "TESTONLY0a1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8S9t0U1v2W3x4Y5z6"].join("-"),
   "aws-secret-access-key": "TESTONLYwJalrXUtnFEMI/K7MDENG/bPxRfiCYzq",
   "command-credential": "TESTONLY-mysql-pw-0a1b",
   "high-entropy": "TESTONLYq8Zr3Xv5Lp1Wn7Ks2Dj9",
@@ -83,6 +86,7 @@ export const exampleSecretTexts: Record<DetectedSecretKind, string> = {
   "onepassword-token": exampleSecrets["onepassword-token"],
   "webhook-url": `curl -X POST https://hooks.slack.com/services/${exampleSecrets["webhook-url"]} -d '{"text":"deployed"}'`,
   "azure-key": `DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=${exampleSecrets["azure-key"]};EndpointSuffix=core.windows.net`,
+  "gitleaks-rule": exampleSecrets["gitleaks-rule"],
   "aws-secret-access-key": exampleSecrets["aws-secret-access-key"],
   "command-credential": `mysql -u root -p${exampleSecrets["command-credential"]} app < dump.sql`,
   "high-entropy": `X_SESSION=${exampleSecrets["high-entropy"]}`,

@@ -73,6 +73,8 @@ export const secretKinds = [
   "shopify-token",
   "linear-key",
   "onepassword-token",
+  /** A format one of gitleaks' vendored rules found (`vendored-secret-rules.ts`); `rule` names it. */
+  "gitleaks-rule",
   "aws-secret-access-key",
   "url-credentials",
   "webhook-url",

@@ -27,6 +27,7 @@
 import type { SecretFinding, SecretKind } from "./secret-detector.js";
 import { isSecretFieldName, isSecretQueryParameterName, isSecretVariableName, nameWords } from "../../util/secret-names.js";
 import { isKeyLikeExemptName, isKeyLikeValue, shannonEntropy } from "./secret-entropy.js";
+import { scanVendoredRules } from "./vendored-secret-rules.js";
 
 /** The replacement text; a value equal to it is already redacted and never a finding again. */
 export const redactionMarker = "[REDACTED]";
@@ -584,8 +585,40 @@ export function scanForSecrets(text: string, known?: KnownSecrets): SecretFindin
   scanCommandCredentials(text, report);
   scanTwilio(text, report);
   scanUnlabelledAwsSecrets(text, report);
+  addVendoredFindings(text, findings);
   known?.scan(text, report);
   return findings;
+}
+
+/**
+ * gitleaks' findings (`vendored-secret-rules.ts`) where no hand-written rule found anything: where
+ * one did, its span wins, because it keeps the structure as the detector always has (a Slack
+ * webhook keeps `https://hooks.slack.com/services/`, `curl --user '…'` its quotes, `Bearer` its
+ * scheme), while gitleaks' span is whatever its regular expression's group holds.
+ */
+function addVendoredFindings(text: string, findings: SecretFinding[]): void {
+  const vendoredFindings = scanVendoredRules(text);
+  if (vendoredFindings.length === 0) return;
+  // The hand-written spans, merged and sorted, for a binary search per vendored finding.
+  const covered: { start: number; end: number }[] = [];
+  for (const finding of [...findings].sort((left, right) => left.start - right.start)) {
+    const last = covered.at(-1);
+    if (last !== undefined && finding.start <= last.end) last.end = Math.max(last.end, finding.end);
+    else covered.push({ start: finding.start, end: finding.end });
+  }
+  for (const finding of vendoredFindings) {
+    let low = 0;
+    let high = covered.length;
+    // The first covered span that ends after this finding starts.
+    while (low < high) {
+      const middle = (low + high) >> 1;
+      if (covered[middle]!.end <= finding.start) low = middle + 1;
+      else high = middle;
+    }
+    const next = covered[low];
+    if (next !== undefined && next.start < finding.end) continue;
+    findings.push({ kind: "gitleaks-rule", start: finding.start, end: finding.end });
+  }
 }
 
 /**
