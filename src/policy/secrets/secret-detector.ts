@@ -73,6 +73,10 @@ export const secretKinds = [
   "shopify-token",
   "linear-key",
   "onepassword-token",
+  /** A format neither gitleaks nor secretlint has (Groq, xAI, Replicate, Google OAuth, Supabase, Tencent, Telegram). */
+  "provider-token",
+  /** Base64 that decodes to text holding a secret (kubeconfig `client-key-data`, a base64'd `.env`, Docker `auths`). */
+  "encoded-secret",
   /** A format one of gitleaks' vendored rules found (`vendored-secret-rules.ts`); `rule` names it. */
   "gitleaks-rule",
   "aws-secret-access-key",
