@@ -73,7 +73,7 @@ export const secretKinds = [
   "shopify-token",
   "linear-key",
   "onepassword-token",
-  /** A format neither gitleaks nor secretlint has (Groq, xAI, Replicate, Google OAuth, Supabase, Tencent, Telegram). */
+  /** A format gitleaks and secretlint lack or find only near a word (Groq, xAI, Replicate, Google OAuth, Supabase, Tencent, Telegram, Discord, Figma, Facebook, Twitter). */
   "provider-token",
   /** Base64 that decodes to text holding a secret (kubeconfig `client-key-data`, a base64'd `.env`, Docker `auths`). */
   "encoded-secret",

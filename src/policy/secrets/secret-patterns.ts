@@ -97,7 +97,7 @@ const formatRules: readonly FormatRule[] = [
   { kind: "shopify-token", pattern: /(?<![A-Za-z0-9_])shp(?:pa|ca|at|ss)_[A-Za-z0-9]{32,64}(?![A-Za-z0-9_])/g },
   { kind: "linear-key", pattern: /(?<![A-Za-z0-9_])lin_api_[A-Za-z0-9_]{32,128}(?![A-Za-z0-9_])/g },
   { kind: "onepassword-token", pattern: /(?<![A-Za-z0-9_])ops_eyJ[A-Za-z0-9+/=]{100,1280}(?![A-Za-z0-9+/=])/g },
-  // Formats gitleaks (at the vendored commit) and secretlint lack: Groq `gsk_`, xAI `xai-`,
+  // Formats gitleaks (at the vendored commit) and secretlint lack, or find only near a word: Groq `gsk_`, xAI `xai-`,
   // Replicate `r8_`, Google OAuth client secrets `GOCSPX-`, access tokens `ya29.` and refresh tokens
   // `1//0…`, Supabase `sbp_` and `sb_secret_`, Tencent Cloud SecretIds `AKID`, and a Telegram bot
   // token without the word "telegram" near it (gitleaks' rule needs that word).
@@ -110,6 +110,17 @@ const formatRules: readonly FormatRule[] = [
   { kind: "provider-token", pattern: /(?<![A-Za-z0-9])(?:sbp_[a-f0-9]{40}|sb_secret_[A-Za-z0-9_-]{20,})(?![A-Za-z0-9])/g, accept: hasDigit },
   { kind: "provider-token", pattern: /(?<![A-Za-z0-9])AKID[A-Za-z0-9]{32}(?![A-Za-z0-9])/g, accept: (match) => hasDigit(match.slice(4)) && /[a-z]/.test(match) },
   { kind: "provider-token", pattern: /(?<![A-Za-z0-9:])[0-9]{8,10}:AA[A-Za-z0-9_-]{33}(?![A-Za-z0-9_-])/g },
+  // A Discord bot token (base64 of the bot's ID, a timestamp, an HMAC), a Figma personal access
+  // token, a Facebook user or app access token (gitleaks knows only page tokens, `EAAM`/`EAAC`), a
+  // Twitter/X app bearer token (22 `A`s first; gitleaks needs the word "twitter" near it).
+  {
+    kind: "provider-token",
+    pattern: /(?<![A-Za-z0-9_.-])[MN][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}(?![A-Za-z0-9_.-])/g,
+    accept: (match) => hasDigit(match) && /[a-z]/.test(match),
+  },
+  { kind: "provider-token", pattern: /(?<![A-Za-z0-9])figd_[A-Za-z0-9_-]{40,}/g, accept: hasDigit },
+  { kind: "provider-token", pattern: /(?<![A-Za-z0-9])EAA[BCDGIMU][A-Za-z0-9]{80,}/g, accept: (match) => hasDigit(match) && /[a-z]/.test(match) },
+  { kind: "provider-token", pattern: /(?<![A-Za-z0-9])A{22}[A-Za-z0-9%]{60,}/g, accept: (match) => hasDigit(match) && /[a-z]/.test(match) },
 ];
 
 /** Values that are a reference or a placeholder, not a secret: `$TOKEN`, `${DB_PASSWORD}`, `%KEY%`, `<your-key>`. */
