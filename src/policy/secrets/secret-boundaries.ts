@@ -55,7 +55,8 @@ export function scanWrappedSecrets(text: string, scan: Scan, report: (finding: F
   const lines = linesOf(text);
   let index = 0;
   while (index < lines.length) {
-    const first = keyPart(text, lines[index]!);
+    const line = lines[index]!;
+    const first = line.end - line.start < minimumWrapWidth ? undefined : keyPart(text, line);
     if (first === undefined || first.end - first.start < minimumWrapWidth) {
       index += 1;
       continue;
@@ -104,8 +105,53 @@ function reportJoined(text: string, block: readonly Segment[], scan: Scan, repor
   }
 }
 
-/** A base64 run worth decoding: long enough to hold a credential in a line of text. */
-const base64Run = /(?<![A-Za-z0-9+/=_-])(?:[A-Za-z0-9+/]{4}){6,}(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?(?![A-Za-z0-9+/=_-])/g;
+/** The shortest base64 run worth decoding: long enough to hold a credential in a line of text. */
+const minimumEncodedLength = 24;
+
+/** Whether a UTF-16 code is a base64 character: a letter, a digit, `+` or `/`. */
+function isBase64Code(code: number): boolean {
+  return (code >= 48 && code <= 57) || (code >= 65 && code <= 90) || (code >= 97 && code <= 122) || code === 43 || code === 47;
+}
+
+/** Whether a UTF-16 code is a hexadecimal digit. */
+function isHexCode(code: number): boolean {
+  return (code >= 48 && code <= 57) || (code >= 65 && code <= 70) || (code >= 97 && code <= 102);
+}
+
+/**
+ * The base64 runs of `text` worth decoding: maximal runs of base64 characters with their `=`
+ * padding, a multiple of 4 long, not touching `_`, `-` or `.` (an identifier, base64url, a JWT),
+ * and not hexadecimal (hashes and SHAs, the commonest long runs in a tool output, are never base64
+ * of text). Found by hand, each character read once: a regular expression for it, with or without
+ * look-arounds, cost several times more on a 12 000-character output.
+ */
+function base64Runs(text: string): { start: number; end: number }[] {
+  const runs: { start: number; end: number }[] = [];
+  let index = 0;
+  while (index < text.length) {
+    if (!isBase64Code(text.charCodeAt(index))) {
+      index += 1;
+      continue;
+    }
+    const start = index;
+    let hexadecimal = true;
+    for (; index < text.length; index += 1) {
+      const code = text.charCodeAt(index);
+      if (!isBase64Code(code)) break;
+      if (hexadecimal && !isHexCode(code)) hexadecimal = false;
+    }
+    let end = index;
+    while (end < text.length && end - index < 2 && text.charCodeAt(end) === 61) end += 1;
+    index = end;
+    if (hexadecimal || end - start < minimumEncodedLength || (end - start) % 4 !== 0) continue;
+    const before = text[start - 1];
+    const after = text[end];
+    if ((before !== undefined && /[_.=-]/.test(before)) || (after !== undefined && /[_.=-]/.test(after))) continue;
+    runs.push({ start, end });
+  }
+  return runs;
+}
+
 /** How deep base64 inside base64 is followed (a kubeconfig in a secret manifest is two). */
 const maximumDepth = 2;
 
@@ -120,17 +166,16 @@ function decodedText(bytes: Buffer): string | undefined {
 
 /**
  * Base64 blobs that decode to text holding a secret: the blob is the finding. Only runs of at least
- * 24 characters are decoded, and only text is scanned, so hashes, integrity strings and images
+ * 24 characters (long enough to hold a credential in a line of text) are decoded, and only text is scanned, so hashes, integrity strings and images
  * (which decode to bytes) cost one decode and stay readable.
  */
 export function scanEncodedSecrets(text: string, scan: Scan, report: (start: number, end: number) => void, depth = 0): void {
   if (depth >= maximumDepth) return;
-  // `matchAll` iterates a copy of the pattern: the nested scan below uses it too.
-  for (const match of text.matchAll(base64Run)) {
-    const decoded = decodedText(Buffer.from(match[0], "base64"));
+  for (const run of base64Runs(text)) {
+    const decoded = decodedText(Buffer.from(text.slice(run.start, run.end), "base64"));
     if (decoded === undefined) continue;
     let found = scan(decoded).length > 0;
     if (!found) scanEncodedSecrets(decoded, scan, () => (found = true), depth + 1);
-    if (found) report(match.index, match.index + match[0].length);
+    if (found) report(run.start, run.end);
   }
 }

@@ -638,7 +638,7 @@ function scanPuttyKeys(text: string, report: Report): void {
 const dockerAuth = /(\\?)"auth\1"[ \t]*:[ \t]*\1"([A-Za-z0-9+/]{8,}={0,2})\1"/dg;
 
 function scanDockerAuths(text: string, report: Report): void {
-  if (!text.includes("auth")) return;
+  if (!text.includes('"auth')) return;
   for (const match of matchesOf(text, dockerAuth)) {
     const indices = match.indices?.[2];
     if (indices === undefined) continue;
