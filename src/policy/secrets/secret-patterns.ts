@@ -2,24 +2,19 @@
  * The text patterns of the secret detector (`secret-detector.ts`): each scanner reports the span
  * of a secret *value* in a string, overlapping spans are merged by the detector.
  *
- * Hand-written scanners, with secretlint's recommended rules taken as data. The maintained
- * scanners (secretlint, gitleaks rule sets) are asynchronous, load rule packages and configuration,
- * and report findings for lint output; this detector must be synchronous (it runs inside the pure
- * planning path), must give exact value spans so redaction keeps the structure
- * (`?token=[REDACTED]&page=2`, `Bearer [REDACTED]`), and must understand names (`"apiKey":`,
- * `DB_PASSWORD=`) with the same rules as the JSON-key redaction, so that persistence redaction and
- * native-replay safety can never disagree. Measured on the same typical 12 000-character tool
- * output (`bench/redaction.ts`), secretlint 11.7.1's `lintSource` with
- * `@secretlint/secretlint-rule-preset-recommend` takes about 0.3–0.7 ms (an awaited promise per
- * text) against 0.8–1.5 ms here: cheaper, for 13 formats and no names, places or entropy; its
- * preset also lacks Stripe, GitLab, Hugging Face, Twilio and Azure, which are here.
- *
- * The format rules marked "secretlint" below are that preset's regular expressions (MIT,
- * https://github.com/secretlint/secretlint, packages/@secretlint/secretlint-rule-*, version
- * 11.7.1), adapted to report the value span and to share this file's token boundaries; the
- * others follow gitleaks' rule definitions (MIT, https://github.com/gitleaks/gitleaks,
- * config/gitleaks.toml) where it has one. When either project adds a format, add it here with its
- * benign twin in `test/policy/secret-detector.test.ts`.
+ * The maintained rule set is gitleaks' (`vendored-secret-rules.ts`, data in `gitleaks-rules.json`;
+ * docs/security.md, "Secret rules"). The scanners here are what it lacks: places and names
+ * (`Authorization`, URL user-info, query parameters, `"apiKey":`, `DB_PASSWORD=`, read with the same
+ * rules as the JSON-key redaction, so persistence redaction and native-replay safety never
+ * disagree), credentials on command lines and in `.netrc`, PuTTY and Docker config files, the
+ * entropy rule, and formats gitleaks does not have. Some formats are here too because their exact
+ * value spans keep the structure (`?token=[REDACTED]&page=2`, `Bearer [REDACTED]`, a webhook's
+ * host): where one of these and a gitleaks rule find the same secret, this span wins. The format
+ * rules marked "secretlint" are that project's recommended preset (MIT,
+ * https://github.com/secretlint/secretlint, version 11.7.1), adapted to report the value span.
+ * When a format is added here, add it with its benign twin to
+ * `test/policy/secrets/secret-detector.test.ts` and to the corpus
+ * (`test/policy/secrets/credential-corpus.ts`).
  *
  * Every pattern is anchored with a look-behind at the start of its token, so a scan tries each
  * token once and stays linear on long input.
