@@ -79,7 +79,7 @@ export const secretKinds = [
   "shopify-token",
   "linear-key",
   "onepassword-token",
-  /** A format gitleaks and secretlint lack or find only near a word (Groq, xAI, Replicate, Google OAuth, Supabase, Tencent, Telegram, Discord, Figma, Facebook, Twitter). */
+  /** A format gitleaks and secretlint lack or find only near a word (Groq, xAI, Replicate, Google OAuth, Supabase, Tencent, Telegram, Discord, Figma, Facebook, Twitter, Mapbox). */
   "provider-token",
   /** Base64 that decodes to text holding a secret (kubeconfig `client-key-data`, a base64'd `.env`, Docker `auths`). */
   "encoded-secret",

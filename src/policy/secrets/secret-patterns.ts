@@ -106,7 +106,7 @@ const formatRules: readonly FormatRule[] = [
   { kind: "provider-token", pattern: /(?<![A-Za-z0-9])AKID[A-Za-z0-9]{32}(?![A-Za-z0-9])/g, accept: (match) => hasDigit(match.slice(4)) && /[a-z]/.test(match) },
   { kind: "provider-token", pattern: /(?<![A-Za-z0-9:])[0-9]{8,10}:AA[A-Za-z0-9_-]{33}(?![A-Za-z0-9_-])/g },
   // A Discord bot token (base64 of the bot's ID, a timestamp, an HMAC), a Figma personal access
-  // token, a Facebook user or app access token (gitleaks knows only page tokens, `EAAM`/`EAAC`), a
+  // token (and a Mapbox secret token, next), a Facebook user or app access token (gitleaks knows only page tokens, `EAAM`/`EAAC`), a
   // Twitter/X app bearer token (22 `A`s first; gitleaks needs the word "twitter" near it).
   {
     kind: "provider-token",
@@ -114,6 +114,8 @@ const formatRules: readonly FormatRule[] = [
     accept: (match) => hasDigit(match) && /[a-z]/.test(match),
   },
   { kind: "provider-token", pattern: /(?<![A-Za-z0-9])figd_[A-Za-z0-9_-]{40,}/g, accept: hasDigit },
+  // A Mapbox secret token (`sk.` + a JWT-like body; gitleaks has only the public `pk.` one).
+  { kind: "provider-token", pattern: /(?<![A-Za-z0-9.])sk\.eyJ[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{20,}(?![A-Za-z0-9_-])/g },
   { kind: "provider-token", pattern: /(?<![A-Za-z0-9])EAA[BCDGIMU][A-Za-z0-9]{80,}/g, accept: (match) => hasDigit(match) && /[a-z]/.test(match) },
   { kind: "provider-token", pattern: /(?<![A-Za-z0-9])A{22}[A-Za-z0-9%]{60,}/g, accept: (match) => hasDigit(match) && /[a-z]/.test(match) },
 ];
