@@ -7,7 +7,8 @@
  * one of its keywords (lower-cased), then its regular expression; the secret is its `secretGroup`
  * (or the first non-empty group, or the whole match); a secret whose Shannon entropy does not
  * exceed the rule's threshold, or that a global or rule allowlist allows (a regex on the secret,
- * the match or the line; a stopword in the secret), is no finding. File paths and commits, which a
+ * the match or the line; a stopword in the secret), is no finding — nor is a bare git SHA, digest
+ * or UUID (`isBareDigest`), the benign twin this runtime adds to every rule. File paths and commits, which a
  * logged text does not have, are left out by the conversion.
  *
  * The keyword prefilter is one pass over the text through an automaton of all keywords, so that
@@ -201,6 +202,20 @@ function isAllowed(lists: readonly Allowlist[], secret: string, match: string, l
   return false;
 }
 
+/** A git SHA (40 or 64 hex), a sha256 digest or a UUID. */
+const digestShaped = /^(?:[0-9a-fA-F]{40}|[0-9a-fA-F]{64}|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$/;
+
+/**
+ * The benign twin of every rule: a value shaped like a git SHA, a digest or a UUID that stands
+ * alone — the match holds nothing but the value and punctuation, no name — is that, not a key.
+ * gitleaks' `sourcegraph-access-token` takes any 40 hex characters once "sourcegraph" is somewhere
+ * in the text, which would redact every commit SHA of a tool output that mentions it. A hex value
+ * a rule finds after a name (`discord_token = …`, `heroku_api_key: <uuid>`) is still found.
+ */
+function isBareDigest(secret: string, matchText: string): boolean {
+  return digestShaped.test(secret) && !/[A-Za-z0-9]/.test(matchText.replace(secret, ""));
+}
+
 /**
  * Every gitleaks finding in `text`: keyword prefilter, regular expression, entropy threshold,
  * global and rule allowlists.
@@ -232,6 +247,7 @@ export function scanVendoredRules(text: string): VendoredFinding[] {
       if (secret.length === 0) continue;
       if (rule.entropy !== 0 && shannonEntropy(secret) <= rule.entropy) continue;
       const matchText = match[0];
+      if (isBareDigest(secret, matchText)) continue;
       const line = (): string => lineOf(text, match.index, match.index + matchText.length);
       if (isAllowed(globalAllowlists, secret, matchText, line) || isAllowed(rule.allowlists, secret, matchText, line)) continue;
       findings.push({ ruleId: rule.id, start, end });

@@ -149,3 +149,21 @@ describe("boundaries, each with its benign twin", () => {
     }
   });
 });
+
+describe("the benign twin every vendored rule keeps", () => {
+  it("leaves a bare git SHA, sha256 digest or UUID alone even where a rule's keyword is in the text", () => {
+    const text = [
+      "cloning sourcegraph/sourcegraph",
+      "HEAD is now at 3f786850e387550fdab836ed7e6dc881de23001b",
+      "digest 8cf5f101e6554264239d9d4b4b4bf0a4f391c79a7a1934f5c7000a7b0ea1f644",
+      "request 9f89416f-5441-4430-9d9f-a419b1a132d8",
+    ].join("\n");
+    expect(scanVendoredRules(text)).toEqual([]);
+    expect(redactText(text).text).toBe(text);
+  });
+
+  it("still finds a hex value a rule finds after a name", () => {
+    const text = `discord_token = "${"0f1e2d3c4b5a6978".repeat(4)}"`;
+    expect(scanVendoredRules(text).map((finding) => finding.ruleId)).toContain("discord-api-token");
+  });
+});
