@@ -20,8 +20,8 @@ const privateKeyBlock = [
 /** The kinds the detector finds by itself (a `known-secret` is one the host registered). */
 export type DetectedSecretKind = Exclude<SecretKind, "known-secret">;
 export const detectedSecretKinds = secretKinds.filter((kind): kind is DetectedSecretKind => kind !== "known-secret");
-/** Formats that are hexadecimal, so their examples cannot contain the marker. */
-export const hexadecimalKinds: ReadonlySet<SecretKind> = new Set(["twilio-key"]);
+/** Formats that are hexadecimal or encoded, so their examples cannot contain the marker as it is. */
+export const hexadecimalKinds: ReadonlySet<SecretKind> = new Set(["twilio-key", "encoded-secret"]);
 
 /** A value a host registers as secret (a provider key with no known format), and a text with it. */
 export const exampleKnownSecret = "TESTONLY.known.provider.value-0a1b2c";
@@ -52,6 +52,12 @@ export const exampleSecrets: Record<DetectedSecretKind, string> = {
   "onepassword-token": `ops_eyJ${"TESTONLY0a1b2C3d4E5f6G7h8I9j".repeat(4)}fQ==`,
   "webhook-url": "T00000000/B00000000/TESTONLY0a1b2c3d4e5f6g7h",
   "azure-key": "TESTONLY0a1b2c3d4e5f6g7h8i9j0k1l2m3n4o5p6q7r8s9t0u1v2w3x4y5z6A7B8C9D+==",
+  // A PyPI upload token, one of gitleaks' vendored formats; assembled so that no scanner of this
+  // repository's source mistakes the file for a leak.
+  "provider-token": ["gsk", "TESTONLY0a1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8S9t0U1v"].join("_"),
+  // A base64'd `.env`, as `kubectl get secret -o yaml` or a CI variable holds one.
+  "encoded-secret": Buffer.from("APP_NAME=demo\nDATABASE_PASSWORD=TESTONLY-encoded-0a1b2c3d\n").toString("base64"),
+  "gitleaks-rule": ["pypi", "AgEIcHlwaS5vcmc" + "TESTONLY0a1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8S9t0U1v2W3x4Y5z6"].join("-"),
   "aws-secret-access-key": "TESTONLYwJalrXUtnFEMI/K7MDENG/bPxRfiCYzq",
   "command-credential": "TESTONLY-mysql-pw-0a1b",
   "high-entropy": "TESTONLYq8Zr3Xv5Lp1Wn7Ks2Dj9",
@@ -83,6 +89,9 @@ export const exampleSecretTexts: Record<DetectedSecretKind, string> = {
   "onepassword-token": exampleSecrets["onepassword-token"],
   "webhook-url": `curl -X POST https://hooks.slack.com/services/${exampleSecrets["webhook-url"]} -d '{"text":"deployed"}'`,
   "azure-key": `DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=${exampleSecrets["azure-key"]};EndpointSuffix=core.windows.net`,
+  "provider-token": exampleSecrets["provider-token"],
+  "encoded-secret": exampleSecrets["encoded-secret"],
+  "gitleaks-rule": exampleSecrets["gitleaks-rule"],
   "aws-secret-access-key": exampleSecrets["aws-secret-access-key"],
   "command-credential": `mysql -u root -p${exampleSecrets["command-credential"]} app < dump.sql`,
   "high-entropy": `X_SESSION=${exampleSecrets["high-entropy"]}`,

@@ -5,6 +5,11 @@
  *
  * What it finds, and what it leaves alone, with the reason for each decision:
  *
+ * - **gitleaks' rules**, vendored as data with their provenance (`vendored-secret-rules.ts`;
+ *   docs/security.md, "Secret rules"): some 150 services' formats, each with its keywords, entropy
+ *   threshold and allowlists.
+ * - **Boundaries** (`secret-boundaries.ts`): a format glued to a word, a key wrapped over lines or
+ *   JSON `\n`, base64 that decodes to text holding a secret.
  * - **Formats**, wherever they appear: OpenAI-style keys (`sk-…`, `sk-proj-…`), Anthropic keys
  *   (`sk-ant-…`), GitHub tokens (`ghp_`, `gho_`, `ghu_`, `ghs_`, `ghr_`, `github_pat_`), Slack
  *   tokens (`xoxb-`, `xoxp-`, `xoxa-`, `xoxr-`, `xoxs-`), AWS access key IDs (`AKIA`/`ASIA`),
@@ -35,9 +40,10 @@
  *
  * Not secrets (kept byte for byte): git SHAs, UUIDs, hex digests, base64 that is not a JWT, email
  * addresses, `sk-` alone, words containing `sk-`, declarations in source code (`apiKey: string;`).
- * There is no entropy guess: a random-looking string without a format or a name is not redacted,
- * because hashes and IDs are everywhere in a tool's output and redacting them would make every
- * history unsafe for native replay.
+ * The entropy rule (`secret-entropy.ts`) looks only where a credential sits (an assignment, a
+ * field, a header, a flag): a random-looking string standing alone is not redacted, because hashes
+ * and IDs are everywhere in a tool's output and redacting them would make every history unsafe for
+ * native replay.
  *
  * Known limits: credentials passed as separate arguments (`curl -u user:pass`, `mysql -phunter2`,
  * `--password hunter2`), cookies, YAML block scalars and an AWS secret access key without its name
@@ -73,6 +79,12 @@ export const secretKinds = [
   "shopify-token",
   "linear-key",
   "onepassword-token",
+  /** A format gitleaks and secretlint lack or find only near a word (Groq, xAI, Replicate, Google OAuth, Supabase, Tencent, Telegram, Discord, Figma, Facebook, Twitter, Mapbox). */
+  "provider-token",
+  /** Base64 that decodes to text holding a secret (kubeconfig `client-key-data`, a base64'd `.env`, Docker `auths`). */
+  "encoded-secret",
+  /** A format one of gitleaks' vendored rules found (`vendored-secret-rules.ts`); `rule` names it. */
+  "gitleaks-rule",
   "aws-secret-access-key",
   "url-credentials",
   "webhook-url",

@@ -2,24 +2,19 @@
  * The text patterns of the secret detector (`secret-detector.ts`): each scanner reports the span
  * of a secret *value* in a string, overlapping spans are merged by the detector.
  *
- * Hand-written scanners, with secretlint's recommended rules taken as data. The maintained
- * scanners (secretlint, gitleaks rule sets) are asynchronous, load rule packages and configuration,
- * and report findings for lint output; this detector must be synchronous (it runs inside the pure
- * planning path), must give exact value spans so redaction keeps the structure
- * (`?token=[REDACTED]&page=2`, `Bearer [REDACTED]`), and must understand names (`"apiKey":`,
- * `DB_PASSWORD=`) with the same rules as the JSON-key redaction, so that persistence redaction and
- * native-replay safety can never disagree. Measured on the same typical 12 000-character tool
- * output (`bench/redaction.ts`), secretlint 11.7.1's `lintSource` with
- * `@secretlint/secretlint-rule-preset-recommend` takes about 0.3–0.7 ms (an awaited promise per
- * text) against 0.8–1.5 ms here: cheaper, for 13 formats and no names, places or entropy; its
- * preset also lacks Stripe, GitLab, Hugging Face, Twilio and Azure, which are here.
- *
- * The format rules marked "secretlint" below are that preset's regular expressions (MIT,
- * https://github.com/secretlint/secretlint, packages/@secretlint/secretlint-rule-*, version
- * 11.7.1), adapted to report the value span and to share this file's token boundaries; the
- * others follow gitleaks' rule definitions (MIT, https://github.com/gitleaks/gitleaks,
- * config/gitleaks.toml) where it has one. When either project adds a format, add it here with its
- * benign twin in `test/policy/secret-detector.test.ts`.
+ * The maintained rule set is gitleaks' (`vendored-secret-rules.ts`, data in `gitleaks-rules.json`;
+ * docs/security.md, "Secret rules"). The scanners here are what it lacks: places and names
+ * (`Authorization`, URL user-info, query parameters, `"apiKey":`, `DB_PASSWORD=`, read with the same
+ * rules as the JSON-key redaction, so persistence redaction and native-replay safety never
+ * disagree), credentials on command lines and in `.netrc`, PuTTY and Docker config files, the
+ * entropy rule, and formats gitleaks does not have. Some formats are here too because their exact
+ * value spans keep the structure (`?token=[REDACTED]&page=2`, `Bearer [REDACTED]`, a webhook's
+ * host): where one of these and a gitleaks rule find the same secret, this span wins. The format
+ * rules marked "secretlint" are that project's recommended preset (MIT,
+ * https://github.com/secretlint/secretlint, version 11.7.1), adapted to report the value span.
+ * When a format is added here, add it with its benign twin to
+ * `test/policy/secrets/secret-detector.test.ts` and to the corpus
+ * (`test/policy/secrets/credential-corpus.ts`).
  *
  * Every pattern is anchored with a look-behind at the start of its token, so a scan tries each
  * token once and stays linear on long input.
@@ -27,6 +22,8 @@
 import type { SecretFinding, SecretKind } from "./secret-detector.js";
 import { isSecretFieldName, isSecretQueryParameterName, isSecretVariableName, nameWords } from "../../util/secret-names.js";
 import { isKeyLikeExemptName, isKeyLikeValue, shannonEntropy } from "./secret-entropy.js";
+import { scanEncodedSecrets, scanWrappedSecrets } from "./secret-boundaries.js";
+import { scanVendoredRules } from "./vendored-secret-rules.js";
 
 /** The replacement text; a value equal to it is already redacted and never a finding again. */
 export const redactionMarker = "[REDACTED]";
@@ -57,21 +54,24 @@ const formatRules: readonly FormatRule[] = [
     pattern:
       /(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{2,}\.[A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+)?(?![A-Za-z0-9_-])/g,
   },
-  { kind: "anthropic-key", pattern: /(?<![A-Za-z0-9_-])sk-ant-[A-Za-z0-9_-]{20,}/g, accept: hasDigit },
+  // A key glued to a word by `-` or `_` (`backup-sk-proj-…`, `old_ghp_…`, `bot_xoxb-…`) is still a
+  // key: the look-behinds of the prefixed formats refuse only a letter or digit before the prefix
+  // (`task-…`, `disk-…`), and AWS's only a capital or digit (`keyAKIA…`).
+  { kind: "anthropic-key", pattern: /(?<![A-Za-z0-9])sk-ant-[A-Za-z0-9_-]{20,}/g, accept: hasDigit },
   {
     kind: "openai-key",
     // `sk-`, `sk-proj-`, `sk-svcacct-`…; a digit plus an upper-case letter or a long random run
     // tells a key from a kebab-case word that happens to start with `sk-`.
-    pattern: /(?<![A-Za-z0-9_-])sk-(?!ant-)[A-Za-z0-9_-]{20,}/g,
+    pattern: /(?<![A-Za-z0-9])sk-(?!ant-)[A-Za-z0-9_-]{20,}/g,
     accept: (match) => hasDigit(match) && (/[A-Z]/.test(match) || longestAlphanumericRun(match) >= 16),
   },
   // secretlint: github (36 characters; shorter test tokens are kept as before).
-  { kind: "github-token", pattern: /(?<![A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})(?![A-Za-z0-9_])/g },
+  { kind: "github-token", pattern: /(?<![A-Za-z0-9])(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})(?![A-Za-z0-9_])/g },
   // secretlint: slack (`xapp-` and `xoxo-` added to the earlier `xox[abprs]-`).
-  { kind: "slack-token", pattern: /(?<![A-Za-z0-9_-])(?:xox[abposr]|xapp)-[A-Za-z0-9-]{10,}/g, accept: hasDigit },
+  { kind: "slack-token", pattern: /(?<![A-Za-z0-9])(?:xox[abposr]|xapp)-[A-Za-z0-9-]{10,}/g, accept: hasDigit },
   // secretlint: aws, the key-ID prefixes only (`AIDA`, `AROA`… are user and role IDs, printed by
   // every `aws iam` command, and no credential).
-  { kind: "aws-access-key-id", pattern: /(?<![A-Za-z0-9])(?:AKIA|ASIA|A3T[A-Z0-9])[A-Z0-9]{16}(?![A-Za-z0-9])/g },
+  { kind: "aws-access-key-id", pattern: /(?<![A-Z0-9])(?:AKIA|ASIA|A3T[A-Z0-9])[A-Z0-9]{16}(?![A-Za-z0-9])/g },
   { kind: "google-api-key", pattern: /(?<![A-Za-z0-9_-])AIza[A-Za-z0-9_-]{35}(?![A-Za-z0-9_-])/g },
   // gitleaks: stripe-access-token (`pk_` keys are publishable, no secret). Webhook signing secrets too.
   { kind: "stripe-key", pattern: /(?<![A-Za-z0-9_])(?:(?:sk|rk)_(?:live|test|prod)_[A-Za-z0-9]{16,}|whsec_[A-Za-z0-9]{24,})(?![A-Za-z0-9_])/g, accept: hasDigit },
@@ -92,6 +92,32 @@ const formatRules: readonly FormatRule[] = [
   { kind: "shopify-token", pattern: /(?<![A-Za-z0-9_])shp(?:pa|ca|at|ss)_[A-Za-z0-9]{32,64}(?![A-Za-z0-9_])/g },
   { kind: "linear-key", pattern: /(?<![A-Za-z0-9_])lin_api_[A-Za-z0-9_]{32,128}(?![A-Za-z0-9_])/g },
   { kind: "onepassword-token", pattern: /(?<![A-Za-z0-9_])ops_eyJ[A-Za-z0-9+/=]{100,1280}(?![A-Za-z0-9+/=])/g },
+  // Formats gitleaks (at the vendored commit) and secretlint lack, or find only near a word: Groq `gsk_`, xAI `xai-`,
+  // Replicate `r8_`, Google OAuth client secrets `GOCSPX-`, access tokens `ya29.` and refresh tokens
+  // `1//0…`, Supabase `sbp_` and `sb_secret_`, Tencent Cloud SecretIds `AKID`, and a Telegram bot
+  // token without the word "telegram" near it (gitleaks' rule needs that word).
+  { kind: "provider-token", pattern: /(?<![A-Za-z0-9])gsk_[A-Za-z0-9]{48,60}(?![A-Za-z0-9])/g, accept: hasDigit },
+  { kind: "provider-token", pattern: /(?<![A-Za-z0-9])xai-[A-Za-z0-9]{70,90}(?![A-Za-z0-9])/g, accept: hasDigit },
+  { kind: "provider-token", pattern: /(?<![A-Za-z0-9])r8_[A-Za-z0-9]{37}(?![A-Za-z0-9])/g, accept: (match) => hasDigit(match.slice(3)) && /[A-Z]/.test(match) },
+  { kind: "provider-token", pattern: /(?<![A-Za-z0-9])GOCSPX-[A-Za-z0-9_-]{28}(?![A-Za-z0-9_-])/g },
+  { kind: "provider-token", pattern: /(?<![A-Za-z0-9])ya29\.[A-Za-z0-9_-]{30,}/g, accept: hasDigit },
+  { kind: "provider-token", pattern: /(?<![A-Za-z0-9/:])1\/\/0[A-Za-z0-9_-]{40,}/g, accept: (match) => /[A-Z]/.test(match) && /[a-z]/.test(match) },
+  { kind: "provider-token", pattern: /(?<![A-Za-z0-9])(?:sbp_[a-f0-9]{40}|sb_secret_[A-Za-z0-9_-]{20,})(?![A-Za-z0-9])/g, accept: hasDigit },
+  { kind: "provider-token", pattern: /(?<![A-Za-z0-9])AKID[A-Za-z0-9]{32}(?![A-Za-z0-9])/g, accept: (match) => hasDigit(match.slice(4)) && /[a-z]/.test(match) },
+  { kind: "provider-token", pattern: /(?<![A-Za-z0-9:])[0-9]{8,10}:AA[A-Za-z0-9_-]{33}(?![A-Za-z0-9_-])/g },
+  // A Discord bot token (base64 of the bot's ID, a timestamp, an HMAC), a Figma personal access
+  // token (and a Mapbox secret token, next), a Facebook user or app access token (gitleaks knows only page tokens, `EAAM`/`EAAC`), a
+  // Twitter/X app bearer token (22 `A`s first; gitleaks needs the word "twitter" near it).
+  {
+    kind: "provider-token",
+    pattern: /(?<![A-Za-z0-9_.-])[MN][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}(?![A-Za-z0-9_.-])/g,
+    accept: (match) => hasDigit(match) && /[a-z]/.test(match),
+  },
+  { kind: "provider-token", pattern: /(?<![A-Za-z0-9])figd_[A-Za-z0-9_-]{40,}/g, accept: hasDigit },
+  // A Mapbox secret token (`sk.` + a JWT-like body; gitleaks has only the public `pk.` one).
+  { kind: "provider-token", pattern: /(?<![A-Za-z0-9.])sk\.eyJ[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{20,}(?![A-Za-z0-9_-])/g },
+  { kind: "provider-token", pattern: /(?<![A-Za-z0-9])EAA[BCDGIMU][A-Za-z0-9]{80,}/g, accept: (match) => hasDigit(match) && /[a-z]/.test(match) },
+  { kind: "provider-token", pattern: /(?<![A-Za-z0-9])A{22}[A-Za-z0-9%]{60,}/g, accept: (match) => hasDigit(match) && /[a-z]/.test(match) },
 ];
 
 /** Values that are a reference or a placeholder, not a secret: `$TOKEN`, `${DB_PASSWORD}`, `%KEY%`, `<your-key>`. */
@@ -483,6 +509,14 @@ const mysqlCommand = /(?<![A-Za-z0-9_.\/-])(?:mysql|mysqldump|mysqladmin|mysqlim
 const mysqlPassword = /(?<=\s)-p(?=[^\s])/g;
 const curlCommand = /(?<![A-Za-z0-9_.\/-])curl(?![A-Za-z0-9_.-])[^\n;|&]*/g;
 const curlUser = /(?<=\s)(?:-u|-U|--user|--proxy-user)(?:[ \t]+|=)?(?=[^\s-])/g;
+/**
+ * Commands whose `-p` is a password, glued or as the next word: `sshpass -p …`, and the registry
+ * logins `docker login -p …`, `podman login -p …`, `helm registry login -p …`, `buildah login`.
+ */
+const passwordFlagCommand = /(?<![A-Za-z0-9_.\/-])(?:sshpass|(?:docker|podman|buildah|nerdctl|skopeo|oras)[ \t]+login|helm[ \t]+registry[ \t]+login)(?![A-Za-z0-9_.-])[^\n;|&]*/g;
+const passwordFlag = /(?<=\s)-p(?:[ \t]+|(?=[^\s]))/g;
+/** openssl's `-passin pass:…`, `-passout pass:…`, `-pass pass:…` (`env:`, `file:`, `fd:` and `stdin` name no secret). */
+const opensslPassword = /(?<=\s)-pass(?:in|out)?[ \t]+(?:["']?)pass:/g;
 /** `--password hunter2`: a flag with a secret name and its value as the next word. */
 const separateFlagValue = /--([A-Za-z][A-Za-z0-9_-]*)[ \t]+(?=[^\s-])/g;
 
@@ -493,6 +527,23 @@ const separateFlagValue = /--([A-Za-z][A-Za-z0-9_-]*)[ \t]+(?=[^\s-])/g;
  * flag whose name is not secret gets the entropy rule for its value.
  */
 function scanCommandCredentials(text: string, report: Report): void {
+  if (text.includes("login") || text.includes("sshpass")) {
+    for (const command of matchesOf(text, passwordFlagCommand)) {
+      for (const flag of matchesOf(command[0], passwordFlag)) {
+        const span = shellWordSpan(text, command.index + flag.index + flag[0].length);
+        const value = text.slice(span.start, span.end);
+        if (isWorthRedacting(value) && !value.startsWith("-")) report("command-credential", span.start, span.end);
+      }
+    }
+  }
+  if (text.includes("pass:")) {
+    for (const flag of matchesOf(text, opensslPassword)) {
+      const valueStart = flag.index + flag[0].length;
+      const quote = flag[0].includes('"') ? '"' : flag[0].includes("'") ? "'" : undefined;
+      const span = quote !== undefined ? quotedSpan(text, valueStart, quote) : shellWordSpan(text, valueStart);
+      if (isWorthRedacting(text.slice(span.start, span.end))) report("command-credential", span.start, span.end);
+    }
+  }
   if (text.includes("-p")) {
     for (const command of matchesOf(text, mysqlCommand)) {
       for (const flag of matchesOf(command[0], mysqlPassword)) {
@@ -524,6 +575,72 @@ function scanCommandCredentials(text: string, report: Report): void {
         scanKeyLikeValue(text, valueStart, name, false, report);
       }
     }
+  }
+}
+
+/** A `.netrc` entry: `machine <host>` (or `default`) and its `login`, `password`, `account` tokens. */
+const netrcEntry = /(?<![A-Za-z0-9_-])(?:machine[ \t]+\S+|default(?=\s+(?:login|password)\b))/g;
+const netrcToken = /\s+(\S+)/y;
+
+/**
+ * `.netrc` lines (`machine api.example.com login bob password hunter2`, one line or several): the
+ * value after `password` or `account` in the tokens that follow a `machine` or `default` entry, up
+ * to the next entry. Prose with "password" in it has no `machine <host>` before it.
+ */
+function scanNetrc(text: string, report: Report): void {
+  if (!text.includes("machine") && !text.includes("default")) return;
+  for (const entry of matchesOf(text, netrcEntry)) {
+    let cursor = entry.index + entry[0].length;
+    // A netrc entry has at most login, password, account and macdef: eight tokens.
+    for (let pair = 0; pair < 4; pair += 1) {
+      netrcToken.lastIndex = cursor;
+      const keyword = netrcToken.exec(text);
+      if (keyword === null) break;
+      const name = keyword[1]!;
+      if (name !== "login" && name !== "password" && name !== "account") break;
+      netrcToken.lastIndex = keyword.index + keyword[0].length;
+      const value = netrcToken.exec(text);
+      if (value === null) break;
+      const valueEnd = value.index + value[0].length;
+      if (name !== "login" && isWorthRedacting(value[1]!)) report("secret-field", valueEnd - value[1]!.length, valueEnd);
+      cursor = valueEnd;
+    }
+  }
+}
+
+/** A PuTTY key file's private part: the base64 lines after `Private-Lines: N`, and its MAC. */
+const puttyPrivateLines = /Private-Lines:[ \t]*(\d+)[ \t]*(?:\r?\n|\\n)/g;
+const puttyMac = /Private-(?:MAC|Hash):[ \t]*([0-9a-fA-F]{20,})/dg;
+
+function scanPuttyKeys(text: string, report: Report): void {
+  if (!text.includes("Private-")) return;
+  for (const match of matchesOf(text, puttyPrivateLines)) {
+    const start = match.index + match[0].length;
+    // Its N lines of base64, separated by newlines or, inside JSON, by `\n`.
+    const body = new RegExp(`(?:[A-Za-z0-9+/=]+(?:\\r?\\n|\\\\n|$)){1,${Math.min(Number(match[1]), 200)}}`, "y");
+    body.lastIndex = start;
+    const lines = body.exec(text);
+    if (lines !== null) report("private-key", start, start + lines[0].replace(/(?:\r?\n|\\n)$/, "").length);
+  }
+  for (const match of matchesOf(text, puttyMac)) {
+    const indices = match.indices?.[1];
+    if (indices !== undefined) report("private-key", indices[0], indices[1]);
+  }
+}
+
+/**
+ * A Docker config's `"auth": "<base64 of user:password>"` (`~/.docker/config.json`'s `auths`): the
+ * value, when it decodes to `user:password`. `auth` alone is too common a name to be a secret.
+ */
+const dockerAuth = /(\\?)"auth\1"[ \t]*:[ \t]*\1"([A-Za-z0-9+/]{8,}={0,2})\1"/dg;
+
+function scanDockerAuths(text: string, report: Report): void {
+  if (!text.includes('"auth')) return;
+  for (const match of matchesOf(text, dockerAuth)) {
+    const indices = match.indices?.[2];
+    if (indices === undefined) continue;
+    const decoded = Buffer.from(match[2]!, "base64").toString("utf8");
+    if (/^[^\s:]+:\S+$/.test(decoded)) report("encoded-secret", indices[0], indices[1]);
   }
 }
 
@@ -570,6 +687,18 @@ export class KnownSecrets {
  * scanForSecrets("OPENAI_API_KEY=sk-proj-…"); // an `openai-key` and a `secret-assignment`, same span
  */
 export function scanForSecrets(text: string, known?: KnownSecrets): SecretFinding[] {
+  const findings = scanLine(text);
+  const report: Report = (kind, start, end) => {
+    if (end > start) findings.push({ kind, start, end });
+  };
+  scanEncodedSecrets(text, scanLine, (start, end) => report("encoded-secret", start, end));
+  scanWrappedSecrets(text, scanLineAndEncoded, (finding) => report(finding.kind, finding.start, finding.end));
+  known?.scan(text, report);
+  return findings;
+}
+
+/** Every rule that reads the text as it is. */
+function scanLine(text: string): SecretFinding[] {
   const findings: SecretFinding[] = [];
   const report: Report = (kind, start, end) => {
     if (end > start) findings.push({ kind, start, end });
@@ -583,9 +712,50 @@ export function scanForSecrets(text: string, known?: KnownSecrets): SecretFindin
   scanLabelledValues(text, report);
   scanCommandCredentials(text, report);
   scanTwilio(text, report);
+  scanNetrc(text, report);
+  scanPuttyKeys(text, report);
+  scanDockerAuths(text, report);
   scanUnlabelledAwsSecrets(text, report);
-  known?.scan(text, report);
+  addVendoredFindings(text, findings);
   return findings;
+}
+
+/** What a wrapped key's joined lines are scanned with: a wrapped base64 blob is decoded too. */
+function scanLineAndEncoded(text: string): SecretFinding[] {
+  const findings = scanLine(text);
+  scanEncodedSecrets(text, scanLine, (start, end) => findings.push({ kind: "encoded-secret", start, end }));
+  return findings;
+}
+
+/**
+ * gitleaks' findings (`vendored-secret-rules.ts`) where no hand-written rule found anything: where
+ * one did, its span wins, because it keeps the structure as the detector always has (a Slack
+ * webhook keeps `https://hooks.slack.com/services/`, `curl --user '…'` its quotes, `Bearer` its
+ * scheme), while gitleaks' span is whatever its regular expression's group holds.
+ */
+function addVendoredFindings(text: string, findings: SecretFinding[]): void {
+  const vendoredFindings = scanVendoredRules(text);
+  if (vendoredFindings.length === 0) return;
+  // The hand-written spans, merged and sorted, for a binary search per vendored finding.
+  const covered: { start: number; end: number }[] = [];
+  for (const finding of [...findings].sort((left, right) => left.start - right.start)) {
+    const last = covered.at(-1);
+    if (last !== undefined && finding.start <= last.end) last.end = Math.max(last.end, finding.end);
+    else covered.push({ start: finding.start, end: finding.end });
+  }
+  for (const finding of vendoredFindings) {
+    let low = 0;
+    let high = covered.length;
+    // The first covered span that ends after this finding starts.
+    while (low < high) {
+      const middle = (low + high) >> 1;
+      if (covered[middle]!.end <= finding.start) low = middle + 1;
+      else high = middle;
+    }
+    const next = covered[low];
+    if (next !== undefined && next.start < finding.end) continue;
+    findings.push({ kind: "gitleaks-rule", start: finding.start, end: finding.end });
+  }
 }
 
 /**

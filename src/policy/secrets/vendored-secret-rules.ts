@@ -1,0 +1,257 @@
+/**
+ * gitleaks' rules, run on a text (docs/security.md, "Secret rules"). The rules are data:
+ * `gitleaks-rules.json`, converted from gitleaks' `config/gitleaks.toml` (MIT) at a pinned commit by
+ * `scripts/update-secret-rules.ts`, which records the provenance and lists every rule it left out.
+ *
+ * Each rule runs as gitleaks runs it (detect/detect.go, `detectRule`): only on a text that contains
+ * one of its keywords (lower-cased), then its regular expression; the secret is its `secretGroup`
+ * (or the first non-empty group, or the whole match); a secret whose Shannon entropy does not
+ * exceed the rule's threshold, or that a global or rule allowlist allows (a regex on the secret,
+ * the match or the line; a stopword in the secret), is no finding — nor is a bare git SHA, digest
+ * or UUID (`isBareDigest`), the benign twin this runtime adds to every rule. File paths and commits, which a
+ * logged text does not have, are left out by the conversion.
+ *
+ * The keyword prefilter is one pass over the text through an automaton of all keywords, so that
+ * the 200 or so rules cost one scan plus the few regular expressions whose keywords are there.
+ */
+import vendored from "./gitleaks-rules.json" with { type: "json" };
+import { shannonEntropy } from "./secret-entropy.js";
+
+/** One gitleaks finding: the secret's span and the rule that found it. */
+export interface VendoredFinding {
+  ruleId: string;
+  start: number;
+  end: number;
+}
+
+interface SerializedRegex {
+  source: string;
+  flags: string;
+}
+
+interface Allowlist {
+  condition: "OR" | "AND";
+  regexTarget: "secret" | "match" | "line";
+  regexes: RegExp[];
+  stopwords: string[];
+}
+
+interface Rule {
+  id: string;
+  regex: RegExp;
+  entropy: number;
+  secretGroup: number;
+  allowlists: Allowlist[];
+}
+
+/** Where the rules came from: the repository, the commit and its date, and the license. */
+export const vendoredRulesSource: { repository: string; path: string; commit: string; date: string; license: string } = {
+  repository: vendored.source.repository,
+  path: vendored.source.path,
+  commit: vendored.source.commit,
+  date: vendored.source.date,
+  license: vendored.source.license,
+};
+
+/** The IDs of the rules gitleaks has and this detector does not run, with the reason for each. */
+export const droppedVendoredRules: readonly { id: string; reason: string }[] = vendored.dropped;
+
+function compile(regex: SerializedRegex, extraFlags = ""): RegExp {
+  return new RegExp(regex.source, regex.flags + extraFlags);
+}
+
+function compileAllowlist(list: (typeof vendored.allowlists)[number]): Allowlist {
+  return {
+    condition: list.condition === "AND" ? "AND" : "OR",
+    regexTarget: list.regexTarget === "match" || list.regexTarget === "line" ? list.regexTarget : "secret",
+    regexes: list.regexes.map((regex) => compile(regex)),
+    stopwords: list.stopwords,
+  };
+}
+
+const globalAllowlists: readonly Allowlist[] = vendored.allowlists.map(compileAllowlist);
+
+const rules: readonly Rule[] = vendored.rules.map((rule) => ({
+  id: rule.id,
+  // `d` for the capture groups' indices, so the finding is the secret's span and the label stays.
+  regex: compile(rule.regex, "gd"),
+  entropy: rule.entropy,
+  secretGroup: rule.secretGroup,
+  allowlists: rule.allowlists.map(compileAllowlist),
+}));
+
+/** The number of gitleaks rules the detector runs. */
+export const vendoredRuleCount = rules.length;
+
+/**
+ * All keywords in one Aho-Corasick automaton over a dense table: one lookup per character finds
+ * every keyword in one pass (a trie walked from each position costs 5 to 10 times more on a
+ * 12 000-character output). Hand-written: the npm packages for it are unmaintained or build an
+ * object per node, which is what made the trie slow.
+ */
+interface KeywordAutomaton {
+  /** Symbol of each ASCII code (letters lower-cased); 0 for any character in no keyword. */
+  symbols: Uint8Array;
+  symbolCount: number;
+  /** `transitions[state * symbolCount + symbol]`: the next state. */
+  transitions: Int32Array;
+  /** The rules (indices into `rules`) a keyword ending in each state selects, suffixes included. */
+  outputs: number[][];
+}
+
+function buildAutomaton(keywordsByRule: readonly (readonly string[])[]): KeywordAutomaton {
+  const symbols = new Uint8Array(128);
+  let symbolCount = 1;
+  for (const keywords of keywordsByRule) {
+    for (const keyword of keywords) {
+      for (const char of keyword) {
+        const code = char.charCodeAt(0);
+        // A keyword with a non-ASCII character cannot be in the table; none has one, and the
+        // conversion keeps keywords as gitleaks wrote them (lower-case ASCII).
+        if (code >= 128) throw new TypeError(`a vendored keyword with a non-ASCII character: ${keyword}`);
+        if (symbols[code] === 0) symbols[code] = symbolCount++;
+      }
+    }
+  }
+  for (let code = 65; code <= 90; code += 1) symbols[code] = symbols[code + 32]!;
+  // The goto function as a trie, then completed into a DFA breadth first.
+  const children: Map<number, number>[] = [new Map()];
+  const outputs: number[][] = [[]];
+  keywordsByRule.forEach((keywords, rule) => {
+    for (const keyword of keywords) {
+      let state = 0;
+      for (const char of keyword) {
+        const symbol = symbols[char.charCodeAt(0)]!;
+        let next = children[state]!.get(symbol);
+        if (next === undefined) {
+          next = children.length;
+          children.push(new Map());
+          outputs.push([]);
+          children[state]!.set(symbol, next);
+        }
+        state = next;
+      }
+      outputs[state]!.push(rule);
+    }
+  });
+  const transitions = new Int32Array(children.length * symbolCount);
+  const failure = new Int32Array(children.length);
+  const queue: number[] = [];
+  for (let symbol = 1; symbol < symbolCount; symbol += 1) {
+    const next = children[0]!.get(symbol);
+    if (next !== undefined) {
+      transitions[symbol] = next;
+      queue.push(next);
+    }
+  }
+  for (let head = 0; head < queue.length; head += 1) {
+    const state = queue[head]!;
+    outputs[state] = [...new Set([...outputs[state]!, ...outputs[failure[state]!]!])];
+    for (let symbol = 1; symbol < symbolCount; symbol += 1) {
+      const next = children[state]!.get(symbol);
+      const fallback = transitions[failure[state]! * symbolCount + symbol]!;
+      if (next === undefined) {
+        transitions[state * symbolCount + symbol] = fallback;
+      } else {
+        transitions[state * symbolCount + symbol] = next;
+        failure[next] = fallback;
+        queue.push(next);
+      }
+    }
+  }
+  return { symbols, symbolCount, transitions, outputs };
+}
+
+const automaton = buildAutomaton(vendored.rules.map((rule) => rule.keywords));
+/** Rules without keywords run on every text. */
+const keywordlessRules = vendored.rules.flatMap((rule, index) => (rule.keywords.length === 0 ? [index] : []));
+
+/** The rules whose keywords `text` contains (case-insensitively, as gitleaks looks), in rule order. */
+function rulesToRun(text: string): number[] {
+  const { symbols, symbolCount, transitions, outputs } = automaton;
+  const selected = new Set<number>(keywordlessRules);
+  let state = 0;
+  for (let index = 0; index < text.length; index += 1) {
+    const code = text.charCodeAt(index);
+    state = transitions[state * symbolCount + (code < 128 ? symbols[code]! : 0)]!;
+    const found = outputs[state]!;
+    for (let position = 0; position < found.length; position += 1) selected.add(found[position]!);
+  }
+  return [...selected].sort((left, right) => left - right);
+}
+
+/** The line(s) a match is on, for allowlists whose target is the line. */
+function lineOf(text: string, start: number, end: number): string {
+  const lineStart = text.lastIndexOf("\n", start - 1) + 1;
+  const newline = text.indexOf("\n", end);
+  return text.slice(lineStart, newline < 0 ? text.length : newline);
+}
+
+function isAllowed(lists: readonly Allowlist[], secret: string, match: string, line: () => string): boolean {
+  for (const list of lists) {
+    const target = list.regexTarget === "match" ? match : list.regexTarget === "line" ? line() : secret;
+    const regexAllowed = target !== "" && list.regexes.some((regex) => regex.test(target));
+    const lower = secret.toLowerCase();
+    const stopworded = secret !== "" && list.stopwords.some((word) => lower.includes(word));
+    // AND lists that needed a path or a commit were left out by the conversion; what is left of an
+    // AND list needs each of its criteria.
+    const allowed =
+      list.condition === "AND" ? (list.regexes.length === 0 || regexAllowed) && (list.stopwords.length === 0 || stopworded) : regexAllowed || stopworded;
+    if (allowed) return true;
+  }
+  return false;
+}
+
+/** A git SHA (40 or 64 hex), a sha256 digest or a UUID. */
+const digestShaped = /^(?:[0-9a-fA-F]{40}|[0-9a-fA-F]{64}|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$/;
+
+/**
+ * The benign twin of every rule: a value shaped like a git SHA, a digest or a UUID that stands
+ * alone — the match holds nothing but the value and punctuation, no name — is that, not a key.
+ * gitleaks' `sourcegraph-access-token` takes any 40 hex characters once "sourcegraph" is somewhere
+ * in the text, which would redact every commit SHA of a tool output that mentions it. A hex value
+ * a rule finds after a name (`discord_token = …`, `heroku_api_key: <uuid>`) is still found.
+ */
+function isBareDigest(secret: string, matchText: string): boolean {
+  return digestShaped.test(secret) && !/[A-Za-z0-9]/.test(matchText.replace(secret, ""));
+}
+
+/**
+ * Every gitleaks finding in `text`: keyword prefilter, regular expression, entropy threshold,
+ * global and rule allowlists.
+ *
+ * @example
+ * scanVendoredRules("export DIGITALOCEAN_TOKEN=dop_v1_<64 hex>");
+ * // [{ ruleId: "digitalocean-pat", start: 26, end: 97 }]
+ */
+export function scanVendoredRules(text: string): VendoredFinding[] {
+  const findings: VendoredFinding[] = [];
+  for (const index of rulesToRun(text)) {
+    const rule = rules[index]!;
+    const regex = rule.regex;
+    regex.lastIndex = 0;
+    for (let match = regex.exec(text); match !== null; match = regex.exec(text)) {
+      if (match[0].length === 0) {
+        regex.lastIndex += 1;
+        continue;
+      }
+      let group = rule.secretGroup;
+      if (group === 0) group = match.findIndex((value, position) => position > 0 && value !== undefined && value.length > 0);
+      const span = group > 0 ? match.indices?.[group] : match.indices?.[0];
+      if (span === undefined) continue;
+      let [start, end] = span;
+      // gitleaks trims newlines from the match (detect.go: `strings.Trim(…, "\n")`).
+      while (end > start && text[end - 1] === "\n") end -= 1;
+      while (start < end && text[start] === "\n") start += 1;
+      const secret = text.slice(start, end);
+      if (secret.length === 0) continue;
+      if (rule.entropy !== 0 && shannonEntropy(secret) <= rule.entropy) continue;
+      const matchText = match[0];
+      if (isBareDigest(secret, matchText)) continue;
+      const line = (): string => lineOf(text, match.index, match.index + matchText.length);
+      if (isAllowed(globalAllowlists, secret, matchText, line) || isAllowed(rule.allowlists, secret, matchText, line)) continue;
+      findings.push({ ruleId: rule.id, start, end });
+    }
+  }
+  return findings;
+}
