@@ -25,23 +25,26 @@ interface DirectoryWitnessRecord extends WitnessedSeal {
  * const witness = new DirectoryWitness("/mnt/witness", logIdentity({ dir: ".turnlog" }));
  */
 export class DirectoryWitness implements SealWitnessStore {
-  /** The log's folder in the witness directory. */
+  /** The witness directory (what a seal names). */
   readonly file: string;
+  /** The log's folder in it. */
+  readonly #folder: string;
 
   constructor(
     directory: string,
     private readonly identity: LogIdentity,
   ) {
-    this.file = path.join(path.resolve(directory), identity.name);
+    this.file = path.resolve(directory);
+    this.#folder = path.join(this.file, identity.name);
   }
 
   async open(): Promise<void> {
-    await mkdir(this.file, { recursive: true, mode: 0o700 });
-    await writeOnce(path.join(this.file, "log.txt"), `${this.identity.label}\n`);
+    await mkdir(this.#folder, { recursive: true, mode: 0o700 });
+    await writeOnce(path.join(this.#folder, "log.txt"), `${this.identity.label}\n`);
   }
 
   async exists(): Promise<boolean> {
-    return stat(this.file).then(
+    return stat(this.#folder).then(
       (info) => info.isDirectory(),
       (error: NodeJS.ErrnoException) => {
         if (error.code === "ENOENT") return false;
@@ -54,20 +57,20 @@ export class DirectoryWitness implements SealWitnessStore {
     await this.open();
     const record: DirectoryWitnessRecord = { format: "turnlog-witness-record/1", stream: seal.stream, version: seal.version, hash: seal.hash, signature: seal.signature, sealedAt: seal.sealedAt, keyId: seal.keyId };
     const streamDigest = createHash("sha256").update(seal.stream).digest("hex").slice(0, 16);
-    await writeOnce(path.join(this.file, `${streamDigest}-${String(seal.version).padStart(12, "0")}.json`), `${JSON.stringify(record)}\n`);
+    await writeOnce(path.join(this.#folder, `${streamDigest}-${String(seal.version).padStart(12, "0")}.json`), `${JSON.stringify(record)}\n`);
   }
 
   async read(): Promise<Map<string, WitnessedSeal>> {
     let names: string[];
     try {
-      names = await readdir(this.file);
+      names = await readdir(this.#folder);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === "ENOENT") return new Map();
       throw error;
     }
     const latest = new Map<string, WitnessedSeal>();
     for (const name of names.filter((entry) => entry.endsWith(".json")).sort()) {
-      const file = path.join(this.file, name);
+      const file = path.join(this.#folder, name);
       const text = await readFile(file, "utf8");
       const newline = text.indexOf("\n");
       // A record cut short by a crash: its seal was durable in the log, the witness stays behind it.
