@@ -8,7 +8,8 @@ import { loadSealKey, sealKeyFromPem, type SealKey } from "../../log/seal/seal-k
 import type { SealWitnessStore } from "../../log/seal/seal-witness.js";
 import { SealedLogRecord, type SealedLogEntry } from "../../log/seal/sealed-log-record.js";
 import { userWitness } from "../../log/seal/user-seals.js";
-import { verifySealedLog, type SealFault, type SealedVerifyReport } from "../../log/seal/seal-verifier.js";
+import { verifySealedLog, witnessNamedBy, type SealFault, type SealedVerifyReport } from "../../log/seal/seal-verifier.js";
+import type { EventLog } from "../../log/event-log.js";
 import { TurnlogError } from "../../errors/turnlog-error.js";
 import { salvageLevelLog } from "../../log/level-repair.js";
 import { describeDamage, findDamagedFile } from "../../log/level-files.js";
@@ -71,26 +72,33 @@ async function verifyLog(options: VerifyOptions, context: CommandContext): Promi
   const { location } = options;
   const recordFile = SealedLogRecord.forLogLocation(location, { directory: keyDirectory });
   let record: SealedLogEntry | undefined;
-  let witness: SealWitnessStore;
   try {
     record = await recordFile.read();
-    witness = await userWitness(location, keyDirectory, options.witness, recordFile);
   } catch (error) {
     throw new CliError(error instanceof Error ? error.message : String(error), { cause: error });
   }
-  const against = { keys, witness, ...(record !== undefined ? { record } : {}) };
+  /** What the log is checked against; its own seals say where it was witnessed, should it have moved. */
+  const against = async (log?: EventLog) => {
+    let witness: SealWitnessStore;
+    try {
+      witness = await userWitness(location, keyDirectory, options.witness, recordFile, log !== undefined ? await witnessNamedBy(log) : undefined);
+    } catch (error) {
+      throw new CliError(error instanceof Error ? error.message : String(error), { cause: error });
+    }
+    return { keys, witness, ...(record !== undefined ? { record } : {}) };
+  };
   let report: SealedVerifyReport | undefined;
   let damaged: { file: string | undefined; message: string } | undefined;
   if (isPostgresLocation(location) || logExists(location.dir)) {
     try {
-      report = await withLog(location, readOnly(context.io), (log) => verifySealedLog(log, against));
+      report = await withLog(location, readOnly(context.io), async (log) => verifySealedLog(log, await against(log)));
     } catch (error) {
       const corrupted = error instanceof CliError ? error.cause : error;
       if (!isPostgresLocation(location) && LogCorruptedError.isInstance(corrupted) && corrupted.file !== undefined) {
         // A damaged file refuses the open: the chains are walked on a copy LevelDB salvaged, so
         // the first bad position is named too, and the log itself is left as it is.
         damaged = { file: corrupted.file, message: corrupted.message };
-        report = await withSalvagedCopyOfLogDirectory(location.dir, (log) => verifySealedLog(log, against));
+        report = await withSalvagedCopyOfLogDirectory(location.dir, async (log) => verifySealedLog(log, await against(log)));
         // LevelDB's recovery drops what follows a damaged record without a word, so the chains of
         // that copy can look whole: each stream's first bad position comes from what a repair keeps.
         const { streams } = await salvageLevelLog(location.dir);
@@ -115,7 +123,7 @@ async function verifyLog(options: VerifyOptions, context: CommandContext): Promi
   }
   if (report === undefined) {
     // A log that is gone is only a user's typo when nothing was ever sealed there.
-    report = await verifySealedLog(undefined, against);
+    report = await verifySealedLog(undefined, await against());
     if (report.ok) throw new CliError(`no log at ${describeLocation(location)} — run "npx turnlog demo" first or pass --log`);
   }
   if (options.json) {

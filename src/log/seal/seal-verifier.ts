@@ -241,6 +241,24 @@ export async function verifySealedLog(log: EventLog | undefined, options: SealVe
   return report;
 }
 
+/**
+ * Where the log's seals say its witness is kept (the `witness` of a stream's last format 2 seal),
+ * or `undefined` when none says: so a log copied or moved elsewhere is still compared with the
+ * witness it was sealed with.
+ *
+ * @example
+ * await witnessNamedBy(log); // "/home/ada/.config/turnlog/witness/turnlog-3f2a….json"
+ */
+export async function witnessNamedBy(log: EventLog): Promise<string | undefined> {
+  for (const stream of await log.listStreams()) {
+    if (!isSealStream(stream)) continue;
+    const [last] = await log.readStream(stream, { direction: "backwards", maxCount: 1 }).catch(() => [] as RecordedEvent[]);
+    const witness = last !== undefined ? asSeal(last.data)?.witness : undefined;
+    if (witness !== undefined) return witness;
+  }
+  return undefined;
+}
+
 function describeWitnessed(streams: readonly string[], witnessed: ReadonlyMap<string, WitnessedSeal>): string {
   const shown = streams.slice(0, 3).map((stream) => `${stream} at version ${witnessed.get(stream)?.version ?? "?"}`);
   return shown.join(", ") + (streams.length > 3 ? `, and ${streams.length - 3} more` : "");

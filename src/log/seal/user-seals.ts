@@ -4,7 +4,8 @@ import { SealWitness, type SealWitnessStore } from "./seal-witness.js";
 import { SealedLogRecord } from "./sealed-log-record.js";
 import type { SealOptions } from "./stream-sealer.js";
 import { sealKeyDirectory } from "./user-directories.js";
-import { witnessAt } from "./witness-address.js";
+import { isWitnessUrl, witnessAt } from "./witness-address.js";
+import { stat } from "node:fs/promises";
 
 /**
  * The user's seal key (generated on first use in {@link sealKeyDirectory}, mode 0600) and, for a
@@ -29,12 +30,23 @@ export async function userSeals(log?: string | LogLocation, env: NodeJS.ProcessE
 
 /**
  * The witness `verify` and the sealing commands use for the log at `location`: `address` when
- * given, else the one the seal key's record names (when it is not the file beside the key), else
- * the file beside the key.
+ * given; else the one the seal key's record names (when it is not the file beside the key); else
+ * the file beside the key when it exists; else the one the log's own seals name (`named`: a log
+ * copied or moved from where it was sealed), when that exists; else the file beside the key.
  */
-export async function userWitness(location: LogLocation, keyDirectory: string, address: string | undefined, record: SealedLogRecord): Promise<SealWitnessStore> {
+export async function userWitness(location: LogLocation, keyDirectory: string, address: string | undefined, record: SealedLogRecord, named?: string): Promise<SealWitnessStore> {
   if (address !== undefined) return witnessAt(address, location);
   const besideKey = SealWitness.forLogLocation(location, { directory: keyDirectory });
   const recorded = (await record.read().catch(() => undefined))?.witness;
-  return recorded !== undefined && recorded !== null && recorded !== besideKey.file ? witnessAt(recorded, location) : besideKey;
+  if (recorded !== undefined && recorded !== null && recorded !== besideKey.file) return witnessAt(recorded, location);
+  if (named === undefined || named === besideKey.file || (await besideKey.exists())) return besideKey;
+  const sealedWith = isWitnessUrl(named) || (await isDirectory(named)) ? witnessAt(named, location) : new SealWitness(named, besideKey.label);
+  return (await sealedWith.exists?.().catch(() => false)) === true ? sealedWith : besideKey;
+}
+
+async function isDirectory(file: string): Promise<boolean> {
+  return stat(file).then(
+    (info) => info.isDirectory(),
+    () => false,
+  );
 }
