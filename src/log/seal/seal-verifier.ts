@@ -1,5 +1,4 @@
 import type { EventLog, RecordedEvent, VerifyReport } from "../event-log.js";
-import { sessionIdOfStream } from "../../core/session-stream.js";
 import { announcedEventOf, asSeal, isAlwaysSealed, isSealStream, sealEventType, sealSignatureValid, sealStreamOf, sealStreamPrefix, type Seal } from "./seal-record.js";
 import type { SealKey } from "./seal-key.js";
 import type { SealWitnessStore, WitnessedSeal } from "./seal-witness.js";
@@ -31,8 +30,9 @@ import type { SealedLogEntry } from "./sealed-log-record.js";
  * - `unsealed-approval`, `unsealed-turn-end`: a person's answer or a turn's end after the last
  *   seal of a stream sealed in format 2, which no seal announced — appended by something other
  *   than the runtime (format 2 announces each before appending it, so a crash never leaves one);
- * - `unsealed-stream`: a session stream with no seal at all, begun after the log's first format 2
- *   seal — in a log that seals, every session is announced before its first event.
+ * - `unsealed-stream`: a session (a stream that begins with `session.started`) with no seal at
+ *   all, begun after the log's first format 2 seal — in a log that seals, every session is
+ *   announced before its first event.
  */
 export type SealFaultKind =
   | "chain"
@@ -172,9 +172,10 @@ export async function verifySealedLog(log: EventLog | undefined, options: SealVe
 
   // A session begun after the log started announcing sessions, yet never announced nor sealed.
   for (const stream of neverSealed) {
-    if (log === undefined || sessionIdOfStream(stream) === undefined || firstFormat2Seal === Number.POSITIVE_INFINITY) continue;
+    if (log === undefined || firstFormat2Seal === Number.POSITIVE_INFINITY) continue;
     const [first] = await log.readStream(stream, { maxCount: 1 }).catch(() => [] as RecordedEvent[]);
-    if (first === undefined || first.meta.globalPosition < firstFormat2Seal) continue;
+    // A session is a stream that begins with session.started; other streams (a host's own, a run record) may go unsealed.
+    if (first === undefined || first.type !== "session.started" || first.meta.globalPosition < firstFormat2Seal) continue;
     faults.push({
       kind: "unsealed-stream",
       stream,
