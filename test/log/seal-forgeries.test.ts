@@ -2,7 +2,7 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { createRuntime, generateSealKey, LevelEventLog, loadSealKey, SealWitness, sealStreamOf, verifySealedLog, type SealKey, type SealedVerifyReport } from "../../src/index.js";
+import { createRuntime, generateSealKey, LevelEventLog, loadSealKey, SealWitness, StreamSealer, sealStreamOf, verifySealedLog, type SealKey, type SealedVerifyReport } from "../../src/index.js";
 import { DirectoryWitness } from "../../src/log/seal/directory-witness.js";
 import { HttpWitness } from "../../src/log/seal/http-witness.js";
 import { logIdentity } from "../../src/log/seal/log-identity.js";
@@ -353,5 +353,31 @@ describe("the witness", () => {
     await writeFile(path.join(folder, first), `${await readFile(path.join(folder, first), "utf8")}{"version":1}\n`);
     expect(await sealed.seals.witness.read()).toEqual(before);
     expect(await verify(sealed)).toMatchObject({ ok: true, faults: [] });
+  });
+});
+
+describe("two sealers on one log", () => {
+  it("a sealer whose remembered head another process's seal made stale signs again from the log's last seal", async () => {
+    const sealed = await sealedLog();
+    const log = await LevelEventLog.open(sealed.dir, { durability: "relaxed" });
+    const host = new StreamSealer(log, sealed.seals);
+    const approver = new StreamSealer(log, sealed.seals);
+    try {
+      await log.appendToStream("host-notes", [{ type: "noted", data: { n: 1 } }]);
+      expect((await host.seal("host-notes"))?.version).toBe(1);
+      // Another process (here: another sealer) appends and seals in between.
+      await log.appendToStream("host-notes", [{ type: "noted", data: { n: 2 } }]);
+      expect((await approver.seal("host-notes"))?.version).toBe(2);
+      await log.appendToStream("host-notes", [{ type: "noted", data: { n: 3 } }]);
+      await host.announce("host-notes", 3, [{ type: "noted", data: { n: 4 } }]);
+      await log.appendToStream("host-notes", [{ type: "noted", data: { n: 4 } }]);
+      expect((await host.seal("host-notes"))?.version).toBe(4);
+      const report = await verifySealedLog(log, { keys: [sealed.key], witness: sealed.seals.witness });
+      expect(report).toMatchObject({ ok: true, faults: [], unsealed: [], seals: { verified: 4 } });
+    } finally {
+      host.dispose();
+      approver.dispose();
+      await log.close();
+    }
   });
 });

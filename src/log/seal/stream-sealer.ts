@@ -1,5 +1,6 @@
 import type { Clock, EventLog } from "../event-log.js";
 import { LogCorruptedError } from "../../errors/log-corrupted-error.js";
+import { ExpectedVersionConflictError } from "../../errors/expected-version-conflict-error.js";
 import { computeEventHash, type UnhashedEvent } from "../hash-chain.js";
 import { announcedEventOf, asSeal, type AnnouncedEvent, currentSealFormat, isSealStream, sealEventType, sealStreamOf, signSeal, type Seal } from "./seal-record.js";
 import type { SealKey } from "./seal-key.js";
@@ -109,6 +110,18 @@ export class StreamSealer {
    * `announced` — as an announcement of the events about to follow (see the class).
    */
   async #sign(stream: string, announced?: readonly AnnouncedEvent[]): Promise<Seal> {
+    try {
+      return await this.#signOnce(stream, announced);
+    } catch (error) {
+      if (!ExpectedVersionConflictError.isInstance(error) || error.stream !== sealStreamOf(stream)) throw error;
+      // Another process on the same log (an approver, another host) sealed the stream since this
+      // sealer last did: its remembered head is stale. Sign again from the log's last seal.
+      this.#heads.delete(stream);
+      return this.#signOnce(stream, announced);
+    }
+  }
+
+  async #signOnce(stream: string, announced?: readonly AnnouncedEvent[]): Promise<Seal> {
     if (isSealStream(stream)) throw new TypeError(`${stream} is a seal stream; seals are not sealed`);
     const version = await this.log.streamVersion(stream);
     const last = await this.#lastSeal(stream);
