@@ -284,11 +284,12 @@ describe("turnlog run --witness with an HTTP witness on 127.0.0.1", () => {
       expect(code).toBe(1);
       expect(report.faults.map((fault) => [fault.kind, fault.stream])).toEqual([["dropped-tail", stream]]);
       expect((await verifyJson(["--witness", witnessServer.url])).report.faults[0]?.kind).toBe("dropped-tail");
-      // The seal key's record removed as well: the seals still say where the witness is.
+      // The seal key's record removed as well: the log's own seals still say where the witness is.
       await rm(SealedLogRecord.forLogLocation({ dir: runLog }, { directory: sealKeyDirectory() }).file);
       const text = await turnlog(["verify"]);
       expect(text.code).toBe(1);
-      expect(text.stdout).toContain(`the log was witnessed at ${witnessServer.url}`);
+      expect(text.stdout).toMatch(new RegExp(`^dropped-tail: stream ${stream} position ${sealedAfterFirst + 1}: `, "m"));
+      expect(text.stdout).toContain(`· witness ${witnessServer.url}`);
     } finally {
       await witnessServer.close();
     }
