@@ -15,6 +15,7 @@ import { runCommand, type RunOptions } from "./commands/run-command.js";
 import { sessionsCommand } from "./commands/sessions-command.js";
 import { showCommand } from "./commands/show-command.js";
 import { verifyCommand, type VerifyOptions } from "./commands/verify-command.js";
+import { witnessServeCommand } from "./commands/witness-command.js";
 import { repairCommand } from "./commands/repair-command.js";
 import { migrateCommand } from "./commands/migrate-command.js";
 import { otelCommand, type OtelOptions } from "./commands/otel-command.js";
@@ -168,6 +169,18 @@ export async function runCli(argv: readonly string[], given: CliIo = processIo()
     .addOption(schemaOption())
     .action(async (session: string | undefined, options: ViewOptions) => {
       exitCode = await viewCommand(session, options, context);
+    });
+
+  program
+    .command("witness")
+    .description("keep seal witnesses for other machines' logs")
+    .command("serve")
+    .description("serve an append-only seal witness over HTTP (turnlog run --witness <url> records to it): records are only ever added, never replaced or removed; run it as another user or on another machine (docs/security.md)")
+    .requiredOption("--dir <path>", "where the records are kept")
+    .option("--host <address>", "the address to listen on (default: 127.0.0.1)")
+    .option("--port <port>", "the port (default: any free one)")
+    .action(async (options: { dir: string; host?: string; port?: string }) => {
+      exitCode = await witnessServeCommand(options, context);
     });
 
   program

@@ -15,6 +15,7 @@ import { startAppendOnlyWitnessServer } from "../support/append-only-witness-ser
 import { createRuntime, LevelEventLog, SealWitness } from "../../src/index.js";
 import { createLogReader, pendingApprovals } from "../../src/reader/index.js";
 import { SealedLogRecord } from "../../src/log/seal/sealed-log-record.js";
+import { logIdentity } from "../../src/log/seal/log-identity.js";
 import { scriptedProvider } from "../../src/testing/index.js";
 import { ensureBuiltCli, repoRoot, runTurnlog } from "./support/turnlog-bin.js";
 
@@ -292,6 +293,64 @@ describe("turnlog run --witness with an HTTP witness on 127.0.0.1", () => {
       expect(text.stdout).toContain(`· witness ${witnessServer.url}`);
     } finally {
       await witnessServer.close();
+    }
+  });
+});
+
+describe("turnlog witness serve", () => {
+  /** Starts `turnlog witness serve --dir <records>` as a child; resolves once it printed its URL. */
+  async function serveWitness(records: string): Promise<{ url: string; stop(): Promise<void> }> {
+    const child = spawn(process.execPath, [path.join(repoRoot, "bin", "turnlog.js"), "witness", "serve", "--dir", records], { cwd: workDir, env: process.env });
+    let stdout = "";
+    const url = await new Promise<string>((resolve, reject) => {
+      child.stdout.on("data", (chunk: Buffer) => {
+        stdout += chunk.toString();
+        const found = /^ {2}(http:\/\/127\.0\.0\.1:\d+)$/m.exec(stdout)?.[1];
+        if (found !== undefined) resolve(found);
+      });
+      child.on("exit", (code) => reject(new Error(`turnlog witness serve exited ${String(code)}: ${stdout}`)));
+    });
+    const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+    return {
+      url,
+      async stop() {
+        child.kill("SIGTERM");
+        expect(await exited).toBe(0);
+      },
+    };
+  }
+
+  it("keeps a run's seals in its directory across restarts, and refuses to take any back", async () => {
+    const records = path.join(workDir, "..", `${path.basename(workDir)}-witness-records`);
+    const first = await serveWitness(records);
+    let stream = "";
+    try {
+      server.enqueue(openAiSse([textChunk("Witnessed."), finishChunk("stop")]));
+      const run = await turnlog(["run", ...modelFlags(), "--witness", first.url, "hello"]);
+      expect(run.code).toBe(0);
+      stream = `session-${sessionIdIn(run.stdout)}`;
+      expect((await verifyJson()).report).toMatchObject({ ok: true, witness: { file: first.url } });
+      const name = logIdentity({ dir: defaultRunLogDirectory(workDir) }).name;
+      expect((await fetch(`${first.url}/logs/${name}/seals`, { method: "DELETE" })).status).toBe(405);
+    } finally {
+      await first.stop();
+    }
+    // Restarted on the same directory (another port): the records are still there.
+    const second = await serveWitness(records);
+    try {
+      const { code, report } = await verifyJson(["--witness", second.url]);
+      expect(code).toBe(0);
+      expect(report).toMatchObject({ ok: true, witness: { file: second.url } });
+      expect(report.witness?.streams).toBeGreaterThanOrEqual(1);
+      // With the run's tail dropped, the restarted witness tells.
+      const runLog = defaultRunLogDirectory(workDir);
+      await dropTail(runLog, stream, 1);
+      const dropped = await verifyJson(["--witness", second.url]);
+      expect(dropped.code).toBe(1);
+      expect(dropped.report.faults.map((fault) => fault.kind)).toContain("dropped-tail");
+    } finally {
+      await second.stop();
+      await rm(records, { recursive: true, force: true });
     }
   });
 });
