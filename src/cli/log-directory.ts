@@ -16,7 +16,9 @@ import {
 import { urlHasPassword, urlPasswords, urlWithoutPassword } from "../log/postgres/connection-string.js";
 import { PostgresEventLog } from "../log/postgres/postgres-event-log.js";
 import { CliError } from "./cli-error.js";
-import { defaultRunLogDirectory } from "../log/seal/user-directories.js";
+import { defaultRunLogDirectory, sealKeyDirectory } from "../log/seal/user-directories.js";
+import { SealedLogRecord } from "../log/seal/sealed-log-record.js";
+import { SealWitness } from "../log/seal/seal-witness.js";
 
 /**
  * The log a command reads (and `approve`, `deny`, `resume`, `fork` append to) when neither `--log`
@@ -35,6 +37,30 @@ export function defaultLogLocation(env: NodeJS.ProcessEnv = process.env, cwd: st
   if (fromEnv !== undefined) return fromEnv;
   const runLog = defaultRunLogDirectory(cwd, env);
   return { dir: logExists(runLog) ? runLog : "./.turnlog" };
+}
+
+/**
+ * The log `turnlog verify` checks when neither `--log` nor `--dir` is given: as
+ * {@link defaultLogLocation}, but a log that is gone is still looked for where it was — this
+ * workspace's run log when the seal key's records or witness say it was sealed, even if the
+ * directory was deleted, then `./.turnlog` likewise, and else the run log, where `turnlog run`
+ * writes. So a deleted run log is reported as such (`emptied-log`), never silently replaced by
+ * whatever `./.turnlog` holds.
+ *
+ * @example
+ * verifyLogLocation(process.env); // { dir: "/home/ada/.local/state/turnlog/logs/app-3f2a9c0d1e4b" }
+ */
+export function verifyLogLocation(env: NodeJS.ProcessEnv = process.env, cwd: string = process.cwd()): ResolvedLogLocation {
+  const fromEnv = logLocationFromEnvironment(env);
+  if (fromEnv !== undefined) return fromEnv;
+  const runLog = defaultRunLogDirectory(cwd, env);
+  const keyDirectory = sealKeyDirectory(env);
+  const wasSealed = (directory: string) =>
+    existsSync(SealedLogRecord.forLogLocation({ dir: directory }, { directory: keyDirectory }).file) || existsSync(SealWitness.forLogDirectory(directory, { directory: keyDirectory }).file);
+  if (logExists(runLog) || wasSealed(runLog)) return { dir: runLog };
+  const demoLog = path.resolve(cwd, ".turnlog");
+  if (logExists(demoLog) || wasSealed(demoLog)) return { dir: "./.turnlog" };
+  return { dir: runLog };
 }
 
 /**

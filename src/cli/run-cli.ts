@@ -15,12 +15,13 @@ import { resumeCommand } from "./commands/resume-command.js";
 import { runCommand, type RunOptions } from "./commands/run-command.js";
 import { sessionsCommand } from "./commands/sessions-command.js";
 import { showCommand } from "./commands/show-command.js";
-import { verifyCommand } from "./commands/verify-command.js";
+import { verifyCommand, type VerifyOptions } from "./commands/verify-command.js";
+import { witnessServeCommand } from "./commands/witness-command.js";
 import { repairCommand } from "./commands/repair-command.js";
 import { migrateCommand } from "./commands/migrate-command.js";
 import { otelCommand, type OtelOptions } from "./commands/otel-command.js";
 import { viewCommand, type ViewOptions } from "./commands/view-command.js";
-import { defaultLogLocation, demoLogLocation, runLogLocation } from "./log-directory.js";
+import { defaultLogLocation, demoLogLocation, runLogLocation, verifyLogLocation } from "./log-directory.js";
 import { isPostgresUrl } from "../log/postgres/connection-string.js";
 import { isPostgresLocation, parseLogLocation, schemaFromEnvironment, type ResolvedLogLocation } from "../log/log-location.js";
 import { urlPasswords } from "../log/postgres/connection-string.js";
@@ -53,12 +54,20 @@ export async function runCli(argv: readonly string[], given: CliIo = processIo()
     new Option("--log <dir|url>", `the log: a directory, or a PostgreSQL URL, postgres://user@host/db (keep the password in PGPASSWORD or ~/.pgpass); default: ${defaultsText[kind]}`);
   const dirOption = () => new Option("--dir <path>", "the log directory (the same as --log <path>)");
   const schemaOption = () => new Option("--schema <name>", "with a PostgreSQL log: the schema that holds it; default: $TURNLOG_SCHEMA, else turnlog");
-  const defaults = { read: () => defaultLogLocation(io.env), run: () => runLogLocation(io.env), demo: () => demoLogLocation(io.env) };
+  const defaults = { read: () => defaultLogLocation(io.env), run: () => runLogLocation(io.env), demo: () => demoLogLocation(io.env), verify: () => verifyLogLocation(io.env) };
   program.hook("preAction", (_program, command) => {
     if (!command.options.some((option) => option.long === "--log")) return;
-    const kind = command.name() === "run" ? "run" : command.name() === "demo" ? "demo" : "read";
-    command.setOptionValue("location", resolveLocation(command.opts(), io.env, defaults[kind]));
+    const name = command.name();
+    const kind = name === "run" ? "run" : name === "demo" ? "demo" : name === "verify" ? "verify" : "read";
+    try {
+      command.setOptionValue("location", resolveLocation(command.opts(), io.env, defaults[kind]));
+    } catch (error) {
+      // `verify --json` prints JSON whatever goes wrong, this too.
+      if (kind !== "verify" || command.opts().json !== true) throw error;
+      command.setOptionValue("locationError", error);
+    }
   });
+  const witnessOption = (what: string) => new Option("--witness <dir|url>", what);
   const jsonOption = () => new Option("--json", "print JSON instead of text");
   const byOption = () => new Option("--by <name>", "who answers, as the log records it").default(approverName(io.env), "$USER or cli");
   const noteOption = () => new Option("--note <text>", "why, as the log records it");
@@ -92,6 +101,7 @@ export async function runCli(argv: readonly string[], given: CliIo = processIo()
     .addOption(logOption("run"))
     .addOption(dirOption())
     .addOption(schemaOption())
+    .addOption(witnessOption("keep the log's witness there — a directory, or an http(s) URL of an append-only witness service — out of the agent's reach (default: beside the seal key; see docs/security.md)"))
     .addHelpText("after", "\nExit codes: 0 completed · 1 failed · 2 usage error · 3 a turn awaits approval · 4 stopped (budget, cancel, refusal).")
     .action(async (message: string[], options: RunOptions) => {
       exitCode = await runCommand(message, options, context);
@@ -160,6 +170,18 @@ export async function runCli(argv: readonly string[], given: CliIo = processIo()
     .addOption(schemaOption())
     .action(async (session: string | undefined, options: ViewOptions) => {
       exitCode = await viewCommand(session, options, context);
+    });
+
+  program
+    .command("witness")
+    .description("keep seal witnesses for other machines' logs")
+    .command("serve")
+    .description("serve an append-only seal witness over HTTP (turnlog run --witness <url> records to it): records are only ever added, never replaced or removed; run it as another user or on another machine (docs/security.md)")
+    .requiredOption("--dir <path>", "where the records are kept")
+    .option("--host <address>", "the address to listen on (default: 127.0.0.1)")
+    .option("--port <port>", "the port (default: any free one)")
+    .action(async (options: { dir: string; host?: string; port?: string }) => {
+      exitCode = await witnessServeCommand(options, context);
     });
 
   program
@@ -280,7 +302,8 @@ export async function runCli(argv: readonly string[], given: CliIo = processIo()
     .addOption(schemaOption())
     .addOption(jsonOption())
     .option("--public-key <file>", "also trust seals of this Ed25519 public key (PEM), e.g. a log sealed on another machine (repeatable)", (value: string, previous: string[] | undefined) => [...(previous ?? []), value])
-    .action(async (options: { location: ResolvedLogLocation; json?: boolean; publicKey?: string[] }) => {
+    .addOption(witnessOption("the log's witness: a directory or an http(s) URL (default: the one `turnlog run --witness` recorded for this log, else the file beside the seal key)"))
+    .action(async (options: VerifyOptions) => {
       exitCode = await verifyCommand(options, context);
     });
 

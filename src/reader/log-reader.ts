@@ -12,7 +12,8 @@ import { sessionHistory, type DiagnosticRecord } from "../history/session-histor
 import type { EventLog, RecordedEvent } from "../log/event-log.js";
 import type { SealKey } from "../log/seal/seal-key.js";
 import { verifySealedLog, type SealedVerifyReport } from "../log/seal/seal-verifier.js";
-import type { SealWitness } from "../log/seal/seal-witness.js";
+import type { SealWitnessStore } from "../log/seal/seal-witness.js";
+import type { SealedLogEntry } from "../log/seal/sealed-log-record.js";
 import { StreamSealer, type SealOptions } from "../log/seal/stream-sealer.js";
 import { resolvePolicy } from "../policy/default-policy.js";
 import type { GateEnvironment } from "../policy/gate.js";
@@ -84,7 +85,9 @@ export interface ReaderVerifyOptions {
   /** The keys whose seals are trusted (public keys suffice). Default: the reader's `seals` key, or none. */
   keys?: readonly SealKey[];
   /** Default: the reader's `seals` witness, or none. */
-  witness?: SealWitness;
+  witness?: SealWitnessStore;
+  /** The seal key's record of the log. Default: what the reader's `seals` record holds, or none. */
+  record?: SealedLogEntry;
 }
 
 /** The provider-native history of a session, as a next request would carry it. */
@@ -299,22 +302,22 @@ export function readerOver(log: EventLog, options: LogReaderOptions, release: ()
     async fork(sessionId, forkOptions) {
       open();
       if (!isValidSessionId(forkOptions.to)) throw new TypeError(`session ID "${forkOptions.to}" must match ${sessionIdPattern}`);
-      const forked = await forkSession(log, sessionId, forkOptions);
-      if (seals !== undefined) {
-        // The new session is sealed at once, as a sealing runtime seals a fork.
-        const sealer = new StreamSealer(log, seals);
-        try {
-          await sealer.seal(sessionStream(forkOptions.to));
-        } finally {
-          sealer.dispose();
-        }
+      if (seals === undefined) return forkSession(log, sessionId, forkOptions);
+      // The new session is announced before its events and sealed at once, as a sealing runtime seals a fork.
+      const sealer = new StreamSealer(log, seals);
+      try {
+        const forked = await forkSession(log, sessionId, { ...forkOptions, announce: (events) => sealer.announce(sessionStream(forkOptions.to), 0, events) });
+        await sealer.seal(sessionStream(forkOptions.to));
+        return forked;
+      } finally {
+        sealer.dispose();
       }
-      return forked;
     },
     async verify(verifyOptions = {}) {
       open();
       const witness = verifyOptions.witness ?? seals?.witness;
-      return verifySealedLog(log, { keys: verifyOptions.keys ?? (seals !== undefined ? [seals.key] : []), ...(witness !== undefined ? { witness } : {}) });
+      const record = verifyOptions.record ?? (await seals?.record?.read());
+      return verifySealedLog(log, { keys: verifyOptions.keys ?? (seals !== undefined ? [seals.key] : []), ...(witness !== undefined ? { witness } : {}), ...(record !== undefined ? { record } : {}) });
     },
     async close() {
       if (closed) return;

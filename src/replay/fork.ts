@@ -27,7 +27,12 @@ export interface ForkResult {
  * turn leaves the fork with that unfinished turn: `openSession(to)` recovers it as it would a
  * crashed turn, and `resume()` (or an approval) continues it.
  */
-export async function forkSession(log: EventLog, from: string, options: { at: number; to: string }, pageSize = 1_000): Promise<ForkResult> {
+export async function forkSession(
+  log: EventLog,
+  from: string,
+  options: { at: number; to: string; announce?: (events: readonly EventToAppend[]) => Promise<void> },
+  pageSize = 1_000,
+): Promise<ForkResult> {
   const { at, to } = options;
   if (!Number.isInteger(at) || at < 1) throw new TypeError(`fork: "at" must be a stream position ≥ 1 (got ${String(at)})`);
   if (to === from) throw new TypeError(`fork: the new session must differ from "${from}"`);
@@ -58,6 +63,8 @@ export async function forkSession(log: EventLog, from: string, options: { at: nu
       next = event.meta.streamPosition + 1;
     }
   }
+  // A sealing caller announces the new stream before it exists (docs/log.md, "Always-sealed events").
+  await options.announce?.(copy);
   await log.appendToStream(sessionStream(to), copy, { expectedStreamVersion: STREAM_DOES_NOT_EXIST });
   return { sessionId: to, forkedFrom: { sessionId: from, position: at }, copied: copy.length };
 }

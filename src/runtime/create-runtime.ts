@@ -347,7 +347,13 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   // The read side (events, replay, time travel, fork, audit, verify) is the read API over this log;
   // it follows the registry as MCP servers change their tools. Its time-travel snapshots are an
   // in-memory, bounded cache, never persisted.
-  const reader = createLogReader(log, { tools: registry, gate, ...(options.history?.compressor ? { compressor: options.history.compressor } : {}) });
+  const reader = createLogReader(log, {
+    tools: registry,
+    gate,
+    ...(options.history?.compressor ? { compressor: options.history.compressor } : {}),
+    // Its fork announces and seals the new session with the runtime's key and witness.
+    ...(seals !== undefined ? { seals: { ...seals, ...(options.clock !== undefined ? { clock: options.clock } : {}) } } : {}),
+  });
 
   const providerInForce = { id: provider.id, format: provider.format, maxAttempts };
   // Without the lease, a host on a shared log cannot tell a call another host is running from one
@@ -371,7 +377,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
    * the other host appended and prepares again from there.
    */
   async function load(sessionId: string, create: boolean): Promise<Session> {
-    const store = await SessionStore.load(log, sessionId, spans);
+    // A sealing runtime announces each answer, turn end and new session in a seal before appending it.
+    const store = await SessionStore.load(log, sessionId, spans, sealer !== undefined ? (stream, version, events) => sealer.announce(stream, version, events) : undefined);
     for (let lost = 0; ; lost += 1) {
       try {
         await prepare(store, create);
@@ -490,11 +497,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     stateAt(sessionId, position) {
       return reader.stateAt(sessionId, position);
     },
-    async fork(sessionId, forkOptions) {
-      const forked = await reader.fork(sessionId, forkOptions);
-      // Sealed by the runtime's own sealer, which then knows the new stream's head.
-      await sealer?.seal(sessionStream(forkOptions.to));
-      return forked;
+    fork(sessionId, forkOptions) {
+      return reader.fork(sessionId, forkOptions);
     },
     audit(sessionId) {
       return reader.audit(sessionId);

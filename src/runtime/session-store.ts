@@ -8,6 +8,7 @@ import { eventDataSnapshot, systemClock } from "../log/event-recording.js";
 import { advanceTime, monotonicReading, type TimeAnchor } from "../log/recorded-time.js";
 import { SessionFold, type SessionFoldCheckpoint } from "../core/session-fold.js";
 import { sessionStream } from "../core/session-stream.js";
+import { isAlwaysSealed } from "../log/seal/seal-record.js";
 import { ExpectedVersionConflictError } from "../errors/expected-version-conflict-error.js";
 
 export { sessionStream } from "../core/session-stream.js";
@@ -67,6 +68,12 @@ interface AppendRequest {
   reject(error: unknown): void;
 }
 
+/**
+ * Seals `stream` at `version`, announcing `events` as the ones about to be appended after it
+ * (`StreamSealer.announce`).
+ */
+export type SealAnnouncer = (stream: string, version: number, events: readonly { type: string; data: unknown }[]) => Promise<void>;
+
 interface Staged {
   events: TurnlogEvent[];
   before: SessionFoldCheckpoint;
@@ -114,11 +121,16 @@ export class SessionStore {
     readonly log: EventLog,
     readonly sessionId: string,
     private readonly observer: SessionObserver | undefined,
+    private readonly announce: SealAnnouncer | undefined,
   ) {}
 
-  /** Loads a session by folding its stream (empty for a new session); `observer` is told what it folds. */
-  static async load(log: EventLog, sessionId: string, observer?: SessionObserver): Promise<SessionStore> {
-    const store = new SessionStore(log, sessionId, observer);
+  /**
+   * Loads a session by folding its stream (empty for a new session); `observer` is told what it
+   * folds, and `announce` (a sealing runtime's) is called before each append that holds an
+   * always-sealed event or begins the stream.
+   */
+  static async load(log: EventLog, sessionId: string, observer?: SessionObserver, announce?: SealAnnouncer): Promise<SessionStore> {
+    const store = new SessionStore(log, sessionId, observer, announce);
     await store.reload();
     return store;
   }
@@ -422,6 +434,10 @@ export class SessionStore {
   /** Appends staged events at their settled time; on failure puts the fold back before them. */
   async #appendStaged(staged: Staged, durable: boolean): Promise<RecordedEvent[]> {
     try {
+      if (this.announce !== undefined && (this.#version === 0 || staged.events.some((event) => isAlwaysSealed(event.type)))) {
+        // Announced first, in order: after a crash the log never holds these events without it (docs/log.md, "Always-sealed events").
+        await this.announce(sessionStream(this.sessionId), this.#version, staged.events);
+      }
       const appended = await this.log.appendToStream(sessionStream(this.sessionId), staged.events, {
         expectedStreamVersion: this.#version,
         recordedAt: staged.recordedAt,

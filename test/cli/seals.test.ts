@@ -1,6 +1,6 @@
 import { execFile, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdtemp, readdir, rm, stat } from "node:fs/promises";
+import { mkdtemp, readdir, rm, stat, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
@@ -10,7 +10,13 @@ import type { SealedVerifyReport } from "../../src/log/seal/seal-verifier.js";
 import { finishChunk, textChunk } from "../providers/stream-builders.js";
 import { fakeKey } from "../providers/support/provider-session.js";
 import { openAiSse, startSseTestServer, type SseTestServer } from "../providers/support/sse-test-server.js";
-import { rechainStream } from "../support/level-tamper.js";
+import { dropTail, rawStream, rechainStream } from "../support/level-tamper.js";
+import { startAppendOnlyWitnessServer } from "../support/append-only-witness-server.js";
+import { createRuntime, LevelEventLog, SealWitness } from "../../src/index.js";
+import { createLogReader, pendingApprovals } from "../../src/reader/index.js";
+import { SealedLogRecord } from "../../src/log/seal/sealed-log-record.js";
+import { logIdentity } from "../../src/log/seal/log-identity.js";
+import { scriptedProvider } from "../../src/testing/index.js";
 import { ensureBuiltCli, repoRoot, runTurnlog } from "./support/turnlog-bin.js";
 
 /*
@@ -158,5 +164,193 @@ describe("a turnlog run killed mid-turn", () => {
     expect(text.stdout).toMatch(new RegExp(`unsealed: session-${sessionId} events \\d+–\\d+ after its last seal \\(normal after a crash\\)`));
     // Nothing of the workspace holds the log.
     expect(await readdir(workDir)).toEqual([]);
+  });
+});
+
+describe("turnlog verify names what was forged with the user's access", () => {
+  /** Runs `work` with a runtime on ./.turnlog that has no seal key: what a forger's own host appends. */
+  async function asForger(script: Parameters<typeof scriptedProvider>[0], work: (runtime: Awaited<ReturnType<typeof createRuntime>>) => Promise<void>): Promise<void> {
+    const log = await LevelEventLog.open(path.join(workDir, ".turnlog"), { durability: "sync" });
+    const runtime = await createRuntime({ log, provider: scriptedProvider(script) });
+    try {
+      await work(runtime);
+    } finally {
+      await runtime.close();
+      await log.close();
+    }
+  }
+
+  /** The witness file beside the seal key for the log in `directory`. */
+  const witnessFileOf = (directory: string) => SealWitness.forLogDirectory(directory, { directory: sealKeyDirectory() }).file;
+
+  it("an approval appended after the last seal by a host without the key: unsealed-approval, exit 1", async () => {
+    const paused = await turnlog(["demo", "--pause"]);
+    expect(paused.code).toBe(3);
+    const sessionId = /session\s+(demo-\S+)/.exec(paused.stdout)?.[1] ?? "";
+    expect((await verifyJson()).code).toBe(0);
+    // The answer appended with the log's own API, chained on correctly, the way a person with the
+    // user's access (but not the runtime that holds the key) would.
+    const log = await LevelEventLog.open(path.join(workDir, ".turnlog"), { durability: "sync" });
+    try {
+      const stream = `session-${sessionId}`;
+      const [held] = pendingApprovals(await createLogReader(log).state(sessionId));
+      expect(held).toBeDefined();
+      await log.appendToStream(stream, [{ type: "turn.approval.granted", data: { turnId: held!.turnId, callId: held!.callId, fingerprint: held!.decision?.fingerprint ?? "", by: "mallory", scope: "call" } }], { expectedStreamVersion: await log.streamVersion(stream) });
+      expect((await log.verify()).ok).toBe(true);
+    } finally {
+      await log.close();
+    }
+    const text = await turnlog(["verify"]);
+    expect(text.code).toBe(1);
+    expect(text.stdout).toMatch(new RegExp(`^unsealed-approval: stream session-${sessionId} position \\d+: the approval answer at position \\d+ \\(turn.approval.granted by "mallory"\\)`, "m"));
+    const { code, report } = await verifyJson();
+    expect(code).toBe(1);
+    expect(report.faults[0]).toMatchObject({ kind: "unsealed-approval", stream: `session-${sessionId}`, eventType: "turn.approval.granted" });
+  });
+
+  it("a whole session planted in a log that seals: unsealed-stream, exit 1", async () => {
+    expect((await turnlog(["demo"])).code).toBe(0);
+    await asForger([{ content: "nothing to see" }], async (runtime) => {
+      await (await runtime.openSession("planted")).send("hello");
+    });
+    const text = await turnlog(["verify"]);
+    expect(text.code).toBe(1);
+    expect(text.stdout).toMatch(/^unsealed-stream: stream session-planted position 1: stream session-planted was never sealed/m);
+  });
+
+  it("a deleted witness: no-witness, exit 1", async () => {
+    expect((await turnlog(["demo"])).code).toBe(0);
+    const witnessFile = witnessFileOf(path.join(workDir, ".turnlog"));
+    expect(existsSync(witnessFile)).toBe(true);
+    await rm(witnessFile);
+    const text = await turnlog(["verify"]);
+    expect(text.code).toBe(1);
+    expect(text.stdout).toMatch(/^no-witness: stream session-demo-\S+: no witness at \S+\.json, though the seals of session-demo-\S+ say the log was witnessed at /m);
+  });
+
+  it("a run log deleted, with its witness: plain verify names it emptied-log where turnlog run wrote it, not ./.turnlog", async () => {
+    server.enqueue(openAiSse([textChunk("Nothing to do."), finishChunk("stop")]));
+    expect((await turnlog(["run", ...modelFlags(), "hello"])).code).toBe(0);
+    // A log in the workspace that would verify fine must not stand in for the deleted one.
+    expect((await turnlog(["demo"])).code).toBe(0);
+    const runLog = defaultRunLogDirectory(workDir);
+    await rm(runLog, { recursive: true, force: true });
+    await rm(SealWitness.forLogDirectory(runLog, { directory: sealKeyDirectory() }).file);
+    const text = await turnlog(["verify"]);
+    expect(text.code).toBe(1);
+    expect(text.stdout).toMatch(/^emptied-log: stream \?: the log holds no events, but the seal key's record says it sealed this log/m);
+    const { code, report } = await verifyJson();
+    expect(code).toBe(1);
+    expect(report.faults.map((fault) => fault.kind)).toEqual(["no-witness", "emptied-log"]);
+    expect(report.faults[0]?.reason).toContain("the seal key's record says");
+  });
+
+  it("--json prints JSON whatever the log: missing, named twice, or with damaged files", async () => {
+    const missing = await turnlog(["verify", "--dir", "never-there", "--json"]);
+    expect(missing.code).toBe(1);
+    expect(JSON.parse(missing.stdout)).toMatchObject({ ok: false, faults: [], error: { code: "TURNLOG_CLI", exitCode: 1, message: expect.stringContaining("no log at never-there") } });
+    const twice = await turnlog(["verify", "--dir", "a", "--log", "b", "--json"]);
+    expect(twice.code).toBe(2);
+    expect(JSON.parse(twice.stdout)).toMatchObject({ ok: false, error: { exitCode: 2, message: expect.stringContaining("--log and --dir both name the log") } });
+    expect((await turnlog(["demo"])).code).toBe(0);
+    for (const file of await readdir(path.join(workDir, ".turnlog"))) {
+      if (file.startsWith("MANIFEST-") || file === "CURRENT") await writeFile(path.join(workDir, ".turnlog", file), "not leveldb\n");
+    }
+    const damaged = await turnlog(["verify", "--json"]);
+    expect(damaged.code).toBe(1);
+    expect(JSON.parse(damaged.stdout)).toMatchObject({ ok: false });
+  });
+});
+
+describe("turnlog run --witness with an HTTP witness on 127.0.0.1", () => {
+  it("keeps the witness there, and verify — finding it from the seal key's record, or told with --witness — names a dropped tail the log alone hides", async () => {
+    const witnessServer = await startAppendOnlyWitnessServer();
+    try {
+      server.enqueue(openAiSse([textChunk("First answer."), finishChunk("stop")]));
+      const first = await turnlog(["run", ...modelFlags(), "--witness", witnessServer.url, "hello"]);
+      expect(first.code).toBe(0);
+      const sessionId = sessionIdIn(first.stdout);
+      const stream = `session-${sessionId}`;
+      const runLog = defaultRunLogDirectory(workDir);
+      const sealedAfterFirst = (await rawStream(runLog, stream)).length;
+      server.enqueue(openAiSse([textChunk("Second answer."), finishChunk("stop")]));
+      expect((await turnlog(["run", ...modelFlags(), "--session", sessionId, "again"])).code).toBe(0);
+      expect([...witnessServer.records.values()].flat().length).toBeGreaterThanOrEqual(2);
+      // Nothing beside the key: the witness is kept only where the user cannot roll it back.
+      expect(existsSync(SealWitness.forLogDirectory(runLog, { directory: sealKeyDirectory() }).file)).toBe(false);
+      expect((await verifyJson()).report).toMatchObject({ ok: true, witness: { file: witnessServer.url } });
+
+      await dropTail(runLog, stream, sealedAfterFirst);
+      const { code, report } = await verifyJson();
+      expect(code).toBe(1);
+      expect(report.faults.map((fault) => [fault.kind, fault.stream])).toEqual([["dropped-tail", stream]]);
+      expect((await verifyJson(["--witness", witnessServer.url])).report.faults[0]?.kind).toBe("dropped-tail");
+      // The seal key's record removed as well: the log's own seals still say where the witness is.
+      await rm(SealedLogRecord.forLogLocation({ dir: runLog }, { directory: sealKeyDirectory() }).file);
+      const text = await turnlog(["verify"]);
+      expect(text.code).toBe(1);
+      expect(text.stdout).toMatch(new RegExp(`^dropped-tail: stream ${stream} position ${sealedAfterFirst + 1}: `, "m"));
+      expect(text.stdout).toContain(`· witness ${witnessServer.url}`);
+    } finally {
+      await witnessServer.close();
+    }
+  });
+});
+
+describe("turnlog witness serve", () => {
+  /** Starts `turnlog witness serve --dir <records>` as a child; resolves once it printed its URL. */
+  async function serveWitness(records: string): Promise<{ url: string; stop(): Promise<void> }> {
+    const child = spawn(process.execPath, [path.join(repoRoot, "bin", "turnlog.js"), "witness", "serve", "--dir", records], { cwd: workDir, env: process.env });
+    let stdout = "";
+    const url = await new Promise<string>((resolve, reject) => {
+      child.stdout.on("data", (chunk: Buffer) => {
+        stdout += chunk.toString();
+        const found = /^ {2}(http:\/\/127\.0\.0\.1:\d+)$/m.exec(stdout)?.[1];
+        if (found !== undefined) resolve(found);
+      });
+      child.on("exit", (code) => reject(new Error(`turnlog witness serve exited ${String(code)}: ${stdout}`)));
+    });
+    const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+    return {
+      url,
+      async stop() {
+        child.kill("SIGTERM");
+        expect(await exited).toBe(0);
+      },
+    };
+  }
+
+  it("keeps a run's seals in its directory across restarts, and refuses to take any back", async () => {
+    const records = path.join(workDir, "..", `${path.basename(workDir)}-witness-records`);
+    const first = await serveWitness(records);
+    let stream = "";
+    try {
+      server.enqueue(openAiSse([textChunk("Witnessed."), finishChunk("stop")]));
+      const run = await turnlog(["run", ...modelFlags(), "--witness", first.url, "hello"]);
+      expect(run.code).toBe(0);
+      stream = `session-${sessionIdIn(run.stdout)}`;
+      expect((await verifyJson()).report).toMatchObject({ ok: true, witness: { file: first.url } });
+      const name = logIdentity({ dir: defaultRunLogDirectory(workDir) }).name;
+      expect((await fetch(`${first.url}/logs/${name}/seals`, { method: "DELETE" })).status).toBe(405);
+    } finally {
+      await first.stop();
+    }
+    // Restarted on the same directory (another port): the records are still there.
+    const second = await serveWitness(records);
+    try {
+      const { code, report } = await verifyJson(["--witness", second.url]);
+      expect(code).toBe(0);
+      expect(report).toMatchObject({ ok: true, witness: { file: second.url } });
+      expect(report.witness?.streams).toBeGreaterThanOrEqual(1);
+      // With the run's tail dropped, the restarted witness tells.
+      const runLog = defaultRunLogDirectory(workDir);
+      await dropTail(runLog, stream, 1);
+      const dropped = await verifyJson(["--witness", second.url]);
+      expect(dropped.code).toBe(1);
+      expect(dropped.report.faults.map((fault) => fault.kind)).toContain("dropped-tail");
+    } finally {
+      await second.stop();
+      await rm(records, { recursive: true, force: true });
+    }
   });
 });

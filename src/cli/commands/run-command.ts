@@ -31,6 +31,8 @@ export interface RunOptions extends RunFlags {
   yes?: boolean;
   /** Confirm the config file's content on the command line (it applies, and is remembered). */
   trustConfig?: boolean;
+  /** `--witness <dir|url>`: keep the log's witness there instead of beside the seal key (docs/security.md). */
+  witness?: string;
 }
 
 /** A session `turnlog run` continues, as the log holds it. */
@@ -95,7 +97,7 @@ export async function runCommand(promptWords: readonly string[], options: RunOpt
       onDelta: presenter.onDelta,
       onAttemptDiscarded: presenter.onAttemptDiscarded,
       ...(continued !== undefined ? { recordedTools: continued.state.tools } : {}),
-      seals: await userSeals(options.location, io.env),
+      seals: await userSeals(options.location, io.env, options.witness !== undefined ? { witness: options.witness } : {}),
     });
     // The model's streamed text is shown redacted, the provider's key included, as the log holds it.
     presenter.redactWith(redact);

@@ -9,6 +9,7 @@ import type { ApprovalMode } from "../../contracts/policy.js";
 import type { ToolSnapshot } from "../../contracts/tools.js";
 import type { EventLog } from "../../log/event-log.js";
 import type { SealOptions } from "../../log/seal/stream-sealer.js";
+import { DirectoryWitness } from "../../log/seal/directory-witness.js";
 import { anthropicMessagesProvider } from "../../providers/anthropic-messages-provider.js";
 import { openAiChatProvider } from "../../providers/openai-chat-provider.js";
 import type { Provider } from "../../providers/provider.js";
@@ -152,7 +153,9 @@ export async function createRunRuntime(options: RunRuntimeOptions): Promise<RunR
   // Hidden from it: the log, the seal key and witnesses, and every run log (wherever XDG puts them).
   // A PostgreSQL log has no directory to hide: its password files are hidden instead, and
   // commandEnvironment keeps the URL and PG* variables out of every command's environment.
-  const sandbox = runSandbox(options.recordedTools, [...logDirectoryOf(options.log), sealKeyDirectory(process.env), turnlogStateDirectory(process.env), ...postgresPasswordFiles(process.env)]);
+  // A witness directory given with --witness too (docs/security.md, "Where the witness is kept").
+  const witnessDirectory = options.seals?.witness instanceof DirectoryWitness ? [options.seals.witness.file] : [];
+  const sandbox = runSandbox(options.recordedTools, [...logDirectoryOf(options.log), sealKeyDirectory(process.env), turnlogStateDirectory(process.env), ...witnessDirectory, ...postgresPasswordFiles(process.env)]);
   // The key's value is redacted wherever it appears — a model echoing it, a tool printing it —
   // whatever variable holds it; so are the MCP servers' secret-named variables.
   const secrets = runSecrets(record, process.env, options.mcpEnvironment);

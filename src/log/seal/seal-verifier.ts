@@ -1,15 +1,17 @@
 import type { EventLog, RecordedEvent, VerifyReport } from "../event-log.js";
-import { asSeal, isSealStream, sealEventType, sealSignatureValid, sealStreamOf, sealStreamPrefix, type Seal } from "./seal-record.js";
+import { announcedEventOf, asSeal, isAlwaysSealed, isSealStream, sealEventType, sealSignatureValid, sealStreamOf, sealStreamPrefix, type Seal } from "./seal-record.js";
 import type { SealKey } from "./seal-key.js";
-import type { SealWitness, WitnessedSeal } from "./seal-witness.js";
+import type { SealWitnessStore, WitnessedSeal } from "./seal-witness.js";
+import type { SealedLogEntry } from "./sealed-log-record.js";
 
 /**
  * What is wrong, named:
  * - `chain`: a hash chain is broken (the fault `log.verify()` reports);
  * - `truncated`: a stream holds fewer events than a seal in the log covers;
  * - `deleted-stream`: a stream that a seal or the witness vouches for is not in the log;
- * - `emptied-log`: the log holds none of the streams the witness saw sealed (the log truncated to
- *   nothing, emptied, or its directory deleted);
+ * - `emptied-log`: the log holds none of the streams the witness saw sealed, or none at all where
+ *   the seal key's record says it sealed a log (the log truncated to nothing, emptied, or its
+ *   directory deleted);
  * - `dropped-tail`: the witness saw a stream sealed at a version the log no longer reaches — events
  *   removed from its end together with their seals;
  * - `missing-seal`: the witness's seal of a stream is not in the log, though its events are;
@@ -22,7 +24,15 @@ import type { SealWitness, WitnessedSeal } from "./seal-witness.js";
  *   a key this verifier does not trust, or is not a seal;
  * - `seal-chain`: a seal does not follow on from the stream's previous seal (one was removed or
  *   the seals were reordered);
- * - `witness-unreadable`: the witness file exists but cannot be read.
+ * - `witness-unreadable`: the witness file exists but cannot be read;
+ * - `no-witness`: the seals (or the seal key's record) say the log was witnessed, and the witness
+ *   is gone or was not given — deleted, or the log moved away from it;
+ * - `unsealed-approval`, `unsealed-turn-end`: a person's answer or a turn's end after the last
+ *   seal of a stream sealed in format 2, which no seal announced — appended by something other
+ *   than the runtime (format 2 announces each before appending it, so a crash never leaves one);
+ * - `unsealed-stream`: a session (a stream that begins with `session.started`) with no seal at
+ *   all, begun after the log's first format 2 seal — in a log that seals, every session is
+ *   announced before its first event.
  */
 export type SealFaultKind =
   | "chain"
@@ -38,7 +48,11 @@ export type SealFaultKind =
   | "unknown-key"
   | "malformed-seal"
   | "seal-chain"
-  | "witness-unreadable";
+  | "witness-unreadable"
+  | "no-witness"
+  | "unsealed-approval"
+  | "unsealed-turn-end"
+  | "unsealed-stream";
 
 /** One fault `verify` found. */
 export interface SealFault {
@@ -87,7 +101,12 @@ export interface SealedVerifyReport extends VerifyReport {
 export interface SealVerifyOptions {
   /** The keys whose seals are trusted (public keys suffice). A seal by any other key is a fault. */
   keys: readonly SealKey[];
-  witness?: SealWitness;
+  witness?: SealWitnessStore;
+  /**
+   * The seal key's record of this log (`SealedLogRecord.read()`): with it, a log that is gone or
+   * holds nothing is `emptied-log` even without a witness, and a witness it names must exist.
+   */
+  record?: SealedLogEntry;
 }
 
 /**
@@ -126,11 +145,18 @@ export async function verifySealedLog(log: EventLog | undefined, options: SealVe
   const streams = log === undefined ? [] : await log.listStreams();
   const present = new Set(streams.filter((stream) => !isSealStream(stream)));
   for (const stream of streams) {
-    if (!isSealStream(stream)) continue;
+    if (!isSealStream(stream) || log === undefined) continue;
     const sealed = stream.slice(sealStreamPrefix.length);
-    if (!present.has(sealed)) faults.push({ kind: "deleted-stream", stream: sealed, reason: `the log holds seals of stream ${sealed}, but not the stream` });
+    if (present.has(sealed)) continue;
+    // Seals at version 0 only announce a stream's first events: a crash before they were appended.
+    const seals = await log.readStream(stream, { maxCount: Number.MAX_SAFE_INTEGER }).catch(() => [] as RecordedEvent[]);
+    if (seals.every((event) => asSeal(event.data)?.version === 0)) continue;
+    faults.push({ kind: "deleted-stream", stream: sealed, reason: `the log holds seals of stream ${sealed}, but not the stream` });
   }
 
+  let firstFormat2Seal = Number.POSITIVE_INFINITY;
+  let witnessNamed: { stream: string; witness: string } | undefined;
+  const neverSealed: string[] = [];
   for (const stream of present) {
     if (log === undefined) break;
     const result = await verifyStreamSeals(log, stream, keys, witnessed.get(stream));
@@ -138,7 +164,45 @@ export async function verifySealedLog(log: EventLog | undefined, options: SealVe
     if (result.tail !== undefined) unsealed.push(result.tail);
     verified += result.verified;
     if (result.sealCount > 0) sealedStreams += 1;
+    else neverSealed.push(stream);
     for (const keyId of result.keyIds) keyIds.add(keyId);
+    firstFormat2Seal = Math.min(firstFormat2Seal, result.firstFormat2Seal);
+    if (witnessNamed === undefined && result.witness !== undefined) witnessNamed = { stream, witness: result.witness };
+  }
+
+  // A session begun after the log started announcing sessions, yet never announced nor sealed.
+  for (const stream of neverSealed) {
+    if (log === undefined || firstFormat2Seal === Number.POSITIVE_INFINITY) continue;
+    const [first] = await log.readStream(stream, { maxCount: 1 }).catch(() => [] as RecordedEvent[]);
+    // A session is a stream that begins with session.started; other streams (a host's own, a run record) may go unsealed.
+    if (first === undefined || first.type !== "session.started" || first.meta.globalPosition < firstFormat2Seal) continue;
+    faults.push({
+      kind: "unsealed-stream",
+      stream,
+      position: 1,
+      eventType: first.type,
+      reason: `stream ${stream} was never sealed, though it began (global position ${first.meta.globalPosition}) after this log's sessions were sealed and announced (from global position ${firstFormat2Seal}) — it was not written by a sealing turnlog`,
+    });
+    const index = unsealed.findIndex((tail) => tail.stream === stream);
+    if (index >= 0) unsealed.splice(index, 1);
+  }
+
+  const expectedWitness = witnessNamed?.witness ?? options.record?.witness ?? undefined;
+  if (expectedWitness !== undefined && !faults.some((fault) => fault.kind === "witness-unreadable")) {
+    const witness = options.witness;
+    const where = witnessNamed !== undefined ? `the seals of ${witnessNamed.stream} say` : "the seal key's record says";
+    if (witness === undefined) {
+      faults.push({ kind: "no-witness", stream: witnessNamed?.stream ?? "", reason: `${where} the log was witnessed at ${expectedWitness}, and no witness was given to compare it with (pass --witness ${expectedWitness})` });
+    } else {
+      const exists = witness.exists !== undefined ? await witness.exists().catch(() => true) : witnessed.size > 0;
+      if (!exists) {
+        faults.push({
+          kind: "no-witness",
+          stream: witnessNamed?.stream ?? "",
+          reason: `no witness at ${witness.file}, though ${where} the log was witnessed at ${expectedWitness} — the witness was deleted or moved`,
+        });
+      }
+    }
   }
 
   const gone = [...witnessed.keys()].filter((stream) => !present.has(stream) && !streams.includes(sealStreamOf(stream)));
@@ -147,6 +211,12 @@ export async function verifySealedLog(log: EventLog | undefined, options: SealVe
       kind: "emptied-log",
       stream: gone[0] ?? "",
       reason: `the log holds no events, but the witness saw ${witnessed.size} stream(s) sealed (${describeWitnessed(gone, witnessed)}) — the log was truncated, emptied or deleted`,
+    });
+  } else if (options.record !== undefined && streams.length === 0) {
+    faults.push({
+      kind: "emptied-log",
+      stream: "",
+      reason: `the log holds no events, but the seal key's record says it sealed this log from ${options.record.firstSealedAt} on${options.record.witness !== null ? ` (witnessed at ${options.record.witness})` : ""} — the log was truncated, emptied or deleted`,
     });
   } else {
     for (const stream of gone) {
@@ -172,6 +242,24 @@ export async function verifySealedLog(log: EventLog | undefined, options: SealVe
   return report;
 }
 
+/**
+ * Where the log's seals say its witness is kept (the `witness` of a stream's last format 2 seal),
+ * or `undefined` when none says: so a log copied or moved elsewhere is still compared with the
+ * witness it was sealed with.
+ *
+ * @example
+ * await witnessNamedBy(log); // "/home/ada/.config/turnlog/witness/turnlog-3f2a….json"
+ */
+export async function witnessNamedBy(log: EventLog): Promise<string | undefined> {
+  for (const stream of await log.listStreams()) {
+    if (!isSealStream(stream)) continue;
+    const [last] = await log.readStream(stream, { direction: "backwards", maxCount: 1 }).catch(() => [] as RecordedEvent[]);
+    const witness = last !== undefined ? asSeal(last.data)?.witness : undefined;
+    if (witness !== undefined) return witness;
+  }
+  return undefined;
+}
+
 function describeWitnessed(streams: readonly string[], witnessed: ReadonlyMap<string, WitnessedSeal>): string {
   const shown = streams.slice(0, 3).map((stream) => `${stream} at version ${witnessed.get(stream)?.version ?? "?"}`);
   return shown.join(", ") + (streams.length > 3 ? `, and ${streams.length - 3} more` : "");
@@ -183,6 +271,10 @@ interface StreamSealsResult {
   verified: number;
   sealCount: number;
   keyIds: string[];
+  /** The global position of the stream's first good format 2 seal (infinity: none). */
+  firstFormat2Seal: number;
+  /** The witness its last good format 2 seal names, if any. */
+  witness?: string;
 }
 
 /** Whether an event type records a person's answer to a held call. */
@@ -193,14 +285,16 @@ function isApproval(type: string): boolean {
 async function verifyStreamSeals(log: EventLog, stream: string, keys: ReadonlyMap<string, SealKey>, witnessed: WitnessedSeal | undefined): Promise<StreamSealsResult> {
   const version = await log.streamVersion(stream);
   const sealEvents = await log.readStream(sealStreamOf(stream), { maxCount: Number.MAX_SAFE_INTEGER }).catch(() => [] as RecordedEvent[]);
-  const result: StreamSealsResult = { faults: [], verified: 0, sealCount: sealEvents.length, keyIds: [] };
+  const result: StreamSealsResult = { faults: [], verified: 0, sealCount: sealEvents.length, keyIds: [], firstFormat2Seal: Number.POSITIVE_INFINITY };
   const signatures = new Set<string>();
   let sealedVersion = 0;
+  let sealedHash = "";
   let previousSignature = "";
+  let last: Seal | undefined;
   for (const event of sealEvents) {
     const sealPosition = event.meta.streamPosition;
     const seal = event.type === sealEventType ? asSeal(event.data) : undefined;
-    const fault = await findSealFault(log, stream, version, seal, { sealPosition, sealedVersion, previousSignature, keys });
+    const fault = await findSealFault(log, stream, version, seal, { sealPosition, sealedVersion, sealedHash, previousSignature, keys });
     if (fault !== undefined) {
       result.faults.push(fault);
       // A seal after a bad one proves nothing about what the bad one covered: stop at the first.
@@ -209,11 +303,20 @@ async function verifyStreamSeals(log: EventLog, stream: string, keys: ReadonlyMa
     const good = seal as Seal;
     result.verified += 1;
     if (!result.keyIds.includes(good.keyId)) result.keyIds.push(good.keyId);
+    if (good.format !== undefined) {
+      result.firstFormat2Seal = Math.min(result.firstFormat2Seal, event.meta.globalPosition);
+      if (good.witness !== undefined) result.witness = good.witness;
+    }
     signatures.add(good.signature);
     sealedVersion = good.version;
+    sealedHash = good.hash;
     previousSignature = good.signature;
+    last = good;
   }
-  if (version > sealedVersion) result.tail = { stream, from: sealedVersion + 1, to: version };
+  if (version > sealedVersion) {
+    result.tail = { stream, from: sealedVersion + 1, to: version };
+    if (last?.format !== undefined) result.faults.push(...(await findUnannounced(log, stream, last, version)));
+  }
   if (witnessed !== undefined && !signatures.has(witnessed.signature)) {
     if (sealedVersion >= witnessed.version) {
       result.faults.push({ kind: "witness-mismatch", stream, position: witnessed.version, reason: `the witness saw stream ${stream} sealed at version ${witnessed.version} (${witnessed.sealedAt}); the log's seals go on to version ${sealedVersion} without that seal` });
@@ -231,9 +334,40 @@ async function verifyStreamSeals(log: EventLog, stream: string, keys: ReadonlyMa
   return result;
 }
 
+/**
+ * The always-sealed events after `last` (a format 2 seal) that it does not announce: those at
+ * `last.version + i` must be the `i`-th event of `last.next`, type and digest alike.
+ */
+async function findUnannounced(log: EventLog, stream: string, last: Seal, version: number): Promise<SealFault[]> {
+  const faults: SealFault[] = [];
+  const announced = last.next ?? [];
+  const from = last.version + 1;
+  const events = await log.readStream(stream, { from, to: version, maxCount: version - from + 1 }).catch(() => [] as RecordedEvent[]);
+  for (const event of events) {
+    if (!isAlwaysSealed(event.type)) continue;
+    const position = event.meta.streamPosition;
+    const expected = announced[position - from];
+    if (expected !== undefined) {
+      const actual = announcedEventOf(event);
+      if (actual.type === expected.type && actual.digest === expected.digest) continue;
+    }
+    const approval = isApproval(event.type);
+    const by = approval ? ` by ${JSON.stringify((event.data as { by?: unknown }).by)}` : "";
+    faults.push({
+      kind: approval ? "unsealed-approval" : "unsealed-turn-end",
+      stream,
+      position,
+      eventType: event.type,
+      reason: `${approval ? "the approval answer" : "the turn end"} at position ${position} (${event.type}${by}) follows the stream's last seal (version ${last.version}) and no seal announced it — the runtime announces every ${approval ? "answer" : "turn end"} before appending it, so this one was appended by something else`,
+    });
+  }
+  return faults;
+}
+
 interface SealContext {
   sealPosition: number;
   sealedVersion: number;
+  sealedHash: string;
   previousSignature: string;
   keys: ReadonlyMap<string, SealKey>;
 }
@@ -252,7 +386,8 @@ async function findSealFault(log: EventLog, stream: string, version: number, sea
     seal.previousSignature !== context.previousSignature ||
     seal.from !== context.sealedVersion + 1 ||
     hashes.length !== seal.version - seal.from + 1 ||
-    (hashes.length > 0 && hashes[hashes.length - 1] !== seal.hash)
+    (hashes.length > 0 && hashes[hashes.length - 1] !== seal.hash) ||
+    (hashes.length === 0 && seal.hash !== context.sealedHash)
   ) {
     return { kind: "seal-chain", ...at, position: seal.from, reason: `seal #${sealPosition} (version ${seal.version}) does not follow on from the seal before it: a seal was removed or the seals were reordered` };
   }

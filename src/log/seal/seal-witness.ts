@@ -1,11 +1,11 @@
-import { createHash } from "node:crypto";
-import { mkdir, readFile } from "node:fs/promises";
+import { mkdir, readFile, stat } from "node:fs/promises";
 import path from "node:path";
 import { SealFileError } from "../../errors/seal-file-error.js";
-import { defaultPostgresSchema, isPostgresLocation, type LogLocation } from "../log-location.js";
+import type { LogLocation } from "../log-location.js";
 import type { Seal } from "./seal-record.js";
 import { writePrivately } from "./seal-key.js";
-import { realPathOrResolved, sealKeyDirectory } from "./user-directories.js";
+import { logIdentity } from "./log-identity.js";
+import { sealKeyDirectory } from "./user-directories.js";
 
 /** What the witness keeps of a stream's latest seal. */
 export interface WitnessedSeal {
@@ -14,6 +14,24 @@ export interface WitnessedSeal {
   signature: string;
   sealedAt: string;
   keyId: string;
+}
+
+/**
+ * Where a log's latest seals are kept outside it (docs/security.md, "Where the witness is kept"):
+ * the file beside the seal key ({@link SealWitness}), a directory ({@link DirectoryWitness}), or
+ * an append-only HTTP service ({@link HttpWitness}). The sealer calls `open()` before its first
+ * seal and `record(seal)` after each seal is durable in the log; `verify` reads it.
+ */
+export interface SealWitnessStore {
+  /** Where it is: a file, a directory or a URL (what a seal names as its witness). */
+  readonly file: string;
+  /** The latest seal per stream; empty when nothing was witnessed. An unreadable witness throws. */
+  read(): Promise<Map<string, WitnessedSeal>>;
+  record(seal: Seal): Promise<void>;
+  /** Makes the witness exist before the first seal names it (idempotent). */
+  open?(): Promise<void>;
+  /** Whether the witness was ever opened or written: `false` once it is deleted. */
+  exists?(): Promise<boolean>;
 }
 
 interface WitnessFile {
@@ -33,7 +51,7 @@ interface WitnessFile {
  * @example
  * const witness = SealWitness.forLogDirectory(".turnlog"); // ~/.config/turnlog/witness/turnlog-….json
  */
-export class SealWitness {
+export class SealWitness implements SealWitnessStore {
   #streams: Map<string, WitnessedSeal> | undefined;
   #writing: Promise<unknown> = Promise.resolve();
 
@@ -52,28 +70,21 @@ export class SealWitness {
    * SealWitness.forLogDirectory("/work/app/.turnlog", { directory: "/home/ada/.config/turnlog" });
    */
   static forLogDirectory(logDirectory: string, options: { directory?: string } = {}): SealWitness {
-    const real = realPathOrResolved(logDirectory);
-    const name = `${path.basename(real).replace(/[^A-Za-z0-9._-]+/g, "-").replace(/^[-.]+/, "").slice(0, 40) || "log"}-${createHash("sha256").update(real).digest("hex").slice(0, 16)}.json`;
-    return new SealWitness(path.join(options.directory ?? sealKeyDirectory(), "witness", name), real);
+    return SealWitness.forLogLocation({ dir: logDirectory }, options);
   }
 
   /**
-   * The witness of the log at `location`: for a directory, {@link SealWitness.forLogDirectory};
-   * for a PostgreSQL schema, one named after the database's address without credentials (host,
-   * port, database, the socket directory if one is given) and the schema — so every user and
-   * every machine that reaches the same schema names the same log, and no password lands in a
-   * file name or in the file.
+   * The witness of the log at `location` ({@link logIdentity}): for a directory, named after its
+   * real path; for a PostgreSQL schema, after the database's address without credentials and the
+   * schema — so no password lands in a file name or in the file.
    *
    * @example
    * SealWitness.forLogLocation({ url: "postgres://ada:pw@db.internal/agents", schema: "turnlog" });
    * // ~/.config/turnlog/witness/postgres-db.internal-agents-turnlog-….json, witnessing "postgres://db.internal:5432/agents (schema turnlog)"
    */
   static forLogLocation(location: LogLocation, options: { directory?: string } = {}): SealWitness {
-    if (!isPostgresLocation(location)) return SealWitness.forLogDirectory(location.dir, options);
-    const label = postgresLogIdentity(location.url, location.schema ?? defaultPostgresSchema);
-    const readable = label.replace(/^postgres:\/\//, "postgres-").replace(/ \(schema /, "-").replace(/[^A-Za-z0-9._-]+/g, "-").replace(/^[-.]+|-+$/g, "").slice(0, 60) || "postgres";
-    const name = `${readable}-${createHash("sha256").update(label).digest("hex").slice(0, 16)}.json`;
-    return new SealWitness(path.join(options.directory ?? sealKeyDirectory(), "witness", name), label);
+    const { label, name } = logIdentity(location);
+    return new SealWitness(path.join(options.directory ?? sealKeyDirectory(), "witness", `${name}.json`), label);
   }
 
   /**
@@ -103,9 +114,29 @@ export class SealWitness {
 
   /** Records `seal` as its stream's latest. Calls run one after another. */
   record(seal: Seal): Promise<void> {
+    return this.#write((streams) => streams.set(seal.stream, { version: seal.version, hash: seal.hash, signature: seal.signature, sealedAt: seal.sealedAt, keyId: seal.keyId }));
+  }
+
+  /** Writes the file (with no stream yet) when there is none, so that its deletion can be told. */
+  async open(): Promise<void> {
+    if (await this.exists()) return;
+    await this.#write(() => undefined);
+  }
+
+  async exists(): Promise<boolean> {
+    return stat(this.file).then(
+      () => true,
+      (error: NodeJS.ErrnoException) => {
+        if (error.code === "ENOENT") return false;
+        throw error;
+      },
+    );
+  }
+
+  #write(change: (streams: Map<string, WitnessedSeal>) => unknown): Promise<void> {
     const result = this.#writing.then(async () => {
       this.#streams ??= await this.read();
-      this.#streams.set(seal.stream, { version: seal.version, hash: seal.hash, signature: seal.signature, sealedAt: seal.sealedAt, keyId: seal.keyId });
+      change(this.#streams);
       const file: WitnessFile = { format: "turnlog-witness/1", log: this.label, streams: Object.fromEntries([...this.#streams].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) };
       await mkdir(path.dirname(this.file), { recursive: true, mode: 0o700 });
       await writePrivately(this.file, `${JSON.stringify(file, null, 1)}\n`, 0o600);
@@ -115,19 +146,3 @@ export class SealWitness {
   }
 }
 
-/**
- * What names a PostgreSQL log whoever reaches it: `postgres://host:port/database (schema s)`,
- * with the socket directory (`?host=`) when one is given, and never the user or the password.
- * A URL that does not parse is named by its hash alone.
- */
-function postgresLogIdentity(url: string, schema: string): string {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    return `postgres://unparsable-${createHash("sha256").update(url).digest("hex").slice(0, 16)} (schema ${schema})`;
-  }
-  const socket = parsed.searchParams.get("host");
-  const database = decodeURIComponent(parsed.pathname.replace(/^\//, ""));
-  return `postgres://${parsed.hostname}:${parsed.port === "" ? "5432" : parsed.port}/${database}${socket !== null ? `?host=${socket}` : ""} (schema ${schema})`;
-}

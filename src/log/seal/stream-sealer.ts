@@ -1,16 +1,24 @@
 import type { Clock, EventLog } from "../event-log.js";
 import { LogCorruptedError } from "../../errors/log-corrupted-error.js";
+import { ExpectedVersionConflictError } from "../../errors/expected-version-conflict-error.js";
 import { computeEventHash, type UnhashedEvent } from "../hash-chain.js";
-import { asSeal, isSealStream, sealEventType, sealStreamOf, signSeal, type Seal } from "./seal-record.js";
+import { announcedEventOf, asSeal, type AnnouncedEvent, currentSealFormat, isSealStream, sealEventType, sealStreamOf, signSeal, type Seal } from "./seal-record.js";
 import type { SealKey } from "./seal-key.js";
-import type { SealWitness } from "./seal-witness.js";
+import type { SealWitnessStore } from "./seal-witness.js";
+import type { SealedLogRecord } from "./sealed-log-record.js";
 
 /** How a log is sealed: the key that signs, and the witness that keeps the latest seals outside the log. */
 export interface SealOptions {
   /** Must hold a private key. */
   key: SealKey;
-  /** Without one, a removed tail, stream or log that took its seals along goes unnoticed. */
-  witness?: SealWitness;
+  /**
+   * Without one, a removed tail, stream or log that took its seals along goes unnoticed. The file
+   * beside the key (`SealWitness`), a directory (`DirectoryWitness`) or an HTTP service
+   * (`HttpWitness`); see `witnessAt` and docs/security.md, "Where the witness is kept".
+   */
+  witness?: SealWitnessStore;
+  /** The seal key's record of this log (`SealedLogRecord`), written once its first seal is durable. */
+  record?: SealedLogRecord;
 }
 
 interface SealedHead {
@@ -27,6 +35,13 @@ interface SealedHead {
  * durably to the stream's seal stream, then recorded by the witness. A stream already sealed at
  * its version is not sealed again, so sealing is idempotent.
  *
+ * `announce(stream, version, events)` comes before an append of always-sealed events (an answer, a
+ * turn's end) or of a stream's first events: a seal of the stream as it is that lists what is
+ * about to follow. It is appended without its own fsync — the log is written in order, so the
+ * events' durable append makes it durable first — and it is not witnessed (the seal after the
+ * events is). After a crash, what the log holds is then never an always-sealed event without the
+ * seal that announced it (docs/log.md, "Always-sealed events").
+ *
  * @example
  * const sealer = new StreamSealer(log, { key, witness });
  * await sealer.seal("session-s1");
@@ -38,6 +53,8 @@ export class StreamSealer {
   readonly #heads = new Map<string, SealedHead>();
   readonly #unsubscribe: () => void;
   #queue: Promise<unknown> = Promise.resolve();
+  #witnessOpened = false;
+  #recorded = false;
 
   constructor(
     private readonly log: EventLog,
@@ -52,6 +69,17 @@ export class StreamSealer {
   /** Seals `stream` at its current version; resolves with the seal, or `undefined` when there was nothing new. */
   seal(stream: string): Promise<Seal | undefined> {
     return this.#exclusive(() => this.#seal(stream));
+  }
+
+  /**
+   * Seals `stream` as it stands at `version`, announcing `events` as the ones about to be appended
+   * after it; does nothing when the stream is not at `version` (that append will lose its race).
+   */
+  announce(stream: string, version: number, events: readonly { type: string; data: unknown }[]): Promise<void> {
+    return this.#exclusive(async () => {
+      if ((await this.log.streamVersion(stream)) !== version) return;
+      await this.#sign(stream, events.map((event) => announcedEventOf(event)));
+    });
   }
 
   /** Seals every stream appended to through this log since it was last sealed. */
@@ -74,11 +102,34 @@ export class StreamSealer {
       this.#touched.delete(stream);
       return undefined;
     }
+    return this.#sign(stream);
+  }
+
+  /**
+   * Signs and appends a seal of `stream` at its version: durably and witnessed, or — with
+   * `announced` — as an announcement of the events about to follow (see the class).
+   */
+  async #sign(stream: string, announced?: readonly AnnouncedEvent[]): Promise<Seal> {
+    try {
+      return await this.#signOnce(stream, announced);
+    } catch (error) {
+      if (!ExpectedVersionConflictError.isInstance(error) || error.stream !== sealStreamOf(stream)) throw error;
+      // Another process on the same log (an approver, another host) sealed the stream since this
+      // sealer last did: its remembered head is stale. Sign again from the log's last seal.
+      this.#heads.delete(stream);
+      return this.#signOnce(stream, announced);
+    }
+  }
+
+  async #signOnce(stream: string, announced?: readonly AnnouncedEvent[]): Promise<Seal> {
+    if (isSealStream(stream)) throw new TypeError(`${stream} is a seal stream; seals are not sealed`);
+    const version = await this.log.streamVersion(stream);
+    const last = await this.#lastSeal(stream);
     if (last !== undefined && version < last.version) {
       throw new LogCorruptedError(`refusing to seal stream ${stream}: it holds ${version} events, fewer than its last seal covers (${last.version}) — run verify()`);
     }
     const from = (last?.version ?? 0) + 1;
-    const events = await this.log.readStream(stream, { from, to: version, maxCount: version - from + 1 });
+    const events = version >= from ? await this.log.readStream(stream, { from, to: version, maxCount: version - from + 1 }) : [];
     // A seal vouches for what it lists: it must never launder events that do not chain on from the last one.
     let prevHash = last?.hash ?? "";
     for (const [offset, event] of events.entries()) {
@@ -87,8 +138,13 @@ export class StreamSealer {
       }
       prevHash = event.meta.hash;
     }
-    if (events.length !== version - from + 1) throw new LogCorruptedError(`refusing to seal stream ${stream}: events ${from}..${version} are not all readable — run verify()`);
-    const { key, witness, clock } = this.options;
+    if (events.length !== Math.max(0, version - from + 1)) throw new LogCorruptedError(`refusing to seal stream ${stream}: events ${from}..${version} are not all readable — run verify()`);
+    const { key, witness, clock, record } = this.options;
+    if (witness !== undefined && !this.#witnessOpened) {
+      // Before any seal names the witness, so a witness that is missing later was deleted.
+      await witness.open?.();
+      this.#witnessOpened = true;
+    }
     const seal = signSeal(
       {
         stream,
@@ -99,14 +155,22 @@ export class StreamSealer {
         previousSignature: last?.signature ?? "",
         sealedAt: new Date((clock ?? Date).now()).toISOString(),
         keyId: key.keyId,
+        format: currentSealFormat,
+        ...(announced !== undefined && announced.length > 0 ? { next: [...announced] } : {}),
+        ...(witness !== undefined ? { witness: witness.file } : {}),
       },
       key,
     );
     const sealCount = last?.sealCount ?? 0;
-    await this.log.appendToStream(sealStreamOf(stream), [{ type: sealEventType, data: seal }], { expectedStreamVersion: sealCount });
+    await this.log.appendToStream(sealStreamOf(stream), [{ type: sealEventType, data: seal }], { expectedStreamVersion: sealCount, ...(announced !== undefined ? { durable: false } : {}) });
+    this.#heads.set(stream, { version, hash: seal.hash, signature: seal.signature, sealCount: sealCount + 1 });
+    if (announced !== undefined) return seal;
     // After the seal is durable in the log: a crash in between leaves the witness behind the log, never ahead.
     await witness?.record(seal);
-    this.#heads.set(stream, { version, hash: seal.hash, signature: seal.signature, sealCount: sealCount + 1 });
+    if (record !== undefined && !this.#recorded) {
+      await record.write(witness?.file ?? null, seal.sealedAt);
+      this.#recorded = true;
+    }
     this.#touched.delete(stream);
     return seal;
   }
