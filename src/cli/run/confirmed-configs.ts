@@ -1,8 +1,8 @@
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
-import { chmod, link, mkdir, open, readFile, rename, rm, stat, unlink } from "node:fs/promises";
+import { chmod, mkdir, open, readFile, rename, rm, stat } from "node:fs/promises";
 import path from "node:path";
 import { z } from "zod";
-import { writePrivately } from "../../log/seal/seal-key.js";
+import { createPrivatelyOnce } from "../../log/seal/seal-key.js";
 import { sealKeyDirectory } from "../../log/seal/user-directories.js";
 import { canonicalJson } from "../../util/digest.js";
 import { CliError, exitCodes } from "../cli-error.js";
@@ -204,15 +204,7 @@ async function loadOrCreateConfirmationKey(env: NodeJS.ProcessEnv): Promise<Buff
   if (existing !== undefined) return existing;
   const file = confirmationKeyFile(env);
   await mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
-  const temporary = `${file}.${process.pid}.${randomBytes(4).toString("hex")}.new`;
-  await writePrivately(temporary, `${randomBytes(32).toString("hex")}\n`, 0o600);
-  try {
-    await link(temporary, file);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
-  } finally {
-    await unlink(temporary);
-  }
+  await createPrivatelyOnce(file, `${randomBytes(32).toString("hex")}\n`);
   const created = await loadConfirmationKey(env);
   if (created === undefined) throw new CliError(`the config confirmation key ${file} is not a key (64 hex digits); remove it, and confirm your configs again`, { exitCode: exitCodes.usage });
   return created;

@@ -95,10 +95,21 @@ export async function loadOrCreateSealKey(directory: string): Promise<SealKey> {
   const key = generateSealKey();
   const privatePem = key.privateKey?.export({ type: "pkcs8", format: "pem" }).toString() ?? "";
   const file = path.join(directory, sealKeyFileName);
-  // Written aside, then linked into place: a link never replaces a file, so when two processes
-  // race to create the key, both end up with the one that got there first.
-  const temporary = `${file}.${process.pid}.tmp`;
-  await writePrivately(temporary, privatePem, 0o600);
+  await createPrivatelyOnce(file, privatePem);
+  const created = await loadSealKey(directory);
+  if (created === undefined) throw new Error(`the seal key ${file} vanished right after it was written`);
+  await writePrivately(path.join(directory, sealPublicKeyFileName), created.publicKey.export({ type: "spki", format: "pem" }).toString(), 0o644);
+  return created;
+}
+
+/**
+ * Creates `file` (mode 0600) holding `text` unless it exists: written aside, then linked into
+ * place. A link never replaces a file, so when two processes race to create a key, both end up
+ * with the one that got there first.
+ */
+export async function createPrivatelyOnce(file: string, text: string): Promise<void> {
+  const temporary = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}.new`;
+  await writePrivately(temporary, text, 0o600);
   try {
     await link(temporary, file);
   } catch (error) {
@@ -106,10 +117,6 @@ export async function loadOrCreateSealKey(directory: string): Promise<SealKey> {
   } finally {
     await unlink(temporary);
   }
-  const created = await loadSealKey(directory);
-  if (created === undefined) throw new Error(`the seal key ${file} vanished right after it was written`);
-  await writePrivately(path.join(directory, sealPublicKeyFileName), created.publicKey.export({ type: "spki", format: "pem" }).toString(), 0o644);
-  return created;
 }
 
 /** Writes `text` to a temporary file with `mode`, fsyncs it, and renames it into place. */
