@@ -42,3 +42,16 @@ export function commandContext(io: CliIo): CommandContext {
 export function printJson(context: CommandContext, value: unknown): void {
   context.io.stdout.write(`${jsonText(value, 2)}\n`);
 }
+
+/** Resolves on SIGINT (Ctrl-C) or SIGTERM. */
+export function untilInterrupted(): Promise<void> {
+  return new Promise((resolve) => {
+    const stop = () => {
+      process.off("SIGINT", stop);
+      process.off("SIGTERM", stop);
+      resolve();
+    };
+    process.on("SIGINT", stop);
+    process.on("SIGTERM", stop);
+  });
+}

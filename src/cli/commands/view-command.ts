@@ -1,6 +1,7 @@
 import { isPostgresLocation, type ResolvedLogLocation } from "../../log/log-location.js";
 import { isValidSessionId } from "../../reader/index.js";
 import type { CommandContext } from "../cli-io.js";
+import { untilInterrupted } from "../cli-io.js";
 import { CliError, exitCodes } from "../cli-error.js";
 import { describeLocation, logExists, withLog } from "../log-directory.js";
 import { forSession } from "../session-events.js";
@@ -72,17 +73,4 @@ async function serve(
   } finally {
     await source.close();
   }
-}
-
-/** Resolves on SIGINT (Ctrl-C) or SIGTERM. */
-function untilInterrupted(): Promise<void> {
-  return new Promise((resolve) => {
-    const stop = () => {
-      process.off("SIGINT", stop);
-      process.off("SIGTERM", stop);
-      resolve();
-    };
-    process.on("SIGINT", stop);
-    process.on("SIGTERM", stop);
-  });
 }

@@ -1,5 +1,6 @@
 import { startWitnessServer } from "../../log/seal/witness-server.js";
 import type { CommandContext } from "../cli-io.js";
+import { untilInterrupted } from "../cli-io.js";
 import { CliError, exitCodes } from "../cli-error.js";
 
 /**
@@ -18,15 +19,7 @@ export async function witnessServeCommand(options: { dir: string; host?: string;
   }
   context.print(`turnlog witness — records in ${options.dir}, only ever added (Ctrl-C stops it)`);
   context.print(`  ${server.url}`);
-  await new Promise<void>((resolve) => {
-    const stop = () => {
-      process.off("SIGINT", stop);
-      process.off("SIGTERM", stop);
-      resolve();
-    };
-    process.on("SIGINT", stop);
-    process.on("SIGTERM", stop);
-  });
+  await untilInterrupted();
   await server.close();
   return exitCodes.ok;
 }
