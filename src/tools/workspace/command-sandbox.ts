@@ -191,11 +191,14 @@ export function bubblewrapSandbox(options: BubblewrapOptions = {}): CommandSandb
         request.shell, "-c", request.command,
       ];
       const cgroup = createCommandCgroup(ready.cgroups, limits);
-      const finish = (final: boolean): SandboxReport => {
+      let final: SandboxReport | undefined;
+      const finish = (ended: boolean): SandboxReport => {
+        if (final !== undefined) return final; // once ended, the same report however often it is asked for
         const exceeded = cgroup?.exceeded();
-        if (!final) return { ...(exceeded !== undefined ? { exceeded } : {}), removed: [] };
+        if (!ended) return { ...(exceeded !== undefined ? { exceeded } : {}), removed: [] };
         cgroup?.remove();
-        return { ...(exceeded !== undefined ? { exceeded } : {}), removed: view.restore() };
+        final = { ...(exceeded !== undefined ? { exceeded } : {}), removed: view.restore() };
+        return final;
       };
       if (cgroup === undefined) return { file: bwrap, args: bwrapArgs, env, inputs: [ready.filter], finish };
       return { file: "/bin/sh", args: ["-c", joinCgroupScript, "turnlog-sandbox", ...cgroup.procsFiles, "--", bwrap, ...bwrapArgs], env, inputs: [ready.filter], finish };
