@@ -64,10 +64,12 @@ async function serve(
       throw error;
     }
     const url = sessionId === undefined ? server.url : `${server.url}#/session/${encodeURIComponent(sessionId)}`;
+    // Listening for Ctrl-C before the URL is out: whoever reads the URL may stop the server at once.
+    const interrupted = untilInterrupted();
     context.print(`turnlog view — ${describeLocation(settings.location)}, read-only, on 127.0.0.1 (Ctrl-C stops it)`);
     context.print(`  ${url}`);
     context.print(context.paint("dim", "  the token in the URL is this server's only key: open the URL in your browser, and do not share it"));
-    await untilInterrupted();
+    await interrupted;
     await server.close();
     return exitCodes.ok;
   } finally {

@@ -17,9 +17,11 @@ export async function witnessServeCommand(options: { dir: string; host?: string;
   } catch (error) {
     throw new CliError(`the witness cannot listen on ${options.host ?? "127.0.0.1"}:${port}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
   }
+  // Listening for Ctrl-C before the URL is out: whoever reads the URL may stop the server at once.
+  const interrupted = untilInterrupted();
   context.print(`turnlog witness — records in ${options.dir}, only ever added (Ctrl-C stops it)`);
   context.print(`  ${server.url}`);
-  await untilInterrupted();
+  await interrupted;
   await server.close();
   return exitCodes.ok;
 }
