@@ -93,6 +93,27 @@ function privilegedFiles(directory: string): string[] {
   return found;
 }
 
+/** The control groups below `top` (to `depth` levels) that this test process's sandboxes made. */
+function findGroups(top: string, depth: number): string[] {
+  if (depth === 0) return [];
+  let names: string[];
+  try {
+    names = readdirSync(top, { withFileTypes: true }).filter((entry) => entry.isDirectory()).map((entry) => entry.name);
+  } catch {
+    return [];
+  }
+  return names.flatMap((name) => (name.startsWith(`turnlog-${process.pid}-`) ? [join(top, name)] : name.startsWith("turnlog-") ? [] : findGroups(join(top, name), depth - 1)));
+}
+
+/** Resolves once `condition()` holds, checking it as the event loop turns; rejects after `limitMs`. */
+async function until(condition: () => boolean, limitMs: number): Promise<void> {
+  const started = Date.now();
+  while (!condition()) {
+    if (Date.now() - started > limitMs) throw new Error(`still not true after ${limitMs} ms`);
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
 async function intact(): Promise<void> {
   expect(await readFile(join(readable, "canary.txt"), "utf8")).toBe("do not touch\n");
   expect(await readFile(join(root, ".turnlog", "000001.log"), "utf8")).toBe("the log\n");
@@ -226,6 +247,16 @@ describe(`the command sandbox holds ${who}`, () => {
     expect(big.content).toContain("File size limit exceeded");
     // The benign twin: an ordinary command within the bounds runs as before.
     expect(await contained("seq 3 | while read n; do (echo $n) & done; wait", { limits })).toMatchObject({ ok: true });
+  });
+
+  it("leaves no control group behind once its commands are gone", async () => {
+    // Where the sandbox bounds commands with control groups, each gets its own, named after this process.
+    const mine = () => ["/sys/fs/cgroup/pids", "/sys/fs/cgroup/memory", "/sys/fs/cgroup"].flatMap((top) => (existsSync(top) ? findGroups(top, 4) : []));
+    // Each leaves processes behind for the kernel to kill and reap once the shell has exited.
+    for (let index = 0; index < 5; index += 1) await contained("for i in $(seq 40); do sleep 30 & done; exit 0");
+    // The kernel reaps a command's last processes after the shell exits: the groups go once it has.
+    await until(() => mine().length === 0, 15_000);
+    expect(mine()).toEqual([]);
   });
 });
 

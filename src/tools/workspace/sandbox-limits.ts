@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 
 /**
@@ -65,7 +65,9 @@ export function probeCgroups(root = "/sys/fs/cgroup", self = "/proc/self/cgroup"
     const parent = path.join(root, own);
     const delegated = safeRead(path.join(parent, "cgroup.subtree_control")).split(/\s+/);
     if (!delegated.includes("pids")) return { kind: "none", reason: `the cgroup ${own} does not delegate the pids controller` };
-    return writableChild(parent) ? { kind: "v2", parent } : { kind: "none", reason: `the cgroup ${own} is not writable` };
+    if (!writableChild(parent)) return { kind: "none", reason: `the cgroup ${own} is not writable` };
+    removeStaleGroups(parent);
+    return { kind: "v2", parent };
   }
   const pidsPath = pathOf("pids");
   if (pidsPath === undefined || !existsSync(path.join(root, "pids"))) return { kind: "none", reason: "no pids controller is mounted" };
@@ -73,7 +75,10 @@ export function probeCgroups(root = "/sys/fs/cgroup", self = "/proc/self/cgroup"
   if (!writableChild(pids)) return { kind: "none", reason: "the pids cgroup is not writable" };
   const memoryPath = pathOf("memory");
   const memory = memoryPath !== undefined ? path.join(root, "memory", memoryPath) : undefined;
-  return { kind: "v1", pids, ...(memory !== undefined && writableChild(memory) ? { memory } : {}) };
+  const memoryWritable = memory !== undefined && writableChild(memory);
+  removeStaleGroups(pids);
+  if (memoryWritable) removeStaleGroups(memory);
+  return { kind: "v1", pids, ...(memoryWritable ? { memory } : {}) };
 }
 
 function safeRead(file: string): string {
@@ -156,16 +161,59 @@ function group(dirs: readonly string[], procsFiles: readonly string[], exceeded:
     procsFiles,
     exceeded,
     remove() {
-      for (const dir of [...dirs].reverse()) removeQuietly(dir);
+      for (const dir of [...dirs].reverse()) removeWhenEmpty(dir);
     },
   };
+}
+
+/** How often, and how many times, a group whose last processes are still being reaped is tried again. */
+const removeRetryMs = 100;
+const removeRetries = 100;
+
+/**
+ * Removes a group; while the kernel still reaps the command's last processes (the PID namespace
+ * goes down after the shell has exited) `rmdir` answers EBUSY, so it is tried again in the
+ * background, without holding the process open. Groups a crashed host left behind are removed by
+ * the next host's probe (`removeStaleGroups`).
+ */
+function removeWhenEmpty(dir: string, left = removeRetries): void {
+  try {
+    rmdirSync(dir);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EBUSY" || left === 0) return;
+    setTimeout(() => removeWhenEmpty(dir, left - 1), removeRetryMs).unref();
+  }
 }
 
 function removeQuietly(dir: string): void {
   try {
     rmdirSync(dir);
   } catch {
-    // EBUSY while the last processes are reaped, or already gone: an empty group costs nothing.
+    // Not empty (EBUSY) or already gone.
+  }
+}
+
+/** Removes the empty groups of hosts that are gone (`turnlog-<pid>-<n>` whose process no longer runs). */
+function removeStaleGroups(parent: string): void {
+  let names: string[];
+  try {
+    names = readdirSync(parent).filter((name) => /^turnlog-\d+-\d+$/.test(name));
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const pid = Number(name.split("-")[1]);
+    if (pid === process.pid || isRunning(pid)) continue;
+    removeQuietly(path.join(parent, name));
+  }
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
   }
 }
 
