@@ -37,7 +37,7 @@ export function commandContext(io: CliIo): CommandContext {
 
 /**
  * Prints a value as pretty JSON, the shape every `--json` output shares; what a terminal would act on
- * is `\uXXXX`-escaped ({@link jsonText}), which leaves the value the same.
+ * is escaped as `\u` and four hex digits ({@link jsonText}), which leaves the value the same.
  */
 export function printJson(context: CommandContext, value: unknown): void {
   context.io.stdout.write(`${jsonText(value, 2)}\n`);

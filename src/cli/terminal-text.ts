@@ -65,7 +65,7 @@ function safeCopy(value: unknown): unknown {
 
 /**
  * JSON for stdout: `JSON.stringify`, with what it leaves raw and a terminal could act on (DEL, the
- * C1 controls, U+2028/U+2029, the bidi controls) written as `\uXXXX` escapes — still the same JSON
+ * C1 controls, U+2028/U+2029, the bidi controls) written as `\u` escapes (four hex digits) — still the same JSON
  * value for whoever parses it, and harmless when printed on a terminal.
  *
  * @example

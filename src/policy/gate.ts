@@ -62,8 +62,8 @@ export interface GateEnvironment {
 export const containmentDecisionsVersion = 4;
 
 /**
- * The decisions version from which the policy holds containment where no sandbox exists (DESIGN.md
- * §8.3): only an exact read runs unasked uncontained (`containment:inexact-read` otherwise), the
+ * The decisions version from which the policy holds containment where no sandbox exists
+ * (docs/security.md, "Without a sandbox"): only an exact read runs unasked uncontained (`containment:inexact-read` otherwise), the
  * writing tools ask for protected paths (`protected:<name>`), and a command tool's "always" covers
  * the exact command the person saw (`commandScope`).
  */
@@ -157,7 +157,7 @@ function decide(plan: ToolPlan, tool: GatedTool | undefined, policy: PolicySnaps
   if (verdict.rule.startsWith("approval:command=")) return verdict;
   if (inexact) return { decision: "ask", rule: "containment:inexact-read" };
   // Version 4: anything else runs unasked only inside an OS sandbox: the classifier decides what
-  // may run outside containment, the sandbox contains the rest (DESIGN.md §8.3). A mode or an
+  // may run outside containment, the sandbox contains the rest (docs/policy.md). A mode or an
   // allow rule is not a person looking at this command.
   if (containment && verdict.decision === "allow" && tool.contained !== true) {
     return { decision: "ask", rule: "containment:uncontained" };

@@ -1,5 +1,5 @@
 /**
- * Exact reads (decisions version 5, DESIGN.md §8.3, docs/security.md "Without a sandbox"): where no
+ * Exact reads (decisions version 5; docs/security.md, "Without a sandbox"): where no
  * sandbox exists, only a command line that is plainly a read may run unasked. The classifier's
  * `safe:read-only` says what a line does once the shell has expanded it; this says that nothing in
  * the line is left for the shell, the environment or the program's own configuration to decide:
