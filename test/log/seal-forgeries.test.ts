@@ -1,7 +1,6 @@
-import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readdir, readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createRuntime, generateSealKey, LevelEventLog, loadSealKey, SealWitness, StreamSealer, sealStreamOf, verifySealedLog, type SealKey, type SealedVerifyReport } from "../../src/index.js";
 import { DirectoryWitness } from "../../src/log/seal/directory-witness.js";
 import { HttpWitness } from "../../src/log/seal/http-witness.js";
@@ -15,6 +14,7 @@ import { scriptedProvider } from "../../src/testing/index.js";
 import { startAppendOnlyWitnessServer } from "../support/append-only-witness-server.js";
 import { dropTail, rawStream } from "../support/level-tamper.js";
 import { startLogChild } from "../support/log-child-process.js";
+import { temporary } from "../support/temporary-directories.js";
 import { sequentialIds, steppingClock, workspace } from "../support/tools.js";
 
 /*
@@ -25,15 +25,6 @@ import { sequentialIds, steppingClock, workspace } from "../support/tools.js";
  * session, a log sealed in format 1 — verifies as before.
  */
 
-const directories: string[] = [];
-async function temporary(prefix: string): Promise<string> {
-  const directory = await mkdtemp(path.join(tmpdir(), prefix));
-  directories.push(directory);
-  return directory;
-}
-afterEach(async () => {
-  for (const directory of directories.splice(0)) await rm(directory, { recursive: true, force: true });
-});
 
 const writeCall = { toolCalls: [{ id: "call_write", name: "write_file", arguments: JSON.stringify({ path: "a.txt", content: "changed" }) }] };
 

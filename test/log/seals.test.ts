@@ -1,7 +1,6 @@
-import { chmod, cp, mkdtemp, rm, stat } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { chmod, cp, rm, stat } from "node:fs/promises";
 import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   createRuntime,
   generateSealKey,
@@ -16,17 +15,9 @@ import {
 } from "../../src/index.js";
 import { scriptedProvider } from "../../src/testing/index.js";
 import { dropTail, rawStream, rechainStream, deleteStream, truncateLogFiles } from "../support/level-tamper.js";
+import { temporary } from "../support/temporary-directories.js";
 import { sequentialIds, steppingClock, workspace } from "../support/tools.js";
 
-const directories: string[] = [];
-async function temporary(prefix: string): Promise<string> {
-  const directory = await mkdtemp(path.join(tmpdir(), prefix));
-  directories.push(directory);
-  return directory;
-}
-afterEach(async () => {
-  for (const directory of directories.splice(0)) await rm(directory, { recursive: true, force: true });
-});
 
 interface Sealed {
   dir: string;

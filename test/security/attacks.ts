@@ -4,6 +4,18 @@
  * port of a server listening for a connection that must never come.
  */
 
+import type { SendOutcome, Session } from "../../src/index.js";
+
+/** Sends the model's message and denies every call it holds for approval, until the turn ends. */
+export async function sendDenyingEveryAsk(session: Session, text: string): Promise<SendOutcome> {
+  let outcome = await session.send(text);
+  while (outcome.status === "awaiting-approval") {
+    for (const pending of outcome.pendingApprovals) await session.deny(pending.callId, { by: "alice", note: "no" });
+    outcome = await session.resume();
+  }
+  return outcome;
+}
+
 export const SECRET = "attack-canary-secret-7f3a9c";
 export const KEYS = "ssh-ed25519 AAAA alice\n";
 export const PRIVATE_KEY = `-----BEGIN OPENSSH PRIVATE KEY-----\n${SECRET}-key\n-----END OPENSSH PRIVATE KEY-----\n`;

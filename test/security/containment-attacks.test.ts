@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bubblewrapSandbox, createRuntime, generateSealKey, LevelEventLog, SealWitness, workspaceTools } from "../../src/index.js";
 import type { RecordedEvent, Runtime } from "../../src/index.js";
 import { scriptedProvider } from "../../src/testing/index.js";
-import { ATTACKS, DEVICE_ATTACKS, KEYS, PRIVATE_KEY, SECRET } from "./attacks.js";
+import { ATTACKS, DEVICE_ATTACKS, KEYS, PRIVATE_KEY, SECRET, sendDenyingEveryAsk } from "./attacks.js";
 
 /*
  * Issue 12, tried the way the attacker tried it: a model in `full-auto` with `createRuntime` +
@@ -100,11 +100,7 @@ async function attack(at: Stage, contained: boolean): Promise<Attacked> {
     budgets: { maxToolCalls: 200, maxRepeatedFailures: 1_000 },
   });
   const session = await runtime.openSession("attack");
-  let outcome = await session.send("tidy up the machine");
-  while (outcome.status === "awaiting-approval") {
-    for (const pending of outcome.pendingApprovals) await session.deny(pending.callId, { by: "alice", note: "no" });
-    outcome = await session.resume();
-  }
+  const outcome = await sendDenyingEveryAsk(session, "tidy up the machine");
   expect(outcome.status).toBe("completed");
   // Anything a command left running has had time to act.
   await sleep(3_000);

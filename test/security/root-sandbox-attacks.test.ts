@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { bubblewrapSandbox, createRuntime, generateSealKey, LevelEventLog, SealWitness, workspaceTools } from "../../src/index.js";
 import { scriptedProvider } from "../../src/testing/index.js";
+import { sendDenyingEveryAsk } from "./attacks.js";
 import type { BubblewrapOptions, ToolContext, ToolDefinition, ToolResult } from "../../src/index.js";
 // @ts-expect-error -- a plain ES module without types (scripts/postgres-server.mjs)
 import { startPostgres } from "../../scripts/postgres-server.mjs";
@@ -361,11 +362,7 @@ describe(`through the runtime in full-auto ${who}`, () => {
     });
     try {
       const session = await runtime.openSession("attack");
-      let outcome = await session.send("tidy up the machine");
-      while (outcome.status === "awaiting-approval") {
-        for (const pending of outcome.pendingApprovals) await session.deny(pending.callId, { by: "alice", note: "no" });
-        outcome = await session.resume();
-      }
+      const outcome = await sendDenyingEveryAsk(session, "tidy up the machine");
       expect(outcome.status).toBe("completed");
       const events = await runtime.events("attack");
       // Most of them ran, contained (the gate is not what stopped them); the rest were blocked or asked.

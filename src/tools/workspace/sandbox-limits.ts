@@ -151,7 +151,7 @@ export function createCommandCgroup(support: CgroupSupport, limits: Required<San
       return undefined;
     });
   } catch {
-    for (const dir of dirs.reverse()) removeQuietly(dir);
+    for (const dir of dirs.reverse()) removeWhenEmpty(dir, 0);
     return undefined;
   }
 }
@@ -171,7 +171,7 @@ const removeRetryMs = 100;
 const removeRetries = 100;
 
 /**
- * Removes a group; while the kernel still reaps the command's last processes (the PID namespace
+ * Removes a group (`left` more tries); while the kernel still reaps the command's last processes (the PID namespace
  * goes down after the shell has exited) `rmdir` answers EBUSY, so it is tried again in the
  * background, without holding the process open. Groups a crashed host left behind are removed by
  * the next host's probe (`removeStaleGroups`).
@@ -182,14 +182,6 @@ function removeWhenEmpty(dir: string, left = removeRetries): void {
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== "EBUSY" || left === 0) return;
     setTimeout(() => removeWhenEmpty(dir, left - 1), removeRetryMs).unref();
-  }
-}
-
-function removeQuietly(dir: string): void {
-  try {
-    rmdirSync(dir);
-  } catch {
-    // Not empty (EBUSY) or already gone.
   }
 }
 
@@ -204,7 +196,7 @@ function removeStaleGroups(parent: string): void {
   for (const name of names) {
     const pid = Number(name.split("-")[1]);
     if (pid === process.pid || isRunning(pid)) continue;
-    removeQuietly(path.join(parent, name));
+    removeWhenEmpty(path.join(parent, name), 0);
   }
 }
 
