@@ -11,7 +11,7 @@
 // as `nobody` otherwise. `--fast` turns fsync off: a test's server is thrown away, so surviving a
 // machine crash buys it nothing; a benchmark's server keeps fsync on, as a real one would.
 import { execFileSync, spawnSync } from "node:child_process";
-import { appendFileSync, chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { appendFileSync, chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -63,7 +63,9 @@ function run(binDirectory, command, args, user) {
 
 /**
  * Starts a server; resolves to { url, directory, stop() }. The URL names the `postgres` database as
- * the superuser `turnlog`, with trust authentication on loopback only.
+ * the superuser `turnlog`, with trust authentication on loopback only — or, given
+ * `options.password`, with that password (SCRAM) required over TCP (the URL leaves it out; the Unix
+ * socket still trusts), for tests of a login the server refuses.
  */
 export async function startPostgres(options = {}) {
   const binDirectory = options.binDirectory ?? postgresBinDirectory();
@@ -77,7 +79,15 @@ export async function startPostgres(options = {}) {
     chmodSync(directory, 0o755);
   }
   try {
-    run(binDirectory, "initdb", ["-D", data, "-U", "turnlog", "--auth=trust", "-E", "UTF8", "--locale=C", "--no-sync"], user);
+    const auth = ["--auth=trust"];
+    if (options.password !== undefined) {
+      const passwordFile = path.join(directory, "password");
+      writeFileSync(passwordFile, `${options.password}\n`, { mode: 0o600 });
+      if (user !== undefined) chownSync(passwordFile, user.uid, user.gid);
+      auth.splice(0, 1, "--auth-local=trust", "--auth-host=scram-sha-256", `--pwfile=${passwordFile}`);
+    }
+    run(binDirectory, "initdb", ["-D", data, "-U", "turnlog", ...auth, "-E", "UTF8", "--locale=C", "--no-sync"], user);
+    rmSync(path.join(directory, "password"), { force: true });
     const port = await freePort();
     const settings = [
       `port = ${port}`,

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { LogFormatError } from "../errors/log-format-error.js";
 import { LogLockedError } from "../errors/log-locked-error.js";
+import { LogUnavailableError } from "../errors/log-unavailable-error.js";
 import { LevelEventLog } from "../log/level-event-log.js";
 import type { Clock, EventLog } from "../log/event-log.js";
 import {
@@ -243,13 +244,15 @@ async function withPostgresLog<T>(location: { url: string; schema: string }, opt
 
 /**
  * The one line for a PostgreSQL log that did not open: a schema without turnlog's tables is "no
- * log" (as a missing directory is); anything else names the location and the database's reason,
- * scrubbed of the password.
+ * log" (as a missing directory is); a server that cannot be reached or used is the
+ * `LogUnavailableError`'s message with its code; anything else names the location and the
+ * database's reason. Every one is scrubbed of the password.
  */
 export function postgresOpenError(error: unknown, location: { url: string; schema: string }, where: string = describeLogLocation(location)): CliError {
   if (isMissingPostgresLog(error)) {
     return new CliError(`no log at ${where} — "npx turnlog migrate --log …" creates its tables, and a host or "turnlog run" writes to it`, { cause: error });
   }
+  if (LogUnavailableError.isInstance(error)) return new CliError(`${withoutPasswords(error.message, location)} [${error.code}]`, { cause: error });
   if (error instanceof TypeError) return new CliError(withoutPasswords(error.message, location), { exitCode: 2, cause: error });
   const reason = error instanceof Error ? error.message || (error as { code?: string }).code || error.name : String(error);
   return new CliError(`cannot open the log at ${where}: ${withoutPasswords(reason, location)}`, { cause: error });

@@ -447,7 +447,8 @@ function reportError(error: unknown, io: CliIo): number {
   if (debug) {
     io.stderr.write(`turnlog: ${terminalText(error instanceof Error ? (error.stack ?? message) : message)}\n`);
   } else if (TurnlogError.isTurnlogError(error)) {
-    io.stderr.write(`turnlog: ${oneLine(message)}\n`);
+    // With its code, which docs/errors.md explains (a lost database connection, a damaged log, …).
+    io.stderr.write(`turnlog: ${oneLine(message)} [${error.code}]\n`);
   } else {
     io.stderr.write(`turnlog: unexpected error: ${oneLine(message)} (set TURNLOG_DEBUG=1 for the stack trace)\n`);
   }

@@ -8,8 +8,9 @@
  * - `provider`: the model provider failed (HTTP status, transport, timeout, refusal); the turn
  *   records it, and `retryable` says whether trying again may help.
  * - `log`: the event log cannot be used as it is: another process holds it, it is damaged, it was
- *   written by another turnlog, or it holds events the turn machine does not accept. Free it,
- *   check it with `verify`, or use the turnlog that wrote it.
+ *   written by another turnlog, its server cannot be reached, or it holds events the turn machine
+ *   does not accept. Free it, check it with `verify`, reach its server, or use the turnlog that
+ *   wrote it.
  * - `host`: the host's code asked for something the current state does not allow (a session or
  *   position that does not exist, a closed log, an append that lost a race); change the call, or
  *   reload and retry.
@@ -88,6 +89,11 @@ export const errorCodes = {
     actor: "log",
     errorClass: "LogStalledError",
     summary: "a transaction left open on the PostgreSQL server held a reader of the global order back too long",
+  },
+  TURNLOG_LOG_UNAVAILABLE: {
+    actor: "log",
+    errorClass: "LogUnavailableError",
+    summary: "the PostgreSQL server cannot be reached or used as this role: refused, timed out, connection lost, login refused, database missing, privilege denied",
   },
   TURNLOG_LOG_FORMAT: {
     actor: "log",

@@ -244,7 +244,7 @@ describeWithPostgres("PostgreSQL", () => {
       await child.waitForLine((line) => line.startsWith("append rejected "));
       await streamHolder.query("COMMIT");
       expect(await child.exited, child.stderr()).toEqual({ code: 0, signal: null });
-      expect(child.lines).toEqual(["open rejected 57P01", "opened", "append rejected 57P01", "appended 1"]);
+      expect(child.lines).toEqual(["open rejected TURNLOG_LOG_UNAVAILABLE 57P01", "opened", "append rejected TURNLOG_LOG_UNAVAILABLE 57P01", "appended 1"]);
       const log = await open(schema);
       expect((await log.readStream("s1")).map((event) => event.type)).toEqual(["test.appended"]);
       expect(await log.verify()).toEqual({ ok: true, checked: 1 });

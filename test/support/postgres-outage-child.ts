@@ -5,12 +5,14 @@
  * `open rejected <code>` / `opened`, then `append rejected <code>` / `appended <version>`. The test
  * ends the backend of each first try (pg_terminate_backend); the process must live on and retry.
  */
-import { PostgresEventLog } from "../../src/index.js";
+import { LogUnavailableError, PostgresEventLog } from "../../src/index.js";
 
 const [url, schema] = process.argv.slice(2);
 if (url === undefined || schema === undefined) throw new TypeError("usage: postgres-outage-child.ts <url> <schema>");
 const print = (line: string) => process.stdout.write(`${line}\n`);
-const codeOf = (error: unknown) => String((error as { code?: unknown }).code ?? (error as Error).message);
+/** The typed error's code and the server's SQLSTATE (`TURNLOG_LOG_UNAVAILABLE 57P01`), else what the error says. */
+const codeOf = (error: unknown) =>
+  LogUnavailableError.isInstance(error) ? `${error.code} ${error.sqlState ?? error.errno ?? error.kind}` : String((error as { code?: unknown }).code ?? (error as Error).message);
 
 let log: PostgresEventLog | undefined;
 while (log === undefined) {

@@ -65,3 +65,42 @@ export function urlPasswords(url: string): string[] {
 export function isPostgresUrl(value: string): boolean {
   return /^postgres(ql)?:\/\//i.test(value);
 }
+
+/** The settings of a node-postgres pool that say where it connects (its `options`). */
+export interface PoolSettings {
+  connectionString?: string | undefined;
+  host?: string | undefined;
+  port?: number | undefined;
+  database?: string | undefined;
+  user?: string | undefined;
+  password?: unknown;
+}
+
+/**
+ * Where a pool connects, for messages: its URL without the password, or `postgres://user@host:port/database`
+ * from the settings it was given and the `PG…` variables node-postgres falls back on.
+ *
+ * @example
+ * poolAddress({ host: "db.internal", database: "agents", user: "ada", password: "s3cret" }); // "postgres://ada@db.internal:5432/agents"
+ */
+export function poolAddress(settings: PoolSettings, env: NodeJS.ProcessEnv = process.env): string {
+  if (typeof settings.connectionString === "string" && settings.connectionString !== "") return urlWithoutPassword(settings.connectionString);
+  const user = settings.user ?? env.PGUSER;
+  const host = settings.host ?? env.PGHOST ?? "localhost";
+  const port = settings.port ?? env.PGPORT ?? 5432;
+  const database = settings.database ?? env.PGDATABASE ?? user ?? "";
+  return `postgres://${user === undefined || user === "" ? "" : `${encodeURIComponent(user)}@`}${host.includes("/") ? encodeURIComponent(host) : host}:${port}/${encodeURIComponent(database)}`;
+}
+
+/**
+ * Every password a connection with these settings may log in with, so that a message quoting
+ * the driver or the server can be scrubbed of it: the URL's, the pool's own `password`, and
+ * `PGPASSWORD` (which node-postgres reads when neither gives one).
+ */
+export function connectionPasswords(settings: PoolSettings, env: NodeJS.ProcessEnv = process.env): string[] {
+  const found = new Set<string>();
+  if (typeof settings.connectionString === "string") for (const password of urlPasswords(settings.connectionString)) found.add(password);
+  if (typeof settings.password === "string" && settings.password !== "") found.add(settings.password);
+  if (env.PGPASSWORD !== undefined && env.PGPASSWORD !== "") found.add(env.PGPASSWORD);
+  return [...found];
+}

@@ -32,9 +32,11 @@ import type { ChainVerification, StreamHead } from "../hash-chain.js";
 import { StreamTimes } from "../recorded-time.js";
 import { resolveReadAll, resolveStreamWindow } from "../read-options.js";
 import type { ListenerErrorHandler } from "../subscriber-registry.js";
-import { assertCurrentSchema, assertSchemaName, migratePostgres } from "./postgres-migrations.js";
+import { assertCurrentSchema, assertSchemaName, migrateSchema } from "./postgres-migrations.js";
 import { PostgresTail } from "./postgres-tail.js";
-import { urlWithoutPassword } from "./connection-string.js";
+import { connectionPasswords, poolAddress, urlWithoutPassword } from "./connection-string.js";
+import type { PostgresPool } from "./postgres-pool.js";
+import { logUnavailable, type UnavailableContext } from "./postgres-unavailable.js";
 
 /** Options of {@link PostgresEventLog.open}. */
 export interface PostgresEventLogOptions {
@@ -103,6 +105,8 @@ export class PostgresEventLog implements EventLog, SessionLeases {
   readonly #ids: IdSource;
   readonly #tail: PostgresTail;
   readonly #stallTimeoutMs: number;
+  /** Where the log is and which passwords to keep out of a `LogUnavailableError`. */
+  readonly #unavailable: UnavailableContext;
   #leasePool: pg.Pool | undefined;
   /** Appends (and reads) under way, so that `close()` lets them finish. */
   readonly #inFlight = new Set<Promise<unknown>>();
@@ -127,6 +131,7 @@ export class PostgresEventLog implements EventLog, SessionLeases {
     this.#times = new StreamTimes(this.#clock);
     this.#ids = options.ids ?? randomIds;
     this.#stallTimeoutMs = options.stallTimeoutMs ?? 30_000;
+    this.#unavailable = { location, passwords: connectionPasswords(pool.options) };
     this.#tail = new PostgresTail(pool, schema, {
       pollIntervalMs: options.pollIntervalMs ?? 1_000,
       pageSize: PAGE_SIZE,
@@ -138,12 +143,14 @@ export class PostgresEventLog implements EventLog, SessionLeases {
    * Opens the log in `schema` (default `turnlog`) of the database at `urlOrPool`, creating or
    * migrating its tables. A URL gets a pool of its own (closed by `close()`); a pool you pass
    * stays yours. The password is best kept out of the URL (`PGPASSWORD`, `~/.pgpass`): turnlog
-   * never prints one, but a URL travels through shells and process lists.
+   * never prints one, but a URL travels through shells and process lists. A server that cannot
+   * be reached or refuses the login, a missing database or a missing privilege is a
+   * `LogUnavailableError` (here and in every later operation), without the password.
    *
    * @example
    * const log = await PostgresEventLog.open(process.env.DATABASE_URL!, { schema: "agents" });
    */
-  static async open(urlOrPool: string | pg.Pool, options: PostgresEventLogOptions = {}): Promise<PostgresEventLog> {
+  static async open(urlOrPool: string | PostgresPool, options: PostgresEventLogOptions = {}): Promise<PostgresEventLog> {
     const schema = options.schema ?? "turnlog";
     assertSchemaName(schema);
     const poolSize = options.poolSize ?? 10;
@@ -159,26 +166,27 @@ export class PostgresEventLog implements EventLog, SessionLeases {
       location = `${urlWithoutPassword(urlOrPool)} (schema ${schema})`;
     } else if (urlOrPool instanceof pg.Pool) {
       pool = urlOrPool;
-      location = `a pg.Pool (schema ${schema})`;
+      location = `${poolAddress(pool.options)} (schema ${schema})`;
     } else {
       throw new TypeError("PostgresEventLog.open takes a postgres:// URL or a pg.Pool");
     }
+    const unavailable: UnavailableContext = { location, passwords: connectionPasswords(pool.options) };
     try {
       if (options.migrate === false) {
         await assertCurrentSchema(pool, schema);
       } else {
-        await migratePostgres(pool, schema);
+        await migrateSchema(pool, schema);
       }
     } catch (error) {
       if (typeof urlOrPool === "string") await pool.end().catch(() => undefined);
-      throw error;
+      throw logUnavailable(error, unavailable, "open") ?? error;
     }
     const log = new PostgresEventLog(pool, typeof urlOrPool === "string", schema, location, options);
     try {
       log.#tail.noteSafe(await log.#tail.safePosition());
     } catch (error) {
       await log.close().catch(() => undefined);
-      throw error;
+      throw logUnavailable(error, unavailable, "open") ?? error;
     }
     return log;
   }
@@ -207,7 +215,7 @@ export class PostgresEventLog implements EventLog, SessionLeases {
     this.#reservationTurn = new Promise<void>((resolve) => {
       passTurn = resolve;
     });
-    const result = await this.#track(turn.then(() => this.#append(stream, prepared, expected, durable, passTurn, recordedAt)));
+    const result = await this.#track("appendToStream", turn.then(() => this.#append(stream, prepared, expected, durable, passTurn, recordedAt)));
     // Subscribers in this process see the events before the appender continues, as on LevelDB.
     if (result.events.length > 0) {
       const first = result.events[0]?.meta.globalPosition ?? result.lastGlobalPosition;
@@ -223,6 +231,7 @@ export class PostgresEventLog implements EventLog, SessionLeases {
     const window = resolveStreamWindow(options);
     if (window === undefined) return [];
     const { rows } = await this.#track(
+      "readStream",
       this.#pool.query<{ event: string }>(
         `SELECT event::text AS event FROM ${this.#s}.events WHERE stream_id = $1 AND stream_position BETWEEN $2 AND $3
          ORDER BY stream_position ${window.backwards ? "DESC" : "ASC"} ${Number.isFinite(window.limit) ? "LIMIT $4" : ""}`,
@@ -240,7 +249,7 @@ export class PostgresEventLog implements EventLog, SessionLeases {
   async streamVersion(stream: string): Promise<number> {
     this.#assertOpen();
     assertStreamName(stream);
-    const { rows } = await this.#track(this.#pool.query<StreamRow>(`SELECT version FROM ${this.#s}.streams WHERE stream_id = $1`, [stream]));
+    const { rows } = await this.#track("streamVersion", this.#pool.query<StreamRow>(`SELECT version FROM ${this.#s}.streams WHERE stream_id = $1`, [stream]));
     return rows.length === 0 ? 0 : Number(rows[0]?.version);
   }
 
@@ -250,7 +259,7 @@ export class PostgresEventLog implements EventLog, SessionLeases {
 
   async listStreams(): Promise<string[]> {
     this.#assertOpen();
-    const { rows } = await this.#track(this.#pool.query<{ stream_id: string }>(`SELECT stream_id FROM ${this.#s}.streams WHERE version > 0`));
+    const { rows } = await this.#track("listStreams", this.#pool.query<{ stream_id: string }>(`SELECT stream_id FROM ${this.#s}.streams WHERE version > 0`));
     // Sorted here, by UTF-16 code units, as every other backend sorts (a collation would differ).
     return rows.map((row) => row.stream_id).sort();
   }
@@ -266,7 +275,7 @@ export class PostgresEventLog implements EventLog, SessionLeases {
     const streams = options?.stream === undefined ? await this.listStreams() : [options.stream];
     return verifyStreams(streams, (stream) => {
       assertStreamName(stream);
-      return this.#track(this.#verifyStream(stream));
+      return this.#track("verify", this.#verifyStream(stream));
     });
   }
 
@@ -282,8 +291,11 @@ export class PostgresEventLog implements EventLog, SessionLeases {
     return this.#closing;
   }
 
-  /** The pool this log queries through (for a lease on the same server; see `sessionLease`). */
-  get pool(): pg.Pool {
+  /**
+   * The pool this log queries through. Typed as {@link PostgresPool} so that turnlog's types stand
+   * without `@types/pg`; it is a `pg.Pool` (`log.pool as pg.Pool` for the rest of its API).
+   */
+  get pool(): PostgresPool {
     return this.#pool;
   }
 
@@ -307,7 +319,11 @@ export class PostgresEventLog implements EventLog, SessionLeases {
     this.#assertOpen();
     if (typeof name !== "string" || name === "") throw new TypeError("a lease name is a non-empty string");
     const key = `turnlog.lease:${this.schema}:${name}`;
-    const client = await this.#leases().connect();
+    const client = await this.#leases()
+      .connect()
+      .catch((error: unknown) => {
+        throw logUnavailable(error, this.#unavailable, "tryLease") ?? error;
+      });
     // A connection that breaks emits "error"; without a listener it would crash the process.
     // The server has then released the lock; the connection is discarded.
     let broken = false;
@@ -325,7 +341,7 @@ export class PostgresEventLog implements EventLog, SessionLeases {
       held = rows[0]?.held === true;
     } catch (error) {
       giveBack(true);
-      throw error;
+      throw logUnavailable(error, this.#unavailable, "tryLease") ?? error;
     }
     if (!held) {
       giveBack(false);
@@ -453,13 +469,14 @@ export class PostgresEventLog implements EventLog, SessionLeases {
     this.#assertOpen();
     // The end is fixed when reading starts (what had committed then), so a reader that appends
     // as it goes still finishes; events below it that are still being written are waited for.
-    const end = Math.min(await this.#track(this.#lastPosition(this.#pool)), after + limit);
+    const end = Math.min(await this.#track("readAll", this.#lastPosition(this.#pool)), after + limit);
     let cursor = after;
     let waitedMs = 0;
     let pause = 2;
     while (cursor < end) {
       this.#assertOpen();
       const { rows } = await this.#track(
+        "readAll",
         this.#pool.query<{ event: string; global_position: string }>(
           `SELECT global_position, event::text AS event FROM ${this.#s}.events
            WHERE global_position > $1 AND global_position <= $2 AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
@@ -523,10 +540,16 @@ export class PostgresEventLog implements EventLog, SessionLeases {
     return verifier.finish(head === undefined ? EMPTY_STREAM_HEAD : { version: Number(head.version), hash: head.head_hash });
   }
 
-  #track<T>(work: Promise<T>): Promise<T> {
+  /**
+   * Keeps `work` in the set `close()` waits for, and turns a failure of the connection, the login
+   * or a privilege into a {@link LogUnavailableError} naming `operation`.
+   */
+  #track<T>(operation: string, work: Promise<T>): Promise<T> {
     this.#inFlight.add(work);
     void work.catch(() => undefined).then(() => this.#inFlight.delete(work));
-    return work;
+    return work.catch((error: unknown) => {
+      throw logUnavailable(error, this.#unavailable, operation) ?? error;
+    });
   }
 
   #assertOpen(): void {

@@ -1,5 +1,8 @@
 import pg from "pg";
 import { LogFormatError } from "../../errors/log-format-error.js";
+import { connectionPasswords, poolAddress } from "./connection-string.js";
+import type { PostgresPool } from "./postgres-pool.js";
+import { logUnavailable } from "./postgres-unavailable.js";
 
 /** One step of the schema: applied once, in order, inside the migration transaction. */
 interface Migration {
@@ -132,12 +135,25 @@ export function reserveLockKey(schema: string): string {
  * Brings `schema` to the latest version, creating it when missing. Idempotent, and safe to run
  * from many processes at once: the whole migration holds a transaction-level advisory lock, so
  * one process applies the steps and the others find them applied. Refuses (LogFormatError) a
- * schema that a newer turnlog has already moved past this version.
+ * schema that a newer turnlog has already moved past this version; a server that cannot be
+ * reached, a refused login or a missing privilege is a `LogUnavailableError`. `pool` is a
+ * `pg.Pool` ({@link PostgresPool}).
  *
  * @example
- * const report = await migratePostgres(pool, "turnlog");
+ * const report = await migratePostgres(new pg.Pool({ connectionString: process.env.DATABASE_URL }), "turnlog");
  */
-export async function migratePostgres(pool: pg.Pool, schema: string): Promise<MigrationReport> {
+export async function migratePostgres(pool: PostgresPool, schema: string): Promise<MigrationReport> {
+  assertSchemaName(schema);
+  if (!(pool instanceof pg.Pool)) throw new TypeError("migratePostgres takes a pg.Pool");
+  try {
+    return await migrateSchema(pool, schema);
+  } catch (error) {
+    throw logUnavailable(error, { location: `${poolAddress(pool.options)} (schema ${schema})`, passwords: connectionPasswords(pool.options) }, "migrate") ?? error;
+  }
+}
+
+/** {@link migratePostgres} on a pool known to be node-postgres's, with the driver's errors as they are (`PostgresEventLog.open` names them itself). */
+export async function migrateSchema(pool: pg.Pool, schema: string): Promise<MigrationReport> {
   assertSchemaName(schema);
   const s = pg.escapeIdentifier(schema);
   const client = await pool.connect();
