@@ -4,9 +4,11 @@
  * unchanged (same hash) — however the process writing it ended: a full disk, or kill -9 at seeded
  * moments while the disk is slow. A consumer that follows by position can then never skip an event
  * that a later one replaced. Real parts: a child process running a runtime on a LevelDB log on
- * disk, the LD_PRELOAD disk fault shim (test/support/disk-fault-shim.c), real SIGKILLs.
+ * disk, the LD_PRELOAD disk fault shim (test/support/disk-fault-shim.c), a tmpfs that fills up
+ * (mounted in a private namespace with `unshare`), real SIGKILLs.
  */
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
+import { once } from "node:events";
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -27,7 +29,7 @@ const repositoryRoot = fileURLToPath(new URL("../..", import.meta.url));
 const stream = sessionStream("handed-out");
 let work: string;
 let shim: string;
-/** test/support/handed-out-child.ts, bundled once: the test starts it seven times. */
+/** test/support/handed-out-child.ts, bundled once: the test starts it nine times. */
 let bundle: ScriptBundle;
 
 beforeAll(async () => {
@@ -55,7 +57,7 @@ interface HandedOut {
 }
 
 /** The events a child handed out to its subscriber and its follower, from its output lines. */
-function handedOut(child: LogChildProcess, run: string): HandedOut[] {
+function handedOut(child: Pick<LogChildProcess, "lines">, run: string): HandedOut[] {
   return child.lines.flatMap((line) => {
     const [word, eventStream = "", position = "", type = "", hash = ""] = line.split(" ");
     if (word !== "seen" && word !== "followed") return [];
@@ -128,6 +130,34 @@ describe("every event handed to a subscriber or a follower is in the reopened lo
     } finally {
       await log.close();
     }
+  }, 60_000);
+
+  it("on a real full disk (a 160 KiB tmpfs): the session stops with LogWriteError, and the log, moved to a disk with space, goes on", async () => {
+    // A private mount namespace (unshare, as any user where user namespaces are allowed) holds the
+    // tmpfs; what the child left on it is copied out as it is, since the tmpfs goes with the namespace.
+    const mountPoint = path.join(work, "tmpfs");
+    const copied = path.join(work, "tmpfs-log");
+    const workspace = path.join(work, "tmpfs-workspace");
+    await mkdir(mountPoint, { recursive: true });
+    await mkdir(workspace, { recursive: true });
+    const script = 'mount -t tmpfs -o size=160k tmpfs "$1" || exit 90; "$2" "$3" "$1/log" "$4" 40; status=$?; cp -a "$1/log" "$5"; exit $status';
+    const full = spawn("unshare", ["--user", "--map-root-user", "--mount", "sh", "-c", script, "sh", mountPoint, process.execPath, bundle.scripts.child!, workspace, copied], { stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    full.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
+    full.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+    const [code] = (await once(full, "close")) as [number | null];
+    expect(code, stderr).toBe(0);
+    const lines = stdout.split("\n");
+    const failed = lines.find((line) => line.startsWith("failed "));
+    expect(failed, "the disk never filled up").toBeDefined();
+    expect(JSON.parse(failed!.slice("failed ".length))).toMatchObject({ code: "TURNLOG_LOG_WRITE", message: expect.stringContaining("no space left on device") });
+    const handed = handedOut({ lines }, "full tmpfs run");
+    expect(handed.length).toBeGreaterThan(0);
+    expect(await missingFromLog(copied, handed)).toEqual([]);
+    const next = await runToEnd(copied, workspace, 40);
+    expect(next.lines).toContain("final completed");
+    expect(await missingFromLog(copied, [...handed, ...handedOut(next, "next run")])).toEqual([]);
   }, 60_000);
 
   it("after kill -9 at seeded moments of a slow disk, and a run to the end", async () => {
