@@ -122,7 +122,7 @@ export const errorCodes = {
   TURNLOG_SESSION_BUSY: {
     actor: "host",
     errorClass: "SessionBusyError",
-    summary: "another process holds the session's lease and is driving it; nothing was appended",
+    summary: "another writer is driving the session (it holds the session's lease, or is in the middle of its turn); nothing was appended",
   },
   TURNLOG_UNKNOWN_SESSION: {
     actor: "host",

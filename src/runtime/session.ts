@@ -3,7 +3,8 @@ import { SessionStateError } from "../errors/session-state-error.js";
 import { ExpectedVersionConflictError } from "../errors/expected-version-conflict-error.js";
 import { sessionHistory, type DiagnosticRecord } from "../history/session-history.js";
 import { activeTurn, pendingApprovals, type SessionState } from "../projections/session-state.js";
-import { outcomeOf, ProviderTurnLoop, type LoopDependencies, type SendOutcome } from "./provider-turn-loop.js";
+import { inProgressElsewhere, outcomeOf, ProviderTurnLoop, type LoopDependencies, type SendOutcome } from "./provider-turn-loop.js";
+import { turnInProgressElsewhere } from "./turn-elsewhere.js";
 import type { SessionStore } from "./session-store.js";
 import { HostToolExecutor, type HostToolOptions, type HostToolResult } from "./host-tool-executor.js";
 import { commandPrefix, commandScope } from "../policy/command-prefix.js";
@@ -83,12 +84,17 @@ export class Session {
    * approval. A message that loses a race to another writer is not sent: the send fails with
    * `ExpectedVersionConflictError` (the session reloads), since the user wrote it without seeing
    * what the other writer appended. Races lost later in the turn are carried on (`resume`).
-   * On a log that grants leases, throws `SessionBusyError` while another process drives the session.
+   * On a log that grants leases, throws `SessionBusyError` while another process drives the session;
+   * without the lease, when another writer is in the middle of the session's turn (`holder: "writer"`).
    */
   send(text: string, options: { signal?: AbortSignal } = {}): Promise<SendOutcome> {
     return this.#driving(async (leased) => {
-      // Owed work (a held call, a turn to continue after a restart) must finish first.
-      if (activeTurn(this.store.state) !== undefined || this.store.fold.pending.length > 0) {
+      // Owed work (a held call, a turn to continue after a restart) must finish first. Owed as far
+      // as this process last read: another writer (the winner of a race this session lost) may
+      // have finished it since, so the log decides.
+      if (this.#owesWork() && (await this.store.isBehind())) await this.#reload();
+      if (this.#owesWork()) {
+        if (!leased && turnInProgressElsewhere(this.store)) throw new SessionBusyError(this.id, "writer");
         throw new SessionStateError(`session ${this.id} has an unfinished turn: answer its approvals and resume() it first`);
       }
       // What the user typed is logged like everything else: a key pasted into a message is redacted.
@@ -196,7 +202,14 @@ export class Session {
    * crash), otherwise how the last `send` / `resume` ended (docs/embedding.md, "Outcomes").
    */
   outcome(): SendOutcome {
-    return outcomeOf(this.store.state);
+    const outcome = outcomeOf(this.store.state);
+    // A turn another writer is in the middle of is not this session's to resume after a crash.
+    if (outcome.reason === "unfinished-turn" && turnInProgressElsewhere(this.store)) return { ...outcome, reason: inProgressElsewhere };
+    return outcome;
+  }
+
+  #owesWork(): boolean {
+    return activeTurn(this.store.state) !== undefined || this.store.fold.pending.length > 0;
   }
 
   /**
