@@ -114,6 +114,11 @@ export const errorCodes = {
     errorClass: "LogClosedError",
     summary: "the log was used after it was closed",
   },
+  TURNLOG_RUNTIME_CLOSED: {
+    actor: "host",
+    errorClass: "RuntimeClosedError",
+    summary: "the runtime was closed: a wait it held ended, or an operation was asked for afterwards",
+  },
   TURNLOG_SESSION_STATE: {
     actor: "host",
     errorClass: "SessionStateError",

@@ -15,6 +15,7 @@ import { followSession, type FollowSessionOptions, type RecordedTurnlogEvent } f
 import type { SessionLeases } from "../log/event-log.js";
 import { SessionBusyError } from "../errors/session-busy-error.js";
 import { recover, type RecoveryDependencies } from "./session-recovery.js";
+import { linkSignals } from "../util/linked-signal.js";
 
 /** Options of `session.waitForAnswers`. */
 export interface WaitForAnswersOptions {
@@ -33,9 +34,12 @@ export interface SessionHosting {
     onOutcome?: (outcome: SendOutcome, session: Session) => void;
     onError?: (error: unknown, session: Session) => void;
   };
-  /** Aborted when the runtime closes: waiting auto-resumes stop. */
+  /**
+   * Aborted (with a `RuntimeClosedError`) when the runtime closes: waits end, turns under way are
+   * cancelled, and operations asked for afterwards are refused.
+   */
   closing?: AbortSignal;
-  /** Registers a running auto-resume, so that `runtime.close()` lets it finish. */
+  /** Registers an operation under way (or an auto-resume), so that `runtime.close()` lets it end first. */
   track?: (work: Promise<unknown>) => void;
 }
 
@@ -99,7 +103,7 @@ export class Session {
       }
       // What the user typed is logged like everything else: a key pasted into a message is redacted.
       await this.store.append([{ type: "session.user_message.added", data: { content: this.deps.redactor.redactText(text).text } }]);
-      return this.#loop(leased).run(options.signal ?? new AbortController().signal);
+      return this.#run(leased, options.signal);
     });
   }
 
@@ -126,7 +130,7 @@ export class Session {
     return this.#driving(async (leased) => {
       await this.#reload();
       if (leased && this.hosting.recovery !== undefined) await recover(this.store, this.hosting.recovery);
-      return this.#loop(leased).run(options.signal ?? new AbortController().signal);
+      return this.#run(leased, options.signal);
     });
   }
 
@@ -136,7 +140,7 @@ export class Session {
    * It follows the session's stream (`session.events()`; on PostgreSQL it wakes on NOTIFY), then
    * reloads and resolves with `session.outcome()`: `needs-resume` when the turn is ready to
    * continue with `resume()`. With nothing held it resolves at once. Rejects with the signal's
-   * reason when `signal` aborts.
+   * reason when `signal` aborts, and with `RuntimeClosedError` when the runtime closes.
    *
    * @example
    * const parked = await session.send("deploy it");
@@ -146,19 +150,25 @@ export class Session {
    * }
    */
   async waitForAnswers(options: WaitForAnswersOptions = {}): Promise<SendOutcome> {
-    const signal = options.signal;
-    signal?.throwIfAborted();
+    options.signal?.throwIfAborted();
+    this.hosting.closing?.throwIfAborted();
     await this.refresh();
     const held = new Set(pendingApprovals(this.store.state).map((call) => call.callId));
     if (held.size === 0) return this.outcome();
     const turnId = activeTurn(this.store.state)?.turnId;
-    for await (const event of this.events({ after: this.store.version, ...(signal !== undefined ? { signal } : {}) })) {
-      if (event.type === "turn.approval.granted" || event.type === "turn.approval.denied") held.delete(event.data.callId);
-      // The turn ended otherwise (another host stopped it): nothing is left to wait for.
-      const ended = (event.type === "turn.stopped" || event.type === "turn.failed" || event.type === "turn.completed") && event.data.turnId === turnId;
-      if (held.size === 0 || ended) break;
+    // Ends with the host's signal or the runtime's close, whichever comes first, and rejects with its reason.
+    const linked = linkSignals([options.signal, this.hosting.closing]);
+    try {
+      for await (const event of this.events({ after: this.store.version, signal: linked.signal })) {
+        if (event.type === "turn.approval.granted" || event.type === "turn.approval.denied") held.delete(event.data.callId);
+        // The turn ended otherwise (another host stopped it): nothing is left to wait for.
+        const ended = (event.type === "turn.stopped" || event.type === "turn.failed" || event.type === "turn.completed") && event.data.turnId === turnId;
+        if (held.size === 0 || ended) break;
+      }
+      linked.signal.throwIfAborted();
+    } finally {
+      linked.dispose();
     }
-    signal?.throwIfAborted();
     await this.refresh();
     return this.outcome();
   }
@@ -172,14 +182,25 @@ export class Session {
    * const result = await session.runTool("read_file", { path: "README.md" }, { by: "ui:open-button" });
    */
   runTool(tool: string, input: unknown, options: HostToolOptions): Promise<HostToolResult> {
-    return this.#exclusive(() => this.#leased(() => new HostToolExecutor(this.store, this.deps).run(tool, input, options)));
+    return this.#exclusive(() =>
+      this.#leased(async () => {
+        // The runtime's close aborts the call as its own signal would.
+        const linked = linkSignals([options?.signal, this.hosting.closing]);
+        try {
+          return await new HostToolExecutor(this.store, this.deps).run(tool, input, { ...options, signal: linked.signal });
+        } finally {
+          linked.dispose();
+        }
+      }),
+    );
   }
 
   /**
    * The session's events, typed: first those recorded after stream position `after` (default 0:
    * all of them), then each one as it is appended — by this process or, through the same log
    * object, by anyone — with no gap and no duplicate. Ends when `signal` aborts or the loop is
-   * left (`break`), and then stops listening. Abort it before closing the runtime.
+   * left (`break`), and when the runtime closes (`runtime.close()`: the loop simply ends), and
+   * then stops listening.
    *
    * @example
    * for await (const event of session.events({ after: shownUpTo, signal })) {
@@ -188,7 +209,34 @@ export class Session {
    * }
    */
   events(options: FollowSessionOptions = {}): AsyncIterableIterator<RecordedTurnlogEvent> {
-    return followSession(this.store.log, this.id, options);
+    const linked = linkSignals([options.signal, this.hosting.closing]);
+    let events: AsyncIterableIterator<RecordedTurnlogEvent>;
+    try {
+      events = followSession(this.store.log, this.id, { ...options, signal: linked.signal });
+    } catch (error) {
+      linked.dispose();
+      throw error;
+    }
+    // Unlinked from the runtime's close as soon as the iteration ends, whoever ends it.
+    const follower: AsyncIterableIterator<RecordedTurnlogEvent> = {
+      [Symbol.asyncIterator]: () => follower,
+      async next() {
+        try {
+          const result = await events.next();
+          if (result.done === true) linked.dispose();
+          return result;
+        } catch (error) {
+          linked.dispose();
+          throw error;
+        }
+      },
+      async return() {
+        linked.dispose();
+        await events.return?.();
+        return { done: true, value: undefined };
+      },
+    };
+    return follower;
   }
 
   /** The session-state projection (frozen). */
@@ -321,6 +369,16 @@ export class Session {
     this.hosting.track?.(watched);
   }
 
+  /** Runs the turn loop of a `send` or `resume`: the runtime's close cancels it as `signal` would. */
+  async #run(leased: boolean, signal: AbortSignal | undefined): Promise<SendOutcome> {
+    const linked = linkSignals([signal, this.hosting.closing]);
+    try {
+      return await this.#loop(leased).run(linked.signal);
+    } finally {
+      linked.dispose();
+    }
+  }
+
   /**
    * The turn loop of one operation. Under the lease, a loop whose appends the log lost (a server
    * crash) recovers what it left in flight as after a crash of its own (ProviderTurnLoop).
@@ -344,6 +402,8 @@ export class Session {
     const seal = options.seal !== false;
     this.#busy += 1;
     const result = this.#queue.then(async () => {
+      // Queued before the runtime closed, starting after: refused, nothing appended.
+      this.hosting.closing?.throwIfAborted();
       let value: T;
       try {
         value = await work();
@@ -358,6 +418,8 @@ export class Session {
       return value;
     });
     this.#queue = result.catch(() => undefined).finally(() => (this.#busy -= 1));
+    // `runtime.close()` waits for it: what it appends is in the log before the log closes.
+    this.hosting.track?.(result);
     return result;
   }
 
