@@ -93,14 +93,7 @@ export class Session {
    */
   send(text: string, options: { signal?: AbortSignal } = {}): Promise<SendOutcome> {
     return this.#driving(async (leased) => {
-      // Owed work (a held call, a turn to continue after a restart) must finish first. Owed as far
-      // as this process last read: another writer (the winner of a race this session lost) may
-      // have finished it since, so the log decides.
-      if (this.#owesWork() && (await this.store.isBehind())) await this.#reload();
-      if (this.#owesWork()) {
-        if (!leased && turnInProgressElsewhere(this.store)) throw new SessionBusyError(this.id, "writer");
-        throw new SessionStateError(`session ${this.id} has an unfinished turn: answer its approvals and resume() it first`);
-      }
+      await this.#betweenTurns(leased, `session ${this.id} has an unfinished turn: answer its approvals and resume() it first`);
       // What the user typed is logged like everything else: a key pasted into a message is redacted.
       await this.store.append([{ type: "session.user_message.added", data: { content: this.deps.redactor.redactText(text).text } }]);
       return this.#run(leased, options.signal);
@@ -183,8 +176,9 @@ export class Session {
    */
   runTool(tool: string, input: unknown, options: HostToolOptions): Promise<HostToolResult> {
     return this.#exclusive(() =>
-      this.#leased(async () => {
+      this.#leased(async (leased) => {
         // The runtime's close aborts the call as its own signal would.
+        await this.#betweenTurns(leased, `session ${this.id} has an unfinished turn: a host-routed call runs between turns`);
         const linked = linkSignals([options?.signal, this.hosting.closing]);
         try {
           return await new HostToolExecutor(this.store, this.deps).run(tool, input, { ...options, signal: linked.signal });
@@ -258,6 +252,19 @@ export class Session {
 
   #owesWork(): boolean {
     return activeTurn(this.store.state) !== undefined || this.store.fold.pending.length > 0;
+  }
+
+  /**
+   * Refuses work that needs the session between turns (a `send`, a host-routed call) while a turn
+   * is owed: with `refusal` when it is this session's to finish, with `SessionBusyError` when
+   * another writer is in the middle of it. Owed as far as this process last read: another writer
+   * (the winner of a race this session lost) may have finished the turn since, so the log decides.
+   */
+  async #betweenTurns(leased: boolean, refusal: string): Promise<void> {
+    if (this.#owesWork() && (await this.store.isBehind())) await this.#reload();
+    if (!this.#owesWork()) return;
+    if (!leased && turnInProgressElsewhere(this.store)) throw new SessionBusyError(this.id, "writer");
+    throw new SessionStateError(refusal);
   }
 
   /**

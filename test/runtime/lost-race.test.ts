@@ -69,20 +69,22 @@ async function loseARace(logA: EventLog, logB: EventLog): Promise<void> {
     const lost = await sessionA.send("hello").catch((error: unknown) => error);
     expect(ExpectedVersionConflictError.isInstance(lost), String(lost)).toBe(true);
     expect(sessionA.outcome()).toEqual({ status: "needs-resume", reason: "in-progress-elsewhere", pendingApprovals: [] });
-    // Meanwhile a send is refused for what it is: another writer's turn, nothing held.
+    // Meanwhile a send (or a host-routed call) is refused for what it is: another writer's turn, nothing held.
     const busy = await sessionA.send("hello again").catch((error: unknown) => error);
     expect(SessionBusyError.isInstance(busy), String(busy)).toBe(true);
     expect(busy).toMatchObject({ sessionId: "s1", holder: "writer" });
     expect(SessionStateError.isInstance(busy)).toBe(false);
+    await expect(sessionA.runTool("deploy", { version: "v3" }, { by: "ui" })).rejects.toSatisfy((error: unknown) => SessionBusyError.isInstance(error));
     // A resume joins the turn and leaves B's running call to B (it does not fail, nor run it again).
     expect(await sessionA.resume()).toEqual({ status: "needs-resume", reason: "in-progress-elsewhere", pendingApprovals: [] });
 
     release();
     expect(await sending).toMatchObject({ status: "completed", text: "Deployed." });
-    // B's turn has ended: A's next send works, on the log as it is now.
+    // B's turn has ended: A's next host-routed call and send work, on the log as it is now.
+    expect(await sessionA.runTool("deploy", { version: "v3" }, { by: "ui" })).toMatchObject({ callId: "native-1", status: "succeeded", content: "deployed v3" });
     expect(await sessionA.send("hello again")).toMatchObject({ status: "completed", text: "Hello from A." });
     expect(sessionA.outcome()).toMatchObject({ status: "completed", text: "Hello from A." });
-    expect(ran).toEqual(["call_d"]);
+    expect(ran).toEqual(["call_d", "native-1"]);
     const events = await logA.readStream(sessionStream("s1"));
     expect(events.filter((event) => event.type === "session.user_message.added").map((event) => (event.data as { content: string }).content)).toEqual(["deploy v2", "hello again"]);
     expect(await a.replay("s1")).toMatchObject({ identical: true });
