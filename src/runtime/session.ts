@@ -177,8 +177,8 @@ export class Session {
   runTool(tool: string, input: unknown, options: HostToolOptions): Promise<HostToolResult> {
     return this.#exclusive(() =>
       this.#leased(async (leased) => {
-        // The runtime's close aborts the call as its own signal would.
         await this.#betweenTurns(leased, `session ${this.id} has an unfinished turn: a host-routed call runs between turns`);
+        // The runtime's close aborts the call as its own signal would.
         const linked = linkSignals([options?.signal, this.hosting.closing]);
         try {
           return await new HostToolExecutor(this.store, this.deps).run(tool, input, { ...options, signal: linked.signal });
