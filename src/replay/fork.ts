@@ -70,7 +70,15 @@ export async function forkSession(
   // Back to the start of a request's decision when `at` is inside it (session.started never is).
   while (source.length > 1 && leadingDecisionEventTypes.has(source.at(-1)?.type ?? "")) source.pop();
   const position = source.length;
+  // The copy keeps the spacing of the source's times, its last event recorded at the fork's time:
+  // a decision that read elapsed time (the wall-clock budget) replays as it was made, and a turn
+  // continued in the fork counts its time from the cut, not from when the source stood there.
+  const last = Date.parse(source.at(-1)?.meta.recordedAt ?? "");
+  let earlier = Number.MAX_SAFE_INTEGER;
   const copy = source.map((event): EventToAppend => {
+    const before = last - Date.parse(event.meta.recordedAt);
+    // Never more than the event ahead of it: a log from before times were kept in order stays in order.
+    earlier = Number.isSafeInteger(before) ? Math.min(earlier, Math.max(0, before)) : Math.min(earlier, 0);
     let data = event.data;
     if (event.meta.streamPosition === 1) {
       if (event.type !== "session.started") throw new LogCorruptedError(`fork: session "${from}" does not begin with session.started`);
@@ -79,7 +87,7 @@ export async function forkSession(
         data: { ...(event.data as Record<string, unknown>), sessionId: to, forkedFrom: { sessionId: from, position } },
       }).data;
     }
-    return { type: event.type, data, metadata: { causationId: event.meta.eventId, schemaVersion: event.meta.schemaVersion } };
+    return { type: event.type, data, metadata: { causationId: event.meta.eventId, schemaVersion: event.meta.schemaVersion, ...(earlier > 0 ? { recordedBeforeMs: earlier } : {}) } };
   });
   // A sealing caller announces the new stream before it exists (docs/log.md, "Always-sealed events").
   await options.announce?.(copy);

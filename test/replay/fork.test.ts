@@ -145,6 +145,24 @@ describe("runtime.fork", () => {
     expect(await source.runtime.fork("s1", { at: started, to: "at-start" })).toEqual({ sessionId: "at-start", forkedFrom: { sessionId: "s1", position: started }, copied: started });
   });
 
+  it("keeps the spacing of the source's times, so a turn its wall-clock budget stopped replays identical in the fork", async () => {
+    const log = new MemoryEventLog({ clock: steppingClock(), ids: sequentialIds("event") });
+    const ws = workspace();
+    const runtime = await createRuntime({ log, provider: scriptedProvider([{ toolCalls: [read("a.txt", "call_a")] }]), tools: ws.tools, clock: steppingClock(), budgets: { wallClockMs: 3 } });
+    expect(await (await runtime.openSession("s1")).send("read a.txt")).toMatchObject({ status: "stopped", reason: "budget:wall-clock" });
+    const source = await runtime.events("s1");
+    const at = source.length;
+
+    await runtime.fork("s1", { at, to: "s2" });
+    expect(await runtime.replay("s2")).toMatchObject({ identical: true, divergences: [] });
+    const forked = await runtime.events("s2");
+    const spacing = (events: RecordedEvent[]) => events.map((event) => Date.parse(event.meta.recordedAt) - Date.parse(events[0]!.meta.recordedAt));
+    expect(spacing(forked)).toEqual(spacing(source));
+    // The last copied event is recorded at the fork's time, after the source's.
+    expect(Date.parse(forked.at(-1)!.meta.recordedAt)).toBeGreaterThan(Date.parse(source.at(-1)!.meta.recordedAt));
+    expect(await log.verify()).toMatchObject({ ok: true });
+  });
+
   it("refuses an existing target, an unknown source and a position outside the stream", async () => {
     const log = new MemoryEventLog();
     const { runtime } = await runtimeOn(log, [{ content: "hi" }], "src");
