@@ -24,8 +24,9 @@ export interface ForkResult {
 
 /**
  * Fork (docs/replay.md, "Fork"): creates session `to` whose stream starts with a copy of session
- * `from`'s events 1..`at`. The copy is appended like any events, so the new stream has its own hash chain
- * (new event IDs, times and hashes); each copied event's `metadata.causationId` is the source
+ * `from`'s events 1..`at`. The copy is appended like any events, so the new stream has its own
+ * hash chain (new event IDs and hashes; times with the source's spacing, the last copied event at
+ * the fork's time); each copied event's `metadata.causationId` is the source
  * event's ID, and the copied `session.started` names the new session and records its origin as
  * `forkedFrom: { sessionId: from, position }`, where `position` is where the copy ends.
  *
