@@ -107,6 +107,7 @@ export { PositionOutOfRangeError } from "./errors/position-out-of-range-error.js
 export { McpServerError } from "./errors/mcp-server-error.js";
 export { SessionStateError } from "./errors/session-state-error.js";
 export { SessionBusyError } from "./errors/session-busy-error.js";
+export { RuntimeClosedError } from "./errors/runtime-closed-error.js";
 export { LogStalledError } from "./errors/log-stalled-error.js";
 export { LogUnavailableError } from "./errors/log-unavailable-error.js";
 export type { LogUnavailableKind } from "./errors/log-unavailable-error.js";

@@ -2,16 +2,18 @@
  * The disk fault family (docs/reliability.md): faults of the disk under a LevelDB log, each at a
  * seeded position, on real LevelDB directories.
  *
- * - `enospc`, `fsync`: a child process (test/support/disk-fault-child.ts) appends with the
- *   LD_PRELOAD shim test/support/disk-fault-shim.c loaded, which fails a write of the write-ahead
- *   file with ENOSPC (half of it written: a torn record) or an fdatasync with EIO, after a seeded
- *   number of successful ones. The shim is compiled with `cc` into a temporary directory per run.
+ * - `enospc`, `fsync`: a child process (test/support/disk-fault-child.ts) appends — every third
+ *   append of a writer `durable: false`, written behind — with the LD_PRELOAD shim
+ *   test/support/disk-fault-shim.c loaded, which fails a write of the write-ahead file with
+ *   ENOSPC (half of it written: a torn record) or an fdatasync with EIO, after a seeded number of
+ *   successful ones. The shim is compiled with `cc` into a temporary directory per run.
  * - `truncated-*`, `corrupted-*`: a copy of a log holding a table, a write-ahead file and a
  *   MANIFEST is cut at a seeded byte, or has a seeded byte changed, in the file of the kind.
  *
  * Invariants: the right typed error (`LogWriteError` naming the directory and the cause;
- * `LogCorruptedError` naming the damaged file); every acknowledged event present after a reopen,
- * and the log opens and appends afterwards; nothing silently dropped or changed — a read either
+ * `LogCorruptedError` naming the damaged file); every acknowledged event, and every event a
+ * subscriber was handed, present and unchanged after a reopen, and the log opens and appends
+ * afterwards; nothing silently dropped or changed — a read either
  * returns every acknowledged event as it was written or fails with `LogCorruptedError`, `verify`
  * (and `turnlog verify`, `turnlog events --json`) never succeed on a short or changed log, except
  * that a write-ahead file cut short reads as a whole prefix (what a crash leaves; docs/log.md,
@@ -168,7 +170,9 @@ async function buildBase(directory: string): Promise<Context["base"]> {
 
 interface ChildLines {
   acked: Array<{ stream: string; version: number }>;
-  seen: Array<{ stream: string; version: number }>;
+  /** `durable: false` appends answered before their batch was written: a failed batch loses them. */
+  answered: Array<{ stream: string; version: number }>;
+  seen: Array<{ stream: string; version: number; hash: string }>;
   rejected: Array<{ code?: string; errno?: string; message: string; stream: string; version: number }>;
   refused: { code?: string; acked?: boolean } | undefined;
   closed: boolean;
@@ -177,7 +181,7 @@ interface ChildLines {
 
 function runChild(directory: string, env: NodeJS.ProcessEnv): Promise<ChildLines> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", path.join(repositoryRoot, "test/support/disk-fault-child.ts"), directory, "2", "60"], { cwd: repositoryRoot, env, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, ["--import", "tsx", path.join(repositoryRoot, "test/support/disk-fault-child.ts"), directory, "2", "60", "mixed"], { cwd: repositoryRoot, env, stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
     child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
@@ -189,11 +193,12 @@ function runChild(directory: string, env: NodeJS.ProcessEnv): Promise<ChildLines
         reject(new Error(`the child exited ${code ?? signal}; stderr: ${stderr.slice(-500)}`));
         return;
       }
-      const lines: ChildLines = { acked: [], seen: [], rejected: [], refused: undefined, closed: false, stderr };
+      const lines: ChildLines = { acked: [], answered: [], seen: [], rejected: [], refused: undefined, closed: false, stderr };
       for (const line of stdout.split("\n")) {
         const [word, ...rest] = line.split(" ");
         if (word === "acked") lines.acked.push({ stream: rest[0]!, version: Number(rest[1]) });
-        else if (word === "seen") lines.seen.push({ stream: rest[0]!, version: Number(rest[1]) });
+        else if (word === "answered") lines.answered.push({ stream: rest[0]!, version: Number(rest[1]) });
+        else if (word === "seen") lines.seen.push({ stream: rest[0]!, version: Number(rest[1]), hash: rest[2]! });
         else if (word === "rejected") lines.rejected.push(JSON.parse(rest.join(" ")) as ChildLines["rejected"][number]);
         else if (word === "refused") lines.refused = JSON.parse(rest.join(" ")) as ChildLines["refused"];
         else if (word === "closed") lines.closed = true;
@@ -210,8 +215,9 @@ function check(condition: boolean, what: string): asserts condition {
 /** ENOSPC during an append, or a failing fsync: the append fails typed and unacknowledged, and the log recovers. */
 async function writeFaultCase(kind: "enospc" | "fsync", random: () => number, directory: string, context: Context): Promise<CaseResult> {
   await mkdir(directory, { recursive: true });
-  // Two stdio writes per record (header, payload), and the open's own first write; one sync per group.
-  const after = kind === "enospc" ? 2 + Math.floor(random() * 40) : 1 + Math.floor(random() * 25);
+  // Two stdio writes per record (header, payload), and the open's own first write; one sync per
+  // group with a durable append (about 20 in a run: a third of the appends are written behind).
+  const after = kind === "enospc" ? 2 + Math.floor(random() * 40) : 1 + Math.floor(random() * 16);
   const lines = await runChild(directory, {
     ...process.env,
     LD_PRELOAD: context.shim,
@@ -232,16 +238,20 @@ async function writeFaultCase(kind: "enospc" | "fsync", random: () => number, di
   check(lines.refused?.code === "TURNLOG_LOG_WRITE", `${where}: an append after the failure was not refused: ${JSON.stringify(lines.refused)}`);
   check(lines.closed, `${where}: the log did not close after the failure`);
   const ackedKeys = new Set(lines.acked.map(({ stream, version }) => `${stream} ${version}`));
-  for (const seen of lines.seen) check(ackedKeys.has(`${seen.stream} ${seen.version}`), `${where}: a subscriber saw ${seen.stream} ${seen.version}, which was never acknowledged`);
+  const answeredKeys = new Set(lines.answered.map(({ stream, version }) => `${stream} ${version}`));
   const rejectedKeys = new Set(lines.rejected.map(({ stream, version }) => `${stream} ${version}`));
   const log = await LevelEventLog.open(directory);
   try {
-    const present = new Set<string>();
-    for await (const event of log.readAll()) present.add(`${event.meta.stream} ${event.meta.streamPosition}`);
+    const present = new Map<string, string>();
+    for await (const event of log.readAll()) present.set(`${event.meta.stream} ${event.meta.streamPosition}`, event.meta.hash);
     for (const key of ackedKeys) check(present.has(key), `${where}: acknowledged event ${key} is missing after the reopen`);
+    // What a subscriber was handed is in the log, unchanged — written behind or not (docs/log.md,
+    // "What a consumer is handed").
+    for (const seen of lines.seen) check(present.get(`${seen.stream} ${seen.version}`) === seen.hash, `${where}: a subscriber was handed ${seen.stream} ${seen.version}, which the reopened log does not hold as handed`);
     // After a failed fsync LevelDB cannot say whether the record reached the disk: an event of
-    // the failed append may be there (never acknowledged), no other.
-    for (const key of present) check(ackedKeys.has(key) || rejectedKeys.has(key), `${where}: event ${key} is present but was neither acknowledged nor part of the failed append`);
+    // the failed append may be there (never acknowledged), and a `durable: false` one that was
+    // answered may be there or not; no other.
+    for (const key of present.keys()) check(ackedKeys.has(key) || answeredKeys.has(key) || rejectedKeys.has(key), `${where}: event ${key} is present but was neither appended nor part of the failed append`);
     const report = await log.verify();
     check(report.ok, `${where}: verify after the reopen: ${report.reason}`);
     await log.appendToStream("after-reopen", [{ type: "test.disk.appended", data: {} }]);

@@ -24,15 +24,37 @@ export interface ChildBundle {
 }
 
 export async function bundleChildren(): Promise<ChildBundle> {
+  const bundle = await bundleScripts({
+    host: "test/support/kill-host-child.ts",
+    approver: "test/support/kill-approver-child.ts",
+    "mcp-server": "test/support/mcp-effect-server.ts",
+    cli: "src/cli/main.ts",
+  });
+  return {
+    host: bundle.scripts.host!,
+    approver: bundle.scripts.approver!,
+    mcpServer: bundle.scripts["mcp-server"]!,
+    cli: bundle.scripts.cli!,
+    remove: bundle.remove,
+  };
+}
+
+/** Scripts bundled for plain `node`: each name's `.mjs` path, and how to remove them. */
+export interface ScriptBundle {
+  scripts: Record<string, string>;
+  remove(): Promise<void>;
+}
+
+/**
+ * Bundles `entries` (a name for each script path, relative to the repository root) into a
+ * temporary directory, as `bundleChildren` does for the `kill` family; a test that starts a
+ * child several times uses it too (test/reliability/handed-out.test.ts).
+ */
+export async function bundleScripts(entries: Record<string, string>): Promise<ScriptBundle> {
   const directory = await mkdtemp(path.join(tmpdir(), "turnlog-kill-bundle-"));
   try {
     await build({
-      entryPoints: {
-        host: path.join(repositoryRoot, "test/support/kill-host-child.ts"),
-        approver: path.join(repositoryRoot, "test/support/kill-approver-child.ts"),
-        "mcp-server": path.join(repositoryRoot, "test/support/mcp-effect-server.ts"),
-        cli: path.join(repositoryRoot, "src/cli/main.ts"),
-      },
+      entryPoints: Object.fromEntries(Object.entries(entries).map(([name, script]) => [name, path.join(repositoryRoot, script)])),
       outdir: directory,
       outExtension: { ".js": ".mjs" },
       bundle: true,
@@ -51,10 +73,7 @@ export async function bundleChildren(): Promise<ChildBundle> {
     throw error;
   }
   return {
-    host: path.join(directory, "host.mjs"),
-    approver: path.join(directory, "approver.mjs"),
-    mcpServer: path.join(directory, "mcp-server.mjs"),
-    cli: path.join(directory, "cli.mjs"),
+    scripts: Object.fromEntries(Object.keys(entries).map((name) => [name, path.join(directory, `${name}.mjs`)])),
     remove: () => rm(directory, { recursive: true, force: true }),
   };
 }

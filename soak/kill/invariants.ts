@@ -3,7 +3,8 @@
  * check returns the invariants it found broken, in words; none means the scenario passed.
  *
  * 1. the log verifies;
- * 2. every event any child saw acknowledged is in the log, unchanged (stream, position, type, hash);
+ * 2. every event any child saw acknowledged, or handed to a subscriber, is in the log, unchanged
+ *    (stream, position, type, hash);
  * 3. no side effect ran twice — the local tools' (`charge`, `deploy`) nor the MCP server's (`ship`) —
  *    every effect belongs to a started call, every started side-effecting call has exactly one end
  *    (an in-doubt one `interrupted`, told to the model), and one that succeeded did its effect;
@@ -54,14 +55,14 @@ export async function checkScenario(run: ScenarioRun): Promise<ScenarioVerdict> 
     for (const sessionId of killSessionIds) events.set(sessionId, await reader.events(sessionId).catch(() => []));
     const byStream = new Map([...events].map(([sessionId, list]) => [list[0]?.meta.stream ?? `session-${sessionId}`, list]));
 
-    // 2. Acknowledged events.
+    // 2. Acknowledged events, and events handed to a subscriber.
     for (const [at, child] of run.runs.entries()) {
       for (const line of child.lines) {
-        if (!line.startsWith("ack ")) continue;
-        const [, stream = "", position = "", type, hash] = line.split(" ");
+        const [word, stream = "", position = "", type, hash] = line.split(" ");
+        if (word !== "ack" && word !== "seen") continue;
         const event = byStream.get(stream)?.[Number(position) - 1];
         if (event?.type !== type || event?.meta.hash !== hash) {
-          problems.push(`${child.role} run #${at}${child.kill !== undefined ? ` (killed ${child.kill})` : ""} saw ${stream}@${position} ${type} acknowledged, the log holds ${event === undefined ? "nothing" : `${event.type} ${event.meta.hash}`} there`);
+          problems.push(`${child.role} run #${at}${child.kill !== undefined ? ` (killed ${child.kill})` : ""} saw ${stream}@${position} ${type} ${word === "ack" ? "acknowledged" : "handed to a subscriber"}, the log holds ${event === undefined ? "nothing" : `${event.type} ${event.meta.hash}`} there`);
         }
       }
     }

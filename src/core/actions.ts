@@ -73,3 +73,14 @@ export function actionKind(action: ActionName): ActionKind {
 export function isDecisionAction(name: string): name is DecisionAction {
   return isAction(name) && actionTable[name].kind === "decision";
 }
+
+/**
+ * The events a decision writes ahead of the one that settles it, in the same append: the history
+ * decisions of `requestProvider` (`decideAll` returns them before its `turn.provider.requested`).
+ * No state of a session ever holds one of them without the request after it, so replay compares
+ * them with the request as one decision, and a fork is never cut right after one
+ * (docs/replay.md, "Fork").
+ */
+export const leadingDecisionEventTypes: ReadonlySet<string> = new Set<string>(
+  actionTable.requestProvider.settledBy.filter((type) => type !== "turn.provider.requested"),
+);

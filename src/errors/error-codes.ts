@@ -120,6 +120,11 @@ export const errorCodes = {
     errorClass: "LogClosedError",
     summary: "the log was used after it was closed",
   },
+  TURNLOG_RUNTIME_CLOSED: {
+    actor: "host",
+    errorClass: "RuntimeClosedError",
+    summary: "the runtime was closed: a wait it held ended, or an operation was asked for afterwards",
+  },
   TURNLOG_SESSION_STATE: {
     actor: "host",
     errorClass: "SessionStateError",
@@ -128,7 +133,7 @@ export const errorCodes = {
   TURNLOG_SESSION_BUSY: {
     actor: "host",
     errorClass: "SessionBusyError",
-    summary: "another process holds the session's lease and is driving it; nothing was appended",
+    summary: "another writer is driving the session (it holds the session's lease, or is in the middle of its turn); nothing was appended",
   },
   TURNLOG_UNKNOWN_SESSION: {
     actor: "host",

@@ -1,8 +1,13 @@
 import { hasCode, TurnlogError } from "./turnlog-error.js";
 
 /**
- * Another process is driving the session: it holds the session's lease (`sessionLease: "fail"`,
- * on a log that grants leases such as `PostgresEventLog`). Nothing was appended.
+ * Another writer is driving the session, and nothing was appended. `holder` says how this process
+ * knows:
+ * - `"lease"`: another process holds the session's lease (`sessionLease: "fail"`, on a log that
+ *   grants leases such as `PostgresEventLog`);
+ * - `"writer"`: a `send` found the session in the middle of a turn whose latest events another
+ *   writer on the log appended (another runtime, or a host racing without the lease): it is taken
+ *   to be performing the turn, as a process without the lease cannot tell it from one that died.
  *
  * @example
  * try { await session.resume(); }
@@ -11,9 +16,14 @@ import { hasCode, TurnlogError } from "./turnlog-error.js";
 export class SessionBusyError extends TurnlogError {
   readonly code = "TURNLOG_SESSION_BUSY";
 
-  constructor(readonly sessionId: string) {
+  constructor(
+    readonly sessionId: string,
+    readonly holder: "lease" | "writer" = "lease",
+  ) {
     super(
-      `session ${sessionId} is being driven by another process (it holds the session's lease): let it finish — follow it with session.events(), or await session.waitForAnswers() when it parks for approval — then resume() it here; nothing was appended`,
+      holder === "lease"
+        ? `session ${sessionId} is being driven by another process (it holds the session's lease): let it finish — follow it with session.events(), or await session.waitForAnswers() when it parks for approval — then resume() it here; nothing was appended`
+        : `session ${sessionId} is in the middle of a turn another writer on this log is performing (it appended the turn's latest events, not this runtime): let it finish — follow it with session.events() — then send again; nothing was appended`,
     );
   }
 

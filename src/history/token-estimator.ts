@@ -1,4 +1,5 @@
 import { countTokens } from "gpt-tokenizer/encoding/o200k_base";
+import { O200K_TOKEN_SPLIT_REGEX } from "gpt-tokenizer/encodingParams/constants";
 
 /**
  * Counts the tokens of a text. Pluggable so a host can use its model's own tokenizer; it must be
@@ -19,6 +20,56 @@ const asPlainText = { disallowedSpecial: new Set<string>() };
 const cacheLimit = 4096;
 
 /**
+ * The longest piece, in UTF-16 code units, handed whole to the BPE encoder. Byte-pair merging is
+ * quadratic in a piece's length (gpt-tokenizer scans every pair of the piece for each merge), and
+ * the pre-tokenizer puts a run of one kind of character — 200 KB of `a`, of spaces, of `!` — in one
+ * piece: counting such a text took minutes. Ordinary text has no piece this long (a word, a
+ * number, a run of punctuation or spaces), so its count is exactly the encoder's.
+ */
+export const maxPieceLength = 256;
+
+/**
+ * Counts `text` with `countPiece` (the encoder's count) so that no piece of the pre-tokenizer
+ * longer than `maxPieceLength` reaches it, and every character is handed over once: linear in the
+ * text, whatever it holds (docs/history.md, "Counting tokens"). A text whose pieces are all short
+ * is counted whole, exactly as the encoder counts it. Otherwise the text is counted in parts: the
+ * runs between long pieces, as they are (the pre-tokenizer splits a text the same from any piece
+ * boundary), and each long piece in chunks of at most `maxPieceLength`, never splitting a
+ * surrogate pair — an estimate close to the encoder's, which merges across the chunk boundaries
+ * too.
+ *
+ * @example
+ * boundedCount("a".repeat(1_000_000), (text) => countTokens(text)); // counted in 256-character chunks
+ */
+export function boundedCount(text: string, countPiece: (text: string) => number): number {
+  if (text.length <= maxPieceLength) return countPiece(text);
+  const pieces = new RegExp(O200K_TOKEN_SPLIT_REGEX.source, O200K_TOKEN_SPLIT_REGEX.flags);
+  let count = 0;
+  let counted = 0;
+  for (let match = pieces.exec(text); match !== null; match = pieces.exec(text)) {
+    const piece = match[0];
+    if (piece.length === 0) {
+      // A zero-length match never comes from this pattern; stepping on keeps the scan finite.
+      pieces.lastIndex += 1;
+      continue;
+    }
+    if (piece.length <= maxPieceLength) continue;
+    if (match.index > counted) count += countPiece(text.slice(counted, match.index));
+    for (let start = 0; start < piece.length; ) {
+      let end = Math.min(piece.length, start + maxPieceLength);
+      // Never cut a surrogate pair in half.
+      if (end < piece.length && /[\uD800-\uDBFF]/.test(piece.charAt(end - 1))) end -= 1;
+      count += countPiece(piece.slice(start, end));
+      start = end;
+    }
+    counted = match.index + piece.length;
+  }
+  if (counted === 0) return countPiece(text);
+  if (counted < text.length) count += countPiece(text.slice(counted));
+  return count;
+}
+
+/**
  * The default estimator: the `o200k_base` encoding (gpt-tokenizer), exact for current OpenAI
  * models and a close proxy for others. Characters divided by four is not used because it is off
  * by a factor of two or more exactly where budgets matter — JSON, code, non-Latin text and long
@@ -34,7 +85,7 @@ export const defaultTokenEstimator: TokenEstimator = (() => {
       if (text === "") return 0;
       const cached = cache.get(text);
       if (cached !== undefined) return cached;
-      const count = countTokens(text, asPlainText);
+      const count = boundedCount(text, (part) => countTokens(part, asPlainText));
       if (cache.size >= cacheLimit) cache.delete(cache.keys().next().value as string);
       cache.set(text, count);
       return count;

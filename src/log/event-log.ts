@@ -12,6 +12,13 @@ export interface EventToAppend<Type extends string = string, Data = unknown> {
     eventId?: string;
     causationId?: string;
     schemaVersion?: number;
+    /**
+     * Records this event that many whole milliseconds before the append's `recordedAt` (default
+     * 0), so that a copy keeps the spacing of its source's times (a fork's copy: a decision that
+     * read elapsed time replays as it was made). Only in an append that creates its stream, and
+     * never more than the event before it in the append (times never decrease along a stream).
+     */
+    recordedBeforeMs?: number;
   };
 }
 

@@ -24,6 +24,8 @@ export interface PreparedEvent {
   eventId: string | undefined;
   causationId: string | undefined;
   schemaVersion: number;
+  /** `metadata.recordedBeforeMs`: how long before the append's time the event is recorded (0: at it). */
+  recordedBeforeMs: number;
 }
 
 /** Checks `AppendOptions.recordedAt`: undefined, or a time a `Date` can write as ISO 8601. */
@@ -49,7 +51,14 @@ export function prepareEvents(events: readonly EventToAppend[]): PreparedEvent[]
   if (!Array.isArray(events)) {
     throw new TypeError(`appendToStream takes an array of events, got ${describe(events)}`);
   }
-  return events.map((event: EventToAppend, index) => prepareEvent(event, index));
+  const prepared = events.map((event: EventToAppend, index) => prepareEvent(event, index));
+  prepared.forEach((event, index) => {
+    const before = prepared[index - 1];
+    if (before !== undefined && event.recordedBeforeMs > before.recordedBeforeMs) {
+      throw new TypeError(`event ${index} would be recorded before the event ahead of it (recordedBeforeMs ${event.recordedBeforeMs} > ${before.recordedBeforeMs})`);
+    }
+  });
+  return prepared;
 }
 
 function prepareEvent(event: EventToAppend, index: number): PreparedEvent {
@@ -67,7 +76,7 @@ function prepareEvent(event: EventToAppend, index: number): PreparedEvent {
   if (typeof metadata !== "object" || metadata === null) {
     throw new TypeError(`event ${index} has metadata that is not an object`);
   }
-  const { eventId, causationId, schemaVersion } = metadata;
+  const { eventId, causationId, schemaVersion, recordedBeforeMs } = metadata;
   if (eventId !== undefined && (typeof eventId !== "string" || eventId.length === 0)) {
     throw new TypeError(`event ${index} has an eventId that is not a non-empty string`);
   }
@@ -77,7 +86,10 @@ function prepareEvent(event: EventToAppend, index: number): PreparedEvent {
   if (schemaVersion !== undefined && !(Number.isSafeInteger(schemaVersion) && schemaVersion >= 1)) {
     throw new TypeError(`event ${index} has a schemaVersion that is not a positive integer`);
   }
-  return { type: event.type, data, json, eventId, causationId, schemaVersion: schemaVersion ?? 1 };
+  if (recordedBeforeMs !== undefined && !(Number.isSafeInteger(recordedBeforeMs) && recordedBeforeMs >= 0)) {
+    throw new TypeError(`event ${index} has a recordedBeforeMs that is not a whole number of milliseconds ≥ 0`);
+  }
+  return { type: event.type, data, json, eventId, causationId, schemaVersion: schemaVersion ?? 1, recordedBeforeMs: recordedBeforeMs ?? 0 };
 }
 
 /**
@@ -148,8 +160,9 @@ export interface RecordedAppend {
 /**
  * Turns prepared events into recorded, hash-chained events that follow `head` in their stream
  * and `lastGlobalPosition` in the log. Takes the append's `recordedAt` from `times` once (all its
- * events share it: the appender's settled time, `AppendOptions.recordedAt`, or the clock's, never
- * before the stream's last; see recorded-time.ts) and the ID source once per event without its own
+ * events share it — the appender's settled time, `AppendOptions.recordedAt`, or the clock's, never
+ * before the stream's last; see recorded-time.ts — except an event of a new stream recorded
+ * `recordedBeforeMs` earlier) and the ID source once per event without its own
  * `eventId`, in order, so that injected sources give the same log on every backend.
  */
 export function recordEvents(
@@ -161,7 +174,12 @@ export function recordEvents(
   ids: IdSource,
   settledAt?: number,
 ): RecordedAppend {
-  const recordedAt = new Date(times.next(stream, settledAt)).toISOString();
+  if (head.version > 0 && prepared.some((event) => event.recordedBeforeMs > 0)) {
+    // Before the append's time could be before the stream's last event.
+    throw new TypeError(`recordedBeforeMs is only for an append that creates its stream ("${stream}" holds ${head.version} events)`);
+  }
+  const time = times.next(stream, settledAt);
+  const recordedAt = new Date(time).toISOString();
   const events: RecordedEvent[] = [];
   const raws: string[] = [];
   let prevHash = head.hash;
@@ -180,7 +198,7 @@ export function recordEvents(
       stream,
       streamPosition,
       globalPosition,
-      recordedAt,
+      recordedAt: event.recordedBeforeMs === 0 ? recordedAt : earlierTime(time, event.recordedBeforeMs),
       schemaVersion: event.schemaVersion,
       ...(event.causationId === undefined ? {} : { causationId: event.causationId }),
       prevHash,
@@ -195,6 +213,13 @@ export function recordEvents(
     prevHash = hash;
   }
   return { events, raws, head: { version: streamPosition, hash: prevHash }, lastGlobalPosition: globalPosition };
+}
+
+/** `time` less `before` ms, as ISO 8601; a `TypeError` when that is no time a `Date` can write. */
+function earlierTime(time: number, before: number): string {
+  const earlier = new Date(time - before);
+  if (Number.isNaN(earlier.getTime())) throw new TypeError(`recordedBeforeMs ${before} is before any time a log can record`);
+  return earlier.toISOString();
 }
 
 function deepFreeze<T>(value: T): T {

@@ -144,6 +144,8 @@ interface QueuedBatch {
   sync: boolean;
   /** It holds acknowledged (written-behind) appends: if it fails, the log is broken. */
   behind: boolean;
+  /** The events of its groups, in global order: told to the subscribers once it is written. */
+  committed: RecordedEvent[];
   done: Promise<void>;
   resolve(): void;
   reject(error: unknown): void;
@@ -273,11 +275,12 @@ export class LevelEventLog implements EventLog {
 
   /**
    * Queues the append for the single writer. A durable append resolves once its batch is written
-   * (and fsynced, on a `sync` log); a `durable: false` one once its events have their positions
-   * and are readable in this process, while its batch is written behind (see `commitGroup`: a
-   * crash of the process may lose it, as a crash of the machine may on a `relaxed` log). Rejects with `ExpectedVersionConflictError` carrying
+   * (and fsynced, on a `sync` log); a `durable: false` one once its events have their positions,
+   * while its batch is written behind (see `commitGroup`: a crash of the process may lose it, as a
+   * crash of the machine may on a `relaxed` log). Either way subscribers and readers are handed
+   * its events only once its batch is written. Rejects with `ExpectedVersionConflictError` carrying
    * the stream's real version, or with the storage error if the batch failed (then nothing of
-   * it was written). The returned events are frozen: subscribers were handed the same objects.
+   * it was written). The returned events are frozen: subscribers are handed the same objects.
    */
   async appendToStream(stream: string, events: readonly EventToAppend[], options?: AppendOptions): Promise<AppendResult> {
     this.assertOpen();
@@ -388,6 +391,9 @@ export class LevelEventLog implements EventLog {
   async streamVersion(stream: string): Promise<number> {
     this.assertOpen();
     assertStreamName(stream);
+    // The writer's head may count events of a batch still being written: no reader is told of
+    // a position before its event is written.
+    await this.written();
     const cached = this.heads.get(stream);
     if (cached !== undefined) return cached.version;
     return parseHead(await this.db.get(streamHeadKey(stream)), stream).version;
@@ -493,14 +499,15 @@ export class LevelEventLog implements EventLog {
    * as the earlier appends of the group leave them, so the group behaves exactly like the
    * appends one after another. Never throws: every outcome goes to its own caller.
    *
-   * A group with a `durable: false` append is written behind (DESIGN.md §15): its positions and
-   * heads are taken, its subscribers told and its non-durable appends resolved before the batch
-   * is written, so the work they record (read-only work) goes on while LevelDB writes. Reads wait
-   * for the batch in flight, so this process never reads around an event it was told of. If that
-   * batch fails, events already acknowledged are lost: the log turns unusable (every later call
-   * throws the storage error) rather than go on with a hole, and the owner reopens it. A group of
-   * durable appends only is written first and acknowledged after, as before: a failed batch then
-   * rejects every append of it and leaves the log usable.
+   * A group with a `durable: false` append is written behind (docs/log.md, "Written behind"): its
+   * positions and heads are taken and its non-durable appends resolved before the batch is
+   * written, so the work they record (read-only work) goes on while LevelDB writes. Nobody else
+   * sees its events before that write: subscribers are told once the batch is written, and reads
+   * wait for the batch in flight. If that batch fails, events the appender was already given are
+   * lost (no subscriber or reader ever saw them): the log turns unusable (every later call throws
+   * the storage error) rather than go on from events that are not there, and the owner reopens it.
+   * A group of durable appends only is written first and acknowledged after, as before: a failed
+   * batch then rejects every append of it.
    */
   private async commitGroup(group: AppendRequest[]): Promise<void> {
     const stopped = this.broken ?? this.refusing;
@@ -521,7 +528,7 @@ export class LevelEventLog implements EventLog {
     const write = this.queueWrite(plan, behind);
     if (behind) {
       // Pipelined: the writer plans (and acknowledges) the next group while this batch is
-      // written, instead of holding every later append until it lands (DESIGN.md §15).
+      // written, instead of holding every later append until it lands (docs/log.md, "Group commit of the write").
       void write.then(
         () => {
           for (const settle of plan.late) settle.resolve();
@@ -566,11 +573,12 @@ export class LevelEventLog implements EventLog {
         resolve = resolveDone;
         reject = rejectDone;
       });
-      batch = { operations: [], sync: false, behind: false, done, resolve, reject };
+      batch = { operations: [], sync: false, behind: false, committed: [], done, resolve, reject };
       this.queued = batch;
       this.lastWrite = done.catch(() => undefined);
     }
     batch.operations.push(...plan.operations);
+    batch.committed.push(...plan.committed);
     batch.sync ||= this.durability === "sync" && plan.wantsSync;
     batch.behind ||= behind;
     if (!this.writing) this.writeQueued();
@@ -592,6 +600,10 @@ export class LevelEventLog implements EventLog {
       () => {
         // A synced batch also makes every earlier, unsynced one durable: LevelDB writes in order.
         this.unsynced = this.durability === "sync" && !batch.sync;
+        // Subscribers hear of an event only once LevelDB has written it (docs/log.md, "Written
+        // behind"): whatever a consumer was handed survives a crash of this process, and a batch
+        // that fails was never handed to anyone. Batches land in order, so they hear in global order.
+        this.subscribers.notify(batch.committed);
         batch.resolve();
         this.writeQueued();
       },
@@ -608,11 +620,13 @@ export class LevelEventLog implements EventLog {
     );
   }
 
-  /** Moves the heads past a group, tells the subscribers, and settles `settled` (in call order). */
+  /**
+   * Moves the writer's heads past a group and settles `settled` (in call order). The subscribers
+   * are told by `writeQueued`, once the group's batch is written.
+   */
   private acknowledge(plan: GroupPlan, settled: ReadonlyArray<() => void>): void {
     for (const [stream, head] of plan.heads) this.heads.set(stream, head);
     this.lastGlobalPosition = plan.lastGlobalPosition;
-    this.subscribers.notify(plan.committed);
     for (const settle of settled) settle();
   }
 

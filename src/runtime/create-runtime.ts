@@ -6,6 +6,7 @@ import type { PolicyInput } from "../contracts/policy.js";
 import { SessionStateError, UnknownSessionError } from "../errors/session-state-error.js";
 import { ConfigError } from "../errors/config-error.js";
 import { ExpectedVersionConflictError } from "../errors/expected-version-conflict-error.js";
+import { RuntimeClosedError } from "../errors/runtime-closed-error.js";
 import { sessionLeasesOf, type Clock, type EventLog, type IdSource, type RecordedEvent } from "../log/event-log.js";
 import { StreamSealer, type SealOptions } from "../log/seal/stream-sealer.js";
 import type { SealedVerifyReport } from "../log/seal/seal-verifier.js";
@@ -159,7 +160,7 @@ export interface RuntimeOptions {
    * or callbacks that tell the host how each such resume ended (`onOutcome`, including a new
    * `awaiting-approval`, which is waited for again) or why it could not run (`onError`: e.g. a
    * `SessionBusyError` when another host resumed it first). `runtime.close()` stops the waits and
-   * lets a resume under way finish. Default: off — the host calls `waitForAnswers()` and `resume()`.
+   * cancels a resume under way (`onOutcome` hears `stopped` / `cancelled`). Default: off — the host calls `waitForAnswers()` and `resume()`.
    *
    * @example
    * createRuntime({ log, provider, tools, autoResume: { onOutcome: (outcome, session) => notify(session.id, outcome) } });
@@ -240,6 +241,15 @@ export interface Runtime {
    * signed by another key is a fault, so a runtime without `seals` fails on a sealed log.
    */
   verify(): Promise<SealedVerifyReport>;
+  /**
+   * Closes the runtime (docs/embedding.md, "Closing"): every wait ends — a pending
+   * `waitForAnswers()` rejects with `RuntimeClosedError`, a `session.events()` loop ends, an
+   * auto-resume stops waiting — and a `send`, `resume` or `runTool` under way is cancelled as its
+   * signal would cancel it (the turn ends `stopped` / `cancelled`). It resolves once those have
+   * recorded how they ended, what was appended is sealed, the MCP servers are closed, and the log
+   * too if the runtime opened it. Every later call of the runtime or its sessions rejects with
+   * `RuntimeClosedError`; closing again is harmless.
+   */
   close(): Promise<void>;
 }
 
@@ -360,15 +370,20 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   // whose process died: such a call is never run again here.
   const recovery: RecoveryDependencies = { registry, gate, redactor, rerunInDoubt: leases === undefined || sessionLease === "fail" };
   const closing = new AbortController();
-  const autoResuming = new Set<Promise<unknown>>();
+  /** Operations under way (sends, answers, openings, auto-resumes): `close()` lets each end first. */
+  const inFlight = new Set<Promise<unknown>>();
+  const track = (work: Promise<unknown>) => {
+    const settled = work.catch(() => undefined).finally(() => inFlight.delete(settled));
+    inFlight.add(settled);
+  };
+  /** After `close()`, every operation is refused with the reason the closing signal carries. */
+  const ensureOpen = () => closing.signal.throwIfAborted();
+  let closed: Promise<void> | undefined;
   const hosting: SessionHosting = {
     ...(sessionLease === "fail" && leases !== undefined ? { leases, recovery } : {}),
     ...(options.autoResume !== undefined && options.autoResume !== false ? { autoResume: options.autoResume === true ? {} : options.autoResume } : {}),
     closing: closing.signal,
-    track: (work) => {
-      const settled = work.catch(() => undefined).finally(() => autoResuming.delete(settled));
-      autoResuming.add(settled);
-    },
+    track,
   };
 
   /**
@@ -465,6 +480,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   return {
     log,
     async openSession(requestedId, openOptions = {}) {
+      ensureOpen();
       const create = openOptions.create ?? true;
       if (typeof create !== "boolean") throw new TypeError("openSession: `create` is true or false");
       if (requestedId === undefined && !create) throw new TypeError("openSession: `create: false` needs the ID of an existing session");
@@ -478,6 +494,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
         return session;
       }
       const session = load(sessionId, create);
+      track(session);
       open.set(sessionId, session);
       session.catch(() => open.delete(sessionId));
       return session;
@@ -485,39 +502,51 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     listTools() {
       return registry.snapshot();
     },
-    listSessions() {
+    async listSessions() {
+      ensureOpen();
       return reader.sessionIds();
     },
-    events(sessionId) {
+    async events(sessionId) {
+      ensureOpen();
       return reader.events(sessionId);
     },
-    replay(sessionId, replayOptions) {
+    async replay(sessionId, replayOptions) {
+      ensureOpen();
       return reader.replay(sessionId, replayOptions);
     },
-    stateAt(sessionId, position) {
+    async stateAt(sessionId, position) {
+      ensureOpen();
       return reader.stateAt(sessionId, position);
     },
-    fork(sessionId, forkOptions) {
+    async fork(sessionId, forkOptions) {
+      ensureOpen();
       return reader.fork(sessionId, forkOptions);
     },
-    audit(sessionId) {
+    async audit(sessionId) {
+      ensureOpen();
       return reader.audit(sessionId);
     },
-    verify() {
+    async verify() {
+      ensureOpen();
       return reader.verify({ keys: seals !== undefined ? [seals.key] : [], ...(seals?.witness !== undefined ? { witness: seals.witness } : {}) });
     },
-    async close() {
-      // Auto-resumes waiting for answers stop; one already resuming finishes its turn first.
-      closing.abort();
-      await Promise.all(autoResuming);
-      try {
-        // What was appended since the last seal (a recovery, a host's stream, a run record) is sealed before the log closes.
-        await sealer?.sealTouched();
-      } finally {
-        sealer?.dispose();
-        await closeMcp();
-        if (ownsLog) await log.close();
-      }
+    close() {
+      closed ??= (async () => {
+        // Every wait ends (waitForAnswers rejects, events() loops end), turns under way are
+        // cancelled (they end stopped: cancelled, in the log), later calls are refused; then what
+        // is under way is let finish before anything it appends to is closed.
+        closing.abort(new RuntimeClosedError());
+        while (inFlight.size > 0) await Promise.all(inFlight);
+        try {
+          // What was appended since the last seal (a recovery, a host's stream, a run record) is sealed before the log closes.
+          await sealer?.sealTouched();
+        } finally {
+          sealer?.dispose();
+          await closeMcp();
+          if (ownsLog) await log.close();
+        }
+      })();
+      return closed;
     },
   };
 }

@@ -14,6 +14,7 @@ import type { GateEnvironment } from "../policy/gate.js";
 import type { SecretRedactor } from "../policy/secrets/secret-detector.js";
 import type { SecretVault } from "./secret-vault.js";
 import { maxCarriedConflicts, type SessionStore } from "./session-store.js";
+import { turnWrittenElsewhere } from "./turn-elsewhere.js";
 import { ToolPlanRunner, type CallContext, type ToolRunEnd } from "./tool-plan-runner.js";
 import { ExpectedVersionConflictError } from "../errors/expected-version-conflict-error.js";
 import type { SessionSync } from "./session-sync.js";
@@ -172,7 +173,8 @@ export class ProviderTurnLoop {
           seenReloads = this.store.reloads;
           this.deps.sync.forget();
         }
-        const othersMayDrive = this.deps.shared === true || lostRaces > 0;
+        // Another writer appended to this turn (a race lost in this run or earlier, on any log): it may be driving it.
+        const othersMayDrive = this.deps.shared === true || lostRaces > 0 || turnWrittenElsewhere(this.store);
         // What was decided goes to the log before the host hears the outcome; a race lost there
         // is carried on like any other (awaited inside the try).
         if (step.kind === "none") return await this.#handBack(outcomeOf(this.store.state));

@@ -103,6 +103,12 @@ export class SessionStore {
   #reloads = 0;
   #refolds = 0;
   /**
+   * The stream positions this store folded from another writer while it had the session loaded
+   * (read by a reload, neither appended here nor part of the history first loaded), as ascending
+   * `[first, last]` ranges: see `appendedElsewhere`.
+   */
+  readonly #elsewhere: Array<[number, number]> = [];
+  /**
    * Appends asked for and not yet committed. One batch of them is committed at a time, as one
    * log append carrying the exact expected version the one before left.
    */
@@ -166,6 +172,7 @@ export class SessionStore {
       this.#fold.applyAll(events);
       const untold = events.filter((event) => event.meta.streamPosition > told);
       if (untold.length > 0) this.#observe(history ? "loaded" : "recorded", untold);
+      if (!history && untold.length > 0) this.#noteElsewhere((untold[0] as RecordedEvent).meta.streamPosition, (untold.at(-1) as RecordedEvent).meta.streamPosition);
       const last = events.at(-1);
       if (last !== undefined) {
         this.#version = last.meta.streamPosition;
@@ -184,6 +191,36 @@ export class SessionStore {
     if (this.#version === 0) return (await this.log.readStream(sessionStream(this.sessionId), { from: 1, maxCount: 1 })).length > 0;
     const [head, next] = await this.log.readStream(sessionStream(this.sessionId), { from: this.#version, maxCount: 2 });
     return head?.meta.hash !== this.#headHash || next !== undefined;
+  }
+
+  /**
+   * Whether the event at stream `position` was appended by another writer (another runtime on
+   * the log) while this store had the session loaded, rather than by this store: what tells a
+   * turn another host is performing from one this process left unfinished.
+   */
+  appendedElsewhere(position: number): boolean {
+    let low = 0;
+    let high = this.#elsewhere.length - 1;
+    while (low <= high) {
+      const middle = (low + high) >> 1;
+      const [first, last] = this.#elsewhere[middle] as [number, number];
+      if (position < first) high = middle - 1;
+      else if (position > last) low = middle + 1;
+      else return true;
+    }
+    return false;
+  }
+
+  /** Whether another writer appended any event at or after stream `position` while this store had the session loaded. */
+  appendedElsewhereSince(position: number): boolean {
+    const last = this.#elsewhere.at(-1);
+    return last !== undefined && last[1] >= position;
+  }
+
+  #noteElsewhere(first: number, last: number): void {
+    const previous = this.#elsewhere.at(-1);
+    if (previous !== undefined && first <= previous[1] + 1) previous[1] = Math.max(previous[1], last);
+    else this.#elsewhere.push([first, last]);
   }
 
   /** Whether the log still holds this store's last folded event, unchanged (a hash chain's head names all before it). */

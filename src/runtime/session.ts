@@ -3,7 +3,8 @@ import { SessionStateError } from "../errors/session-state-error.js";
 import { ExpectedVersionConflictError } from "../errors/expected-version-conflict-error.js";
 import { sessionHistory, type DiagnosticRecord } from "../history/session-history.js";
 import { activeTurn, pendingApprovals, type SessionState } from "../projections/session-state.js";
-import { outcomeOf, ProviderTurnLoop, type LoopDependencies, type SendOutcome } from "./provider-turn-loop.js";
+import { inProgressElsewhere, outcomeOf, ProviderTurnLoop, type LoopDependencies, type SendOutcome } from "./provider-turn-loop.js";
+import { turnInProgressElsewhere } from "./turn-elsewhere.js";
 import type { SessionStore } from "./session-store.js";
 import { HostToolExecutor, type HostToolOptions, type HostToolResult } from "./host-tool-executor.js";
 import { commandPrefix, commandScope } from "../policy/command-prefix.js";
@@ -14,6 +15,7 @@ import { followSession, type FollowSessionOptions, type RecordedTurnlogEvent } f
 import type { SessionLeases } from "../log/event-log.js";
 import { SessionBusyError } from "../errors/session-busy-error.js";
 import { recover, type RecoveryDependencies } from "./session-recovery.js";
+import { linkSignals } from "../util/linked-signal.js";
 
 /** Options of `session.waitForAnswers`. */
 export interface WaitForAnswersOptions {
@@ -32,9 +34,12 @@ export interface SessionHosting {
     onOutcome?: (outcome: SendOutcome, session: Session) => void;
     onError?: (error: unknown, session: Session) => void;
   };
-  /** Aborted when the runtime closes: waiting auto-resumes stop. */
+  /**
+   * Aborted (with a `RuntimeClosedError`) when the runtime closes: waits end, turns under way are
+   * cancelled, and operations asked for afterwards are refused.
+   */
   closing?: AbortSignal;
-  /** Registers a running auto-resume, so that `runtime.close()` lets it finish. */
+  /** Registers an operation under way (or an auto-resume), so that `runtime.close()` lets it end first. */
   track?: (work: Promise<unknown>) => void;
 }
 
@@ -83,17 +88,15 @@ export class Session {
    * approval. A message that loses a race to another writer is not sent: the send fails with
    * `ExpectedVersionConflictError` (the session reloads), since the user wrote it without seeing
    * what the other writer appended. Races lost later in the turn are carried on (`resume`).
-   * On a log that grants leases, throws `SessionBusyError` while another process drives the session.
+   * On a log that grants leases, throws `SessionBusyError` while another process drives the session;
+   * without the lease, when another writer is in the middle of the session's turn (`holder: "writer"`).
    */
   send(text: string, options: { signal?: AbortSignal } = {}): Promise<SendOutcome> {
     return this.#driving(async (leased) => {
-      // Owed work (a held call, a turn to continue after a restart) must finish first.
-      if (activeTurn(this.store.state) !== undefined || this.store.fold.pending.length > 0) {
-        throw new SessionStateError(`session ${this.id} has an unfinished turn: answer its approvals and resume() it first`);
-      }
+      await this.#betweenTurns(leased, `session ${this.id} has an unfinished turn: answer its approvals and resume() it first`);
       // What the user typed is logged like everything else: a key pasted into a message is redacted.
       await this.store.append([{ type: "session.user_message.added", data: { content: this.deps.redactor.redactText(text).text } }]);
-      return this.#loop(leased).run(options.signal ?? new AbortController().signal);
+      return this.#run(leased, options.signal);
     });
   }
 
@@ -120,7 +123,7 @@ export class Session {
     return this.#driving(async (leased) => {
       await this.#reload();
       if (leased && this.hosting.recovery !== undefined) await recover(this.store, this.hosting.recovery);
-      return this.#loop(leased).run(options.signal ?? new AbortController().signal);
+      return this.#run(leased, options.signal);
     });
   }
 
@@ -130,7 +133,7 @@ export class Session {
    * It follows the session's stream (`session.events()`; on PostgreSQL it wakes on NOTIFY), then
    * reloads and resolves with `session.outcome()`: `needs-resume` when the turn is ready to
    * continue with `resume()`. With nothing held it resolves at once. Rejects with the signal's
-   * reason when `signal` aborts.
+   * reason when `signal` aborts, and with `RuntimeClosedError` when the runtime closes.
    *
    * @example
    * const parked = await session.send("deploy it");
@@ -140,19 +143,25 @@ export class Session {
    * }
    */
   async waitForAnswers(options: WaitForAnswersOptions = {}): Promise<SendOutcome> {
-    const signal = options.signal;
-    signal?.throwIfAborted();
+    options.signal?.throwIfAborted();
+    this.hosting.closing?.throwIfAborted();
     await this.refresh();
     const held = new Set(pendingApprovals(this.store.state).map((call) => call.callId));
     if (held.size === 0) return this.outcome();
     const turnId = activeTurn(this.store.state)?.turnId;
-    for await (const event of this.events({ after: this.store.version, ...(signal !== undefined ? { signal } : {}) })) {
-      if (event.type === "turn.approval.granted" || event.type === "turn.approval.denied") held.delete(event.data.callId);
-      // The turn ended otherwise (another host stopped it): nothing is left to wait for.
-      const ended = (event.type === "turn.stopped" || event.type === "turn.failed" || event.type === "turn.completed") && event.data.turnId === turnId;
-      if (held.size === 0 || ended) break;
+    // Ends with the host's signal or the runtime's close, whichever comes first, and rejects with its reason.
+    const linked = linkSignals([options.signal, this.hosting.closing]);
+    try {
+      for await (const event of this.events({ after: this.store.version, signal: linked.signal })) {
+        if (event.type === "turn.approval.granted" || event.type === "turn.approval.denied") held.delete(event.data.callId);
+        // The turn ended otherwise (another host stopped it): nothing is left to wait for.
+        const ended = (event.type === "turn.stopped" || event.type === "turn.failed" || event.type === "turn.completed") && event.data.turnId === turnId;
+        if (held.size === 0 || ended) break;
+      }
+      linked.signal.throwIfAborted();
+    } finally {
+      linked.dispose();
     }
-    signal?.throwIfAborted();
     await this.refresh();
     return this.outcome();
   }
@@ -166,14 +175,26 @@ export class Session {
    * const result = await session.runTool("read_file", { path: "README.md" }, { by: "ui:open-button" });
    */
   runTool(tool: string, input: unknown, options: HostToolOptions): Promise<HostToolResult> {
-    return this.#exclusive(() => this.#leased(() => new HostToolExecutor(this.store, this.deps).run(tool, input, options)));
+    return this.#exclusive(() =>
+      this.#leased(async (leased) => {
+        await this.#betweenTurns(leased, `session ${this.id} has an unfinished turn: a host-routed call runs between turns`);
+        // The runtime's close aborts the call as its own signal would.
+        const linked = linkSignals([options?.signal, this.hosting.closing]);
+        try {
+          return await new HostToolExecutor(this.store, this.deps).run(tool, input, { ...options, signal: linked.signal });
+        } finally {
+          linked.dispose();
+        }
+      }),
+    );
   }
 
   /**
    * The session's events, typed: first those recorded after stream position `after` (default 0:
    * all of them), then each one as it is appended — by this process or, through the same log
    * object, by anyone — with no gap and no duplicate. Ends when `signal` aborts or the loop is
-   * left (`break`), and then stops listening. Abort it before closing the runtime.
+   * left (`break`), and when the runtime closes (`runtime.close()`: the loop simply ends), and
+   * then stops listening.
    *
    * @example
    * for await (const event of session.events({ after: shownUpTo, signal })) {
@@ -182,7 +203,34 @@ export class Session {
    * }
    */
   events(options: FollowSessionOptions = {}): AsyncIterableIterator<RecordedTurnlogEvent> {
-    return followSession(this.store.log, this.id, options);
+    const linked = linkSignals([options.signal, this.hosting.closing]);
+    let events: AsyncIterableIterator<RecordedTurnlogEvent>;
+    try {
+      events = followSession(this.store.log, this.id, { ...options, signal: linked.signal });
+    } catch (error) {
+      linked.dispose();
+      throw error;
+    }
+    // Unlinked from the runtime's close as soon as the iteration ends, whoever ends it.
+    const follower: AsyncIterableIterator<RecordedTurnlogEvent> = {
+      [Symbol.asyncIterator]: () => follower,
+      async next() {
+        try {
+          const result = await events.next();
+          if (result.done === true) linked.dispose();
+          return result;
+        } catch (error) {
+          linked.dispose();
+          throw error;
+        }
+      },
+      async return() {
+        linked.dispose();
+        await events.return?.();
+        return { done: true, value: undefined };
+      },
+    };
+    return follower;
   }
 
   /** The session-state projection (frozen). */
@@ -196,7 +244,27 @@ export class Session {
    * crash), otherwise how the last `send` / `resume` ended (docs/embedding.md, "Outcomes").
    */
   outcome(): SendOutcome {
-    return outcomeOf(this.store.state);
+    const outcome = outcomeOf(this.store.state);
+    // A turn another writer is in the middle of is not this session's to resume after a crash.
+    if (outcome.reason === "unfinished-turn" && turnInProgressElsewhere(this.store)) return { ...outcome, reason: inProgressElsewhere };
+    return outcome;
+  }
+
+  #owesWork(): boolean {
+    return activeTurn(this.store.state) !== undefined || this.store.fold.pending.length > 0;
+  }
+
+  /**
+   * Refuses work that needs the session between turns (a `send`, a host-routed call) while a turn
+   * is owed: with `refusal` when it is this session's to finish, with `SessionBusyError` when
+   * another writer is in the middle of it. Owed as far as this process last read: another writer
+   * (the winner of a race this session lost) may have finished the turn since, so the log decides.
+   */
+  async #betweenTurns(leased: boolean, refusal: string): Promise<void> {
+    if (this.#owesWork() && (await this.store.isBehind())) await this.#reload();
+    if (!this.#owesWork()) return;
+    if (!leased && turnInProgressElsewhere(this.store)) throw new SessionBusyError(this.id, "writer");
+    throw new SessionStateError(refusal);
   }
 
   /**
@@ -308,6 +376,16 @@ export class Session {
     this.hosting.track?.(watched);
   }
 
+  /** Runs the turn loop of a `send` or `resume`: the runtime's close cancels it as `signal` would. */
+  async #run(leased: boolean, signal: AbortSignal | undefined): Promise<SendOutcome> {
+    const linked = linkSignals([signal, this.hosting.closing]);
+    try {
+      return await this.#loop(leased).run(linked.signal);
+    } finally {
+      linked.dispose();
+    }
+  }
+
   /**
    * The turn loop of one operation. Under the lease, a loop whose appends the log lost (a server
    * crash) recovers what it left in flight as after a crash of its own (ProviderTurnLoop).
@@ -331,6 +409,8 @@ export class Session {
     const seal = options.seal !== false;
     this.#busy += 1;
     const result = this.#queue.then(async () => {
+      // Queued before the runtime closed, starting after: refused, nothing appended.
+      this.hosting.closing?.throwIfAborted();
       let value: T;
       try {
         value = await work();
@@ -345,6 +425,8 @@ export class Session {
       return value;
     });
     this.#queue = result.catch(() => undefined).finally(() => (this.#busy -= 1));
+    // `runtime.close()` waits for it: what it appends is in the log before the log closes.
+    this.hosting.track?.(result);
     return result;
   }
 

@@ -63,6 +63,27 @@ describe("turnlog fork", () => {
     }
   });
 
+  it("moves a position inside a provider request's decision back to before it, and says so", async () => {
+    const log = await LevelEventLog.open(path.join(demo.workDir, demo.logDir), { durability: "sync" });
+    let diagnostic: number;
+    let started: number;
+    try {
+      const events = await log.readStream(`session-${demo.sessionId}`);
+      diagnostic = events.find((event) => event.type === "session.diagnostic.recorded")!.meta.streamPosition;
+      started = events.findLast((event) => event.meta.streamPosition < diagnostic && event.type !== "session.diagnostic.recorded")!.meta.streamPosition;
+      expect(events[started - 1]?.type).toBe("turn.started");
+    } finally {
+      await log.close();
+    }
+    const run = await turnlog("fork", demo.sessionId, "--dir", demo.logDir, "--at", String(diagnostic), "--to", "fork-inside");
+    expect(run.stderr).toBe("");
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain(`forked fork-inside from ${demo.sessionId} at #${started} (${started} events copied`);
+    expect(run.stdout).toContain(`#${diagnostic} is inside a provider request's decision (its history decisions are written with the request): the copy ends before it, at #${started}`);
+    const replay = await turnlog("replay", "fork-inside", "--dir", demo.logDir);
+    expect(replay.code).toBe(0);
+  });
+
   it("refuses an existing --to, an unknown session and a bad position with one line and exit 1 / 2", async () => {
     const again = await turnlog("fork", demo.sessionId, "--dir", demo.logDir, "--at", "3", "--to", demo.sessionId);
     expect(again.code).toBe(2);

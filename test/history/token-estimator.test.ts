@@ -1,5 +1,24 @@
 import { describe, expect, it } from "vitest";
-import { defaultTokenEstimator, estimateMessageTokens, messageOverheadTokens, partOverheadTokens, truncateToTokens, type TokenEstimator } from "../../src/history/token-estimator.js";
+import { BytePairEncodingCore } from "gpt-tokenizer/BytePairEncodingCore";
+import { countTokens } from "gpt-tokenizer/encoding/o200k_base";
+import { defaultTokenEstimator, estimateMessageTokens, maxPieceLength, messageOverheadTokens, partOverheadTokens, truncateToTokens, type TokenEstimator } from "../../src/history/token-estimator.js";
+
+/** Runs `work` and returns the longest piece (in bytes) gpt-tokenizer's byte-pair merge was handed meanwhile. */
+function longestMerge(work: () => void): number {
+  const prototype = BytePairEncodingCore.prototype as unknown as { bytePairMerge: (this: unknown, piece: Uint8Array) => number[] };
+  const original = prototype.bytePairMerge;
+  let longest = 0;
+  prototype.bytePairMerge = function recorded(this: unknown, piece: Uint8Array) {
+    longest = Math.max(longest, piece.length);
+    return original.call(this, piece);
+  };
+  try {
+    work();
+  } finally {
+    prototype.bytePairMerge = original;
+  }
+  return longest;
+}
 
 const words: TokenEstimator = { count: (text) => text.split(/\s+/).filter(Boolean).length };
 
@@ -14,6 +33,21 @@ describe("defaultTokenEstimator", () => {
 
   it("reads special-token strings in content as plain text instead of throwing", () => {
     expect(defaultTokenEstimator.count("a <|endoftext|> b")).toBeGreaterThan(3);
+  });
+
+  it("counts 200 KB and 800 KB runs of one character in bounded pieces (this took minutes), and ordinary text exactly", () => {
+    // A tool call's arguments: one long string of one character, as the issue's 200 KB and 800 KB.
+    for (const size of [200_000, 800_000]) {
+      for (const unit of ["x", " ", "!", "中"]) {
+        let count = 0;
+        expect(longestMerge(() => (count = defaultTokenEstimator.count(JSON.stringify({ content: unit.repeat(size) }))))).toBeLessThanOrEqual(3 * maxPieceLength);
+        expect(count).toBeGreaterThan(size / 256);
+      }
+    }
+    expect(defaultTokenEstimator.count("x".repeat(800_000))).toBe(100_000);
+    // Text whose pre-tokenizer pieces are all short keeps the encoder's exact count, however long.
+    const ordinary = `${"The quick brown fox, 42 times; ".repeat(4_000)}\n${JSON.stringify({ path: "src/a.ts", content: "const a = 1;\n".repeat(500) })}`;
+    expect(defaultTokenEstimator.count(ordinary)).toBe(countTokens(ordinary, { disallowedSpecial: new Set() }));
   });
 
   it("gives the same count every time (it is cached, and pure)", () => {

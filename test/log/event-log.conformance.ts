@@ -192,6 +192,28 @@ export function runEventLogConformance(name: string, factory: EventLogFactory): 
         expect(await log.streamVersion("s1")).toBe(4);
       });
 
+      it("records an event of a new stream recordedBeforeMs before the append's time (a fork's copy), and refuses it elsewhere", async () => {
+        const clock = steppingClock(Date.UTC(2025, 0, 1), 1000);
+        const log = await openLog({ clock });
+        const spaced = someEvents(3).map((event, index) => ({ ...event, metadata: { recordedBeforeMs: [90_000, 1_500, 0][index] as number } }));
+        const { events } = await log.appendToStream("copy", spaced);
+        const times = ["2024-12-31T23:58:30.000Z", "2024-12-31T23:59:58.500Z", "2025-01-01T00:00:00.000Z"];
+        expect(events.map((event) => event.meta.recordedAt)).toEqual(times);
+        expect((await log.readStream("copy")).map((event) => event.meta.recordedAt)).toEqual(times);
+        // The stream goes on from its last time, never before it.
+        await log.appendToStream("copy", someEvents(1));
+        expect((await log.readStream("copy", { from: 4 }))[0]?.meta.recordedAt).toBe("2025-01-01T00:00:01.000Z");
+        expect(await log.verify()).toEqual({ ok: true, checked: 4 });
+        // Not on a stream that has events (it could go before them), out of order, or not a whole ms ≥ 0.
+        await expect(log.appendToStream("copy", [{ ...someEvents(1)[0]!, metadata: { recordedBeforeMs: 5 } }])).rejects.toThrow(TypeError);
+        await expect(log.appendToStream("other", [{ type: "a.b.c", data: {}, metadata: { recordedBeforeMs: 5 } }, { type: "a.b.c", data: {}, metadata: { recordedBeforeMs: 6 } }])).rejects.toThrow(TypeError);
+        for (const bad of [-1, 1.5, Number.NaN, "5" as unknown as number]) {
+          await expect(log.appendToStream("other", [{ type: "a.b.c", data: {}, metadata: { recordedBeforeMs: bad } }])).rejects.toThrow(TypeError);
+        }
+        expect(await log.streamVersion("copy")).toBe(4);
+        expect(await log.streamExists("other")).toBe(false);
+      });
+
       it("keeps recordedAt non-decreasing per stream when the wall clock steps back, going on at the monotonic clock's pace", async () => {
         const start = Date.UTC(2025, 0, 1);
         let wall = start;

@@ -7,6 +7,7 @@ import { ExpectedVersionConflictError, STREAM_DOES_NOT_EXIST } from "../../src/e
 import { LogCorruptedError } from "../../src/errors/log-corrupted-error.js";
 import { LogLockedError } from "../../src/errors/log-locked-error.js";
 import type { RecordedEvent } from "../../src/log/event-log.js";
+import { followStream } from "../../src/log/follow-stream.js";
 import { LevelEventLog } from "../../src/log/level-event-log.js";
 import type { LevelEventLogOptions } from "../../src/log/level-event-log.js";
 import { LAST_GLOBAL_KEY, globalKey, streamHeadKey, streamIndexKey } from "../../src/log/level-keys.js";
@@ -290,6 +291,60 @@ describe("LevelEventLog", () => {
       expect(await reopened.streamVersion("a")).toBe(1);
       expect(await reopened.streamVersion("b")).toBe(0);
       expect(await reopened.verify()).toEqual({ ok: true, checked: 1 });
+    });
+
+    it("hands a durable: false append's events to subscribers only once its batch is written (issue 31: a kill -9 lost a handed-out event)", async () => {
+      const log = await open(await freshDirectory(), { durability: "sync" });
+      const seen: string[] = [];
+      log.subscribe((event) => seen.push(`${event.meta.stream}@${event.meta.streamPosition}`));
+      const { release } = holdBatches();
+      let version: number | undefined;
+      let versionRead: Promise<unknown>;
+      let durable: Promise<unknown>;
+      try {
+        await log.appendToStream("a", someEvents(2), { durable: false });
+        await log.appendToStream("b", someEvents(1), { durable: false });
+        versionRead = log.streamVersion("a").then((read) => (version = read));
+        durable = log.appendToStream("c", someEvents(1));
+        // One turn of the event loop: a version read from the writer's own heads would be there.
+        await new Promise((resolve) => setImmediate(resolve));
+        // Positions were given to the appender; nobody else was told of events not yet written.
+        expect(seen).toEqual([]);
+        expect(version).toBeUndefined();
+      } finally {
+        release();
+      }
+      await durable;
+      await versionRead;
+      expect(seen).toEqual(["a@1", "a@2", "b@1", "c@1"]);
+      expect(version).toBe(2);
+    });
+
+    it("never hands a subscriber or a follower the events of a batch written behind that failed (issue 31: a full disk lost 8 handed-out events)", async () => {
+      const directory = await freshDirectory();
+      const log = await open(directory, { durability: "sync" });
+      await log.appendToStream("a", someEvents(1));
+      const seen: number[] = [];
+      log.subscribe((event) => seen.push(event.meta.streamPosition));
+      const follower = followStream(log, "a");
+      expect((await follower.next()).value?.meta.streamPosition).toBe(1);
+      const pendingFollow = follower.next();
+      const failure = new Error("disk full");
+      vi.spyOn(Level.prototype, "batch").mockRejectedValueOnce(failure);
+      const { events } = await log.appendToStream("a", someEvents(2), { durable: false });
+      expect(events.map((event) => event.meta.streamPosition)).toEqual([2, 3]);
+      await expect(log.readStream("a")).rejects.toBe(failure);
+      await expect(log.appendToStream("a", someEvents(1))).rejects.toBe(failure);
+      expect(seen).toEqual([]);
+      await follower.return?.();
+      expect(await pendingFollow).toEqual({ done: true, value: undefined });
+      await log.close();
+      vi.restoreAllMocks();
+      // Reopened, the log goes on from what was written: positions 2 and 3 now hold other events.
+      const reopened = await open(directory, { durability: "sync" });
+      const next = await reopened.appendToStream("a", [{ type: "test.other", data: {} }], { expectedStreamVersion: 1 });
+      expect(next.events.map((event) => event.meta.streamPosition)).toEqual([2]);
+      expect(await reopened.verify()).toEqual({ ok: true, checked: 2 });
     });
 
     it("a durable append is not acknowledged before its batch is written", async () => {

@@ -133,7 +133,7 @@ describe("a failing fsync", () => {
     expect(acked.length).toBe(4);
     expect(rejected).toEqual([expect.objectContaining({ code: "TURNLOG_LOG_WRITE", errno: "EIO", version: 5 })]);
     expect(rejected[0]!.message).toContain(directory);
-    expect(child.lines.filter((line) => line.startsWith("seen "))).toEqual(["seen w0 1", "seen w0 2", "seen w0 3", "seen w0 4"]);
+    expect(child.lines.filter((line) => line.startsWith("seen ")).map((line) => line.split(" ").slice(0, 3).join(" "))).toEqual(["seen w0 1", "seen w0 2", "seen w0 3", "seen w0 4"]);
     expect(child.lines).toContain(`refused ${JSON.stringify({ code: "TURNLOG_LOG_WRITE" })}`);
     expect(child.lines).toContain("closed");
 

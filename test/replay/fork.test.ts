@@ -120,6 +120,49 @@ describe("runtime.fork", () => {
     expect(await other.runtime.replay("s4")).toMatchObject({ identical: true });
   });
 
+  it("moves a cut inside a provider request's decision back to before it, and the fork replays identical", async () => {
+    const log = new MemoryEventLog({ clock: steppingClock(), ids: sequentialIds("event") });
+    const source = await runtimeOn(log, [{ toolCalls: [read("a.txt", "call_a")] }, { content: "a says alpha" }], "src");
+    expect(await (await source.runtime.openSession("s1")).send("what is in a.txt?")).toMatchObject({ status: "completed" });
+    const events = await source.runtime.events("s1");
+    // turn.started, then the request's history decisions and the request, written in one append.
+    const started = events.find((event) => event.type === "turn.started")!.meta.streamPosition;
+    const requested = events.find((event) => event.type === "turn.provider.requested")!.meta.streamPosition;
+    expect(events.slice(started, requested - 1).map((event) => event.type)).toEqual(["session.diagnostic.recorded", "session.diagnostic.recorded"]);
+
+    for (const at of [started + 1, requested - 1]) {
+      const to = `inside-${at}`;
+      expect(await source.runtime.fork("s1", { at, to })).toEqual({ sessionId: to, forkedFrom: { sessionId: "s1", position: started }, copied: started, movedFrom: at });
+      expect((await source.runtime.events(to)).at(-1)?.type).toBe("turn.started");
+      const other = await runtimeOn(log, [{ content: "fork answer" }, { content: "and more" }], "other");
+      const fork = await other.runtime.openSession(to);
+      expect(await fork.resume()).toMatchObject({ status: "completed", text: "fork answer" });
+      expect(await fork.send("more?")).toMatchObject({ status: "completed", text: "and more" });
+      expect(await other.runtime.replay(to)).toMatchObject({ identical: true, divergences: [] });
+    }
+    // A cut at the request itself, or right after turn.started, is where the session stood: kept.
+    expect(await source.runtime.fork("s1", { at: requested, to: "at-request" })).toEqual({ sessionId: "at-request", forkedFrom: { sessionId: "s1", position: requested }, copied: requested });
+    expect(await source.runtime.fork("s1", { at: started, to: "at-start" })).toEqual({ sessionId: "at-start", forkedFrom: { sessionId: "s1", position: started }, copied: started });
+  });
+
+  it("keeps the spacing of the source's times, so a turn its wall-clock budget stopped replays identical in the fork", async () => {
+    const log = new MemoryEventLog({ clock: steppingClock(), ids: sequentialIds("event") });
+    const ws = workspace();
+    const runtime = await createRuntime({ log, provider: scriptedProvider([{ toolCalls: [read("a.txt", "call_a")] }]), tools: ws.tools, clock: steppingClock(), budgets: { wallClockMs: 3 } });
+    expect(await (await runtime.openSession("s1")).send("read a.txt")).toMatchObject({ status: "stopped", reason: "budget:wall-clock" });
+    const source = await runtime.events("s1");
+    const at = source.length;
+
+    await runtime.fork("s1", { at, to: "s2" });
+    expect(await runtime.replay("s2")).toMatchObject({ identical: true, divergences: [] });
+    const forked = await runtime.events("s2");
+    const spacing = (events: RecordedEvent[]) => events.map((event) => Date.parse(event.meta.recordedAt) - Date.parse(events[0]!.meta.recordedAt));
+    expect(spacing(forked)).toEqual(spacing(source));
+    // The last copied event is recorded at the fork's time, after the source's.
+    expect(Date.parse(forked.at(-1)!.meta.recordedAt)).toBeGreaterThan(Date.parse(source.at(-1)!.meta.recordedAt));
+    expect(await log.verify()).toMatchObject({ ok: true });
+  });
+
   it("refuses an existing target, an unknown source and a position outside the stream", async () => {
     const log = new MemoryEventLog();
     const { runtime } = await runtimeOn(log, [{ content: "hi" }], "src");

@@ -12,8 +12,11 @@
  *   DISK_FAULT_DIR    the log directory (absolute; only its `<number>.log` files are touched)
  *   DISK_FAULT_MODE   "enospc": after the allowed writes, a write stores half its bytes and fails
  *                     with ENOSPC, and every later one fails whole (the disk stays full);
- *                     "fsync": after the allowed syncs, fdatasync/fsync fail with EIO
+ *                     "fsync": after the allowed syncs, fdatasync/fsync fail with EIO;
+ *                     "slow": every write waits DISK_FAULT_DELAY_MS (default 20) before it
+ *                     starts, and then succeeds — a slow disk, so a kill can land mid-write
  *   DISK_FAULT_AFTER  how many writes (enospc) or syncs (fsync) of those files succeed first
+ *   DISK_FAULT_DELAY_MS  the wait of each write in "slow" mode
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -70,6 +73,10 @@ static void announce(const char *what) {
 size_t fwrite_unlocked(const void *data, size_t size, size_t count, FILE *stream) {
   static size_t (*real)(const void *, size_t, size_t, FILE *) = NULL;
   if (real == NULL) real = (size_t (*)(const void *, size_t, size_t, FILE *))dlsym(RTLD_NEXT, "fwrite_unlocked");
+  if (mode_is("slow") && is_target(fileno(stream))) {
+    const char *delay = getenv("DISK_FAULT_DELAY_MS");
+    usleep((useconds_t)(delay == NULL ? 20 : atol(delay)) * 1000);
+  }
   if (mode_is("enospc") && size == 1 && is_target(fileno(stream))) {
     if (tripped) {
       errno = ENOSPC;

@@ -8,6 +8,8 @@
  *
  * - `ready` once every session is open (recovered);
  * - `ack <stream> <streamPosition> <type> <hash>` for each event once it is durable;
+ * - `seen <stream> <streamPosition> <type> <hash>` for each event of a session a log subscriber is
+ *   handed (durable or not: what a subscriber is handed must survive a kill, docs/log.md);
  * - `provider <session> <answer>` when the model is asked for its n-th answer (0-based), and
  *   `provider-fail <session> <answer>` when that attempt fails transiently (a retry follows);
  * - `begin <session> <callId> <tool>` when a local tool starts, `effect <session> <callId>` once its
@@ -20,7 +22,7 @@
  * - `final` once every session has an outcome and the log is closed.
  */
 import path from "node:path";
-import { createRuntime, LevelEventLog } from "../../src/index.js";
+import { createRuntime, LevelEventLog, sessionStream } from "../../src/index.js";
 import type { SendOutcome, Session } from "../../src/index.js";
 import { acknowledgingLog } from "./acknowledging-log.js";
 import { killMessages, killProvider, killRuntimeOptions, killSessionIds } from "./kill-session-script.js";
@@ -33,6 +35,9 @@ const print = (line: string) => process.stdout.write(`${line}\n`);
 
 const log = await LevelEventLog.open(directory, { durability: "sync" });
 const reportingLog = acknowledgingLog(log, (event) => print(`ack ${event.meta.stream} ${event.meta.streamPosition} ${event.type} ${event.meta.hash}`));
+for (const sessionId of killSessionIds) {
+  log.subscribe((event) => print(`seen ${event.meta.stream} ${event.meta.streamPosition} ${event.type} ${event.meta.hash}`), { stream: sessionStream(sessionId) });
+}
 
 let serverOutput = "";
 const mcp = {

@@ -26,11 +26,13 @@ export function startLogChild(script: string, args: readonly string[]): LogChild
 
 /**
  * Starts `node <nodeArguments> ...args` from the repository root: a script under tsx, or one
- * bundled ahead of time to plain JavaScript (the `kill` soak family, which starts thousands).
+ * bundled ahead of time to plain JavaScript (the `kill` soak family, which starts thousands),
+ * with `env` (default: this process's).
  */
-export function startNodeChild(nodeArguments: readonly string[], args: readonly string[]): LogChildProcess {
+export function startNodeChild(nodeArguments: readonly string[], args: readonly string[], env?: NodeJS.ProcessEnv): LogChildProcess {
   const child = spawn(process.execPath, [...nodeArguments, ...args], {
     cwd: repositoryRoot,
+    ...(env !== undefined ? { env } : {}),
     stdio: ["ignore", "pipe", "pipe"],
   });
   const lines: string[] = [];

@@ -10,7 +10,9 @@ import { userSeals } from "../../log/seal/user-seals.js";
 /**
  * `turnlog fork <session> --at N --to NEW`: a new session whose log starts with a copy of the
  * session's events 1..N (its own hash chain; its `session.started` records where it came from).
- * Prints the new session's ID and the command that shows it. An existing `--to` exits 1.
+ * Prints the new session's ID and the command that shows it. An existing `--to` exits 1. A
+ * position inside a provider request's decision is moved back to before it, and the command says
+ * so (docs/replay.md, "Fork").
  */
 export async function forkCommand(sessionId: string, options: { location: ResolvedLogLocation; at: string; to: string }, context: CommandContext): Promise<number> {
   const at = /^\d+$/.test(options.at) ? Number(options.at) : Number.NaN;
@@ -32,7 +34,10 @@ export async function forkCommand(sessionId: string, options: { location: Resolv
     }
   });
   const { print, paint } = context;
-  print(`${paint("good", "forked")} ${result.sessionId} ${paint("dim", `from ${sessionId} at #${at} (${result.copied} events copied, with a hash chain of its own)`)}`);
+  print(`${paint("good", "forked")} ${result.sessionId} ${paint("dim", `from ${sessionId} at #${result.forkedFrom.position} (${result.copied} events copied, with a hash chain of its own)`)}`);
+  if (result.movedFrom !== undefined) {
+    print(paint("dim", `#${result.movedFrom} is inside a provider request's decision (its history decisions are written with the request): the copy ends before it, at #${result.forkedFrom.position}`));
+  }
   print(`${paint("dim", "show it:")} npx turnlog show ${result.sessionId}${logFlag(options.location, env)}`);
   return exitCodes.ok;
 }
