@@ -361,7 +361,7 @@ describe("MCP servers whose tool list changes (tools/list_changed)", () => {
       const before = server.tools;
       await call(server, "set_listing", { fail: true });
       await call(server, "add_tool", { name: "wave" });
-      await vi.waitFor(() => expect(stderr.text).toContain("refused to list"), { timeout: 5_000 });
+      await vi.waitFor(() => expect(stderr.text).toContain("refused to list"), { timeout: 60_000 });
       // A round trip after the refusal: its answer comes after the failed listing's.
       await call(server, "set_listing", { fail: false });
       expect(server.tools).toBe(before);
@@ -381,7 +381,7 @@ describe("MCP servers whose tool list changes (tools/list_changed)", () => {
       const listener = vi.fn();
       server.onToolsChanged(listener);
       await call(server, "remove_tool", { name: "greet" });
-      await vi.waitFor(() => expect(stderr.text).toContain("listed: add_tool, remove_tool, set_listing\n"), { timeout: 5_000 });
+      await vi.waitFor(() => expect(stderr.text).toContain("listed: add_tool, remove_tool, set_listing\n"), { timeout: 60_000 });
       await call(server, "set_listing", { fail: false });
       expect(listener).not.toHaveBeenCalled();
       expect(server.tools.find((tool) => tool.name === "mcp__mutable__greet")?.risk).toBe("destructive-local");
@@ -406,7 +406,7 @@ describe("MCP servers whose tool list changes (tools/list_changed)", () => {
     try {
       const session = await runtime.openSession("follows");
       expect((await session.send("add a tool called wave")).status).toBe("completed");
-      await vi.waitFor(() => expect(runtime.listTools().map((tool) => tool.name)).toContain("mcp__mutable__wave"), { timeout: 5_000 });
+      await vi.waitFor(() => expect(runtime.listTools().map((tool) => tool.name)).toContain("mcp__mutable__wave"), { timeout: 60_000 });
       expect((await session.send("wave")).status).toBe("completed");
 
       const events = (await runtime.events("follows")).map((event) => parseEvent(event));
