@@ -40,7 +40,8 @@ export function bundledScript(script: string): Promise<string> {
       platform: "node",
       format: "esm",
       target: "node20",
-      external: ["classic-level"],
+      // pg-native is an optional peer of pg that is never installed here: left outside, never loaded.
+      external: ["classic-level", "pg-native"],
       // Bundled CommonJS dependencies call require(); an ES module has none of its own.
       banner: { js: 'import { createRequire as __createRequire } from "node:module"; const require = __createRequire(import.meta.url);' },
       logLevel: "error",
