@@ -9,14 +9,16 @@ import { connectMcpServer, createRuntime, defineTool, McpServerError, parseEvent
 import type { McpServerConnection, McpStdioServerConfig, Runtime, ToolContext, ToolDefinition } from "../../../src/index.js";
 import { MemoryEventLog, scriptedProvider } from "../../../src/testing/index.js";
 import type { ScriptedProvider } from "../../../src/testing/index.js";
+import { bundledScript } from "../../support/bundled-child.js";
 import { sequentialIds, steppingClock } from "../../support/tools.js";
 
 const require = createRequire(import.meta.url);
 /** The reference server's entry point, run with this Node (its package has only a `bin`). */
 const everything = join(dirname(require.resolve("@modelcontextprotocol/server-everything/package.json")), "dist/index.js");
 const repositoryRoot = fileURLToPath(new URL("../../..", import.meta.url));
-const pagedServer = { command: process.execPath, args: ["--import", "tsx", join(repositoryRoot, "test/support/mcp-paged-server.ts")], cwd: repositoryRoot };
-const mutableServer = { command: process.execPath, args: ["--import", "tsx", join(repositoryRoot, "test/support/mcp-mutable-server.ts")], cwd: repositoryRoot };
+// The test's own MCP servers run from a bundle (test/support/bundled-child.ts): under tsx each start transpiles them again.
+const pagedServer = { command: process.execPath, args: [await bundledScript("mcp-paged-server.ts")], cwd: repositoryRoot };
+const mutableServer = { command: process.execPath, args: [await bundledScript("mcp-mutable-server.ts")], cwd: repositoryRoot };
 
 /** PIDs of this process's children whose command line mentions `marker` (zombies already ended). */
 function childProcesses(marker: string): number[] {
