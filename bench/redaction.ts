@@ -2,7 +2,9 @@
  * What the secret detector costs on the hot path: every tool output, argument text, assistant
  * text and provider error passes it before it is logged. Prints µs per call of `redactText` on a
  * typical 12 000-character tool output (the model-visible result size, DESIGN.md §8) with and
- * without a secret in it, and of `redactJsonText` on a 2 KB arguments JSON.
+ * without a secret in it, of `redactJsonText` on a 2 KB arguments JSON, and ns per character of
+ * `redactText` on the adversarial inputs of test/policy/secrets/secret-detector.test.ts (linear
+ * scans keep it flat; a quadratic one would take minutes on these).
  *
  *   npm run bench        (or: node --import tsx bench/redaction.ts)
  */
@@ -47,5 +49,20 @@ const rows: string[][] = [["redaction", "µs per call"]];
 rows.push(["redactText, 12 000-char tool output", microseconds(() => redactText(output), 400).toFixed(0)]);
 rows.push(["redactText, 12 000-char output with a secret", microseconds(() => redactText(withSecret), 400).toFixed(0)]);
 rows.push(["redactJsonText, 2 KB arguments JSON", microseconds(() => redactJsonText(args), 2000).toFixed(1)]);
+// The test's adversarial inputs (0.3–1 M characters each): long runs that a backtracking pattern would rescan.
+const adversarial = [
+  "a".repeat(1_000_000),
+  "-----BEGIN PRIVATE KEY-----!".repeat(20_000),
+  "Authorization: x ".repeat(50_000),
+  `sk-${"a-".repeat(300_000)}1`,
+  '"password": 1 '.repeat(50_000),
+  "password: abc\n".repeat(50_000),
+  "https://a:b@c ".repeat(50_000),
+  "?token=a&".repeat(50_000),
+  `${"eyJ".padEnd(100, "a")}.`.repeat(10_000),
+];
+const adversarialChars = adversarial.reduce((sum, text) => sum + text.length, 0);
+const adversarialMicroseconds = microseconds(() => adversarial.forEach((text) => redactText(text)), 1);
+rows.push(["redactText, adversarial inputs, ns per character", ((adversarialMicroseconds * 1000) / adversarialChars).toFixed(1)]);
 const width = Math.max(...rows.map((row) => row[0]!.length));
 for (const [name, value] of rows) console.log(`${name!.padEnd(width)}  ${value}`);

@@ -109,6 +109,9 @@ export interface VerifyReport {
  * any origin, like `performance.now()`). With it, a stream's `recordedAt` keeps advancing while the
  * wall clock stands behind (docs/log.md, "recordedAt") and durations are measured from it; a clock
  * without it (`{ now }`) still never gives a stream a `recordedAt` before its last one.
+ * `sleep(ms, signal)`, when given, is how the runtime waits before a retried provider attempt
+ * (default: a timer); it ends early, rejecting, when `signal` is aborted. A clock that waits
+ * in its own time lets a host or a test see the waits asked for without spending them.
  *
  * @example
  * const clock: Clock = { now: () => Date.now(), monotonic: () => performance.now() };
@@ -116,6 +119,7 @@ export interface VerifyReport {
 export interface Clock {
   now(): number;
   monotonic?(): number;
+  sleep?(ms: number, signal: AbortSignal): Promise<void>;
 }
 
 /** Injected ID source. */

@@ -71,9 +71,9 @@ export interface RuntimeOptions {
    */
   providerRetry?: ProviderRetryOptions;
   /**
-   * The clock of tool durations (from its `monotonic()` when it has one) and of seals. Events'
-   * `recordedAt` comes from the log's clock (docs/log.md). Default: `Date.now()` and
-   * `performance.now()`.
+   * The clock of tool durations (from its `monotonic()` when it has one) and of seals, and the
+   * wait before a retried provider attempt (its `sleep()` when it has one). Events' `recordedAt`
+   * comes from the log's clock (docs/log.md). Default: `Date.now()`, `performance.now()` and a timer.
    */
   clock?: Clock;
   ids?: IdSource;

@@ -348,7 +348,7 @@ export class ProviderTurnLoop {
     if (delay > 0) {
       // Nothing decided waits in memory through the pause.
       await this.store.flush({ durable: false });
-      await sleep(delay, undefined, { signal });
+      await (this.deps.clock.sleep !== undefined ? this.deps.clock.sleep(delay, signal) : sleep(delay, undefined, { signal }));
     }
   }
 

@@ -72,6 +72,7 @@ export const RuntimeOptionsSchema = z.strictObject({
   providerRetry: z.strictObject({ baseDelayMs: milliseconds.optional(), maxDelayMs: milliseconds.optional() }).optional(),
   clock: withMethods("now")
     .refine((clock) => !("monotonic" in clock) || clock.monotonic === undefined || typeof clock.monotonic === "function", { error: "expected clock.monotonic to be a function" })
+    .refine((clock) => !("sleep" in clock) || clock.sleep === undefined || typeof clock.sleep === "function", { error: "expected clock.sleep to be a function" })
     .optional(),
   ids: withMethods("next").optional(),
   history: z

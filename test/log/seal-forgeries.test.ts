@@ -13,7 +13,7 @@ import { pendingApprovals } from "../../src/reader/index.js";
 import { scriptedProvider } from "../../src/testing/index.js";
 import { startAppendOnlyWitnessServer } from "../support/append-only-witness-server.js";
 import { dropTail, rawStream } from "../support/level-tamper.js";
-import { startLogChild } from "../support/log-child-process.js";
+import { startBundledChild } from "../support/bundled-child.js";
 import { temporary } from "../support/temporary-directories.js";
 import { sequentialIds, steppingClock, workspace } from "../support/tools.js";
 
@@ -190,7 +190,7 @@ describe("benign twins", () => {
 
   /** Runs the crash child's phase and SIGKILLs it where it stopped; resolves with the stream and position it reached. */
   async function crashAt(sealed: SealedLog, phase: string): Promise<{ stream: string; position: number }> {
-    const child = startLogChild("seal-crash-child.ts", [sealed.dir, sealed.keyDirectory, phase]);
+    const child = await startBundledChild("seal-crash-child.ts", [sealed.dir, sealed.keyDirectory, phase]);
     await child.waitForLine((line) => line.startsWith("stopped "));
     child.child.kill("SIGKILL");
     expect((await child.exited).signal).toBe("SIGKILL");
@@ -202,7 +202,7 @@ describe("benign twins", () => {
   async function heldByChild(): Promise<SealedLog> {
     const dir = await temporary("turnlog-crash-");
     const keyDirectory = await temporary("turnlog-crash-keys-");
-    const child = startLogChild("seal-crash-child.ts", [dir, keyDirectory, "held"]);
+    const child = await startBundledChild("seal-crash-child.ts", [dir, keyDirectory, "held"]);
     await child.waitForLine((line) => line === "held");
     expect((await child.exited).code).toBe(0);
     const key = (await loadSealKey(keyDirectory))!;

@@ -43,7 +43,7 @@ describe("a send resumed by another runtime", () => {
     await second.provider.forceFlush();
     after = normalizeReadable(second.exporter.getFinishedSpans());
     derived = normalizeOtlp(otlpJson(sessionSpans(events, { sessionId: "paused" }), { sessionId: "paused" }));
-  }, 60_000);
+  });
 
   afterAll(async () => {
     if (workDir !== "") await rm(workDir, { recursive: true, force: true });

@@ -110,7 +110,7 @@ beforeAll(async () => {
     return withReference(file, events);
   });
   sessions.push(withReference("mixed session", await mixedSession()));
-}, 60_000);
+});
 
 describe("a fold in place and the immutable fold", () => {
   it("recorded sessions with failures, pauses for a person, denials, retries and compactions", () => {

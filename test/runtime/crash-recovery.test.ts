@@ -7,7 +7,7 @@ import { createRuntime, LevelEventLog } from "../../src/index.js";
 import type { Provider, RecordedEvent, ReplayReport, SendOutcome, VerifyReport } from "../../src/index.js";
 import { superviseChild } from "../support/killable-child.js";
 import type { KillTrigger } from "../support/killable-child.js";
-import { startLogChild } from "../support/log-child-process.js";
+import { startBundledChild } from "../support/bundled-child.js";
 import { crashPolicy, crashSessionId, crashTools, finalAnswer } from "../support/crash-session-script.js";
 
 /**
@@ -29,10 +29,15 @@ import { crashPolicy, crashSessionId, crashTools, finalAnswer } from "../support
 
 const seed = Number(process.env.TURNLOG_CRASH_SEED ?? 20_260_317);
 const scenarioCount = 26;
-/** Scenarios run two at a time: a child mostly sleeps, but starting one (tsx) is CPU-bound. */
+/** Scenarios run two at a time: a child mostly sleeps, but starting one is CPU-bound. */
 const parallelScenarios = 2;
-/** A child that has not finished by then is hung, which is a failure of its own. */
-const childDeadlineMs = 30_000;
+/** A child that has not finished by then is hung, which is a failure of its own. A child takes about a second alone. */
+const childDeadlineMs = 60_000;
+/**
+ * How long a test may wait for its scenario (at most three children, two scenarios at a time): a
+ * hang guard, far above the seconds a scenario takes alone, so that a loaded machine never trips it.
+ */
+const scenarioDeadlineMs = 300_000;
 
 /** Where a child is killed, relative to what it printed. */
 type KillPoint =
@@ -106,7 +111,8 @@ function trigger(kill: KillPoint): KillTrigger {
 
 /** Runs the child once, SIGKILLing it at `kill` (or letting it finish), and waits for all its output. */
 async function runChild(directory: string, kill: KillTrigger | undefined, extraArguments: readonly string[] = []): Promise<ChildRun> {
-  const child = startLogChild("crash-session-child.ts", [join(directory, "log"), join(directory, "workspace"), join(directory, "effects.txt"), ...extraArguments]);
+  // Bundled once per test process: under tsx each of the ~70 children would transpile the sources again.
+  const child = await startBundledChild("crash-session-child.ts", [join(directory, "log"), join(directory, "workspace"), join(directory, "effects.txt"), ...extraArguments]);
   const run = await superviseChild(child, kill, childDeadlineMs);
   const finished = run.lines.some((line) => line.startsWith("final "));
   if (run.hung) throw new Error(`the child hung for ${childDeadlineMs} ms; stderr:\n${run.stderr}`);
@@ -220,10 +226,20 @@ function expectFinished({ events, finalLine, reopened }: Aftermath): void {
 
 describe("crash recovery: a session SIGKILLed at seeded points", () => {
   let root = "";
-  const results = new Map<number, Aftermath | Error>();
+  /**
+   * Each scenario's aftermath, or the error that ended it (never a rejection, so none goes
+   * unhandled). The scenarios start in `beforeAll` and each test awaits its own: a scenario that
+   * fails or hangs fails its tests with its error, where a hook timeout would skip them all.
+   */
+  const outcomes: Promise<Aftermath | Error>[] = [];
 
   beforeAll(async () => {
     root = await mkdtemp(join(tmpdir(), "turnlog-crash-"));
+    const settle = scenarios.map(() => {
+      let done: (outcome: Aftermath | Error) => void = () => {};
+      outcomes.push(new Promise((resolve) => (done = resolve)));
+      return done;
+    });
     let next = 0;
     const worker = async () => {
       while (next < scenarios.length) {
@@ -232,49 +248,51 @@ describe("crash recovery: a session SIGKILLed at seeded points", () => {
         try {
           const directory = await newScenarioDirectory(root, `scenario-${index}`);
           const kills = (scenarios[index] ?? []).map((kill) => ({ trigger: trigger(kill) }));
-          results.set(index, await crashAndResume(directory, kills));
+          settle[index]?.(await crashAndResume(directory, kills));
         } catch (error) {
-          results.set(index, error instanceof Error ? error : new Error(String(error)));
+          settle[index]?.(error instanceof Error ? error : new Error(String(error)));
         } finally {
           await rm(join(root, `scenario-${index}`), { recursive: true, force: true });
         }
       }
     };
-    await Promise.all(Array.from({ length: parallelScenarios }, worker));
-  }, 240_000);
-
-  afterAll(async () => {
-    if (root !== "") await rm(root, { recursive: true, force: true });
+    for (const start of Array.from({ length: parallelScenarios }, () => worker)) void start();
   });
 
-  function result(index: number): Aftermath {
-    const outcome = results.get(index);
+  afterAll(async () => {
+    await Promise.all(outcomes);
+    if (root !== "") await rm(root, { recursive: true, force: true });
+  }, scenarioDeadlineMs);
+
+  async function result(index: number): Promise<Aftermath> {
+    const outcome = await outcomes[index];
     if (outcome === undefined) throw new Error(`scenario ${index} did not run (seed ${seed})`);
     if (outcome instanceof Error) throw new Error(`scenario ${index} (seed ${seed}): ${outcome.message}`, { cause: outcome });
     return outcome;
   }
 
-  it(`kills at least 24 children mid-run (seed ${seed})`, () => {
-    const landed = scenarios.reduce((sum, _, index) => sum + result(index).killsLanded, 0);
+  it(`kills at least 24 children mid-run (seed ${seed})`, async () => {
+    const aftermaths = await Promise.all(scenarios.map((_, index) => result(index)));
+    const landed = aftermaths.reduce((sum, aftermath) => sum + aftermath.killsLanded, 0);
     expect(landed).toBeGreaterThanOrEqual(24);
-  });
+  }, scenarioDeadlineMs);
 
   for (const [index, kills] of scenarios.entries()) {
     describe(`scenario #${index}: kill ${kills.map(describeKill).join(", then ")}`, () => {
-      it("leaves a log whose hash chain verifies", () => {
-        expect(result(index).verify).toMatchObject({ ok: true });
-      });
+      it("leaves a log whose hash chain verifies", async () => {
+        expect((await result(index)).verify).toMatchObject({ ok: true });
+      }, scenarioDeadlineMs);
 
-      it("never loses an acknowledged event", () => {
-        const { acknowledged, events } = result(index);
+      it("never loses an acknowledged event", async () => {
+        const { acknowledged, events } = await result(index);
         for (const ack of acknowledged) {
           const event = events[ack.position - 1];
           expect({ position: ack.position, type: event?.type, hash: event?.meta.hash }).toEqual(ack);
         }
-      });
+      }, scenarioDeadlineMs);
 
-      it("runs every started charge at most once and leaves no call in doubt", () => {
-        const { events, effects } = result(index);
+      it("runs every started charge at most once and leaves no call in doubt", async () => {
+        const { events, effects } = await result(index);
         expect(effects.filter((callId, at) => effects.indexOf(callId) !== at), "charged twice").toEqual([]);
         const started = events.filter((event) => event.type === "turn.tool.started");
         const charges = new Set(started.filter((event) => (event.data as { tool?: string }).tool === "charge").map(callIdOf));
@@ -293,14 +311,14 @@ describe("crash recovery: a session SIGKILLed at seeded points", () => {
           expect(terminalToolEvents, `the last tool event of ${callId}`).toContain(last?.type);
           if (last?.type === "turn.tool.interrupted") expect(packets.find((packet) => packet.callId === callId)).toMatchObject({ ok: false });
         }
-      });
+      }, scenarioDeadlineMs);
 
-      it("reaches a final state and replays without divergence", () => {
-        const aftermath = result(index);
+      it("reaches a final state and replays without divergence", async () => {
+        const aftermath = await result(index);
         expectFinished(aftermath);
         expect(aftermath.replay.divergences).toEqual([]);
         expect(aftermath.replay.identical).toBe(true);
-      });
+      }, scenarioDeadlineMs);
     });
   }
 });

@@ -84,7 +84,7 @@ describe("a crash during a provider call does not use up an attempt (version 2)"
     const crashed = await createRuntime({ log, provider: hanging, tools: workspace().tools, providerAttempts: 2, decisionsVersion });
     const session = await crashed.openSession("crashed");
     void session.send("read a").catch(() => undefined);
-    await expect.poll(async () => typesOf(await log.readStream("session-crashed")).at(-1), { timeout: 5_000 }).toBe("turn.provider.requested");
+    await expect.poll(async () => typesOf(await log.readStream("session-crashed")).at(-1), { timeout: 60_000 }).toBe("turn.provider.requested");
   }
 
   for (const version of [1, latestDecisionsVersion]) {
@@ -117,7 +117,7 @@ describe("a crash during a provider call does not use up an attempt (version 2)"
       await expect.poll(async () => {
         const events = await log.readStream("session-crash-loop");
         return events.length > before && events.at(-1)?.type === "turn.provider.requested";
-      }, { timeout: 5_000 }).toBe(true);
+      }, { timeout: 60_000 }).toBe(true);
     }
     const runtime = await runtimeOf({ log, provider: scriptedProvider([]), tools: workspace().tools, providerAttempts: 2 });
     const outcome = await (await runtime.openSession("crash-loop")).resume();

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, expect, it } from "vitest";
 import { createLogReader, PostgresEventLog, sessionStream } from "../../src/index.js";
+import { bundledScript } from "../support/bundled-child.js";
 import { describeWithPostgres, dropSchema, freshSchemaName, requirePostgresUrl } from "../support/postgres.js";
 import { raceFinalAnswer, raceTools } from "../support/race-session-script.js";
 
@@ -20,9 +21,10 @@ import { raceFinalAnswer, raceTools } from "../support/race-session-script.js";
  *    call has exactly one outcome, and every call that succeeded left exactly one line;
  * 3. every session reached a final state, and replays identical.
  *
- * Reproduce with TURNLOG_RACE_SEED=<seed>. Each host orders the sessions by a seed of its own. A
- * child costs a few seconds of CPU to start (tsx), and a loaded machine stretches every race, so
- * each mode has a generous deadline of its own.
+ * Reproduce with TURNLOG_RACE_SEED=<seed>. Each host orders the sessions by a seed of its own. The
+ * children run from a bundle (test/support/bundled-child.ts; under tsx each start cost a few
+ * seconds of CPU), and a loaded machine stretches every race, so each mode has a generous deadline
+ * of its own.
  */
 
 const baseSeed = Number(process.env.TURNLOG_RACE_SEED ?? 20_260_514);
@@ -43,9 +45,9 @@ interface Host {
   go(): void;
 }
 
-/** A race child: `node --import tsx test/support/race-session-child.ts …`, with a stdin to start it. */
-function startHost(args: readonly string[]): Host {
-  const child = spawn(process.execPath, ["--import", "tsx", join(repositoryRoot, "test/support/race-session-child.ts"), ...args], {
+/** A race child: test/support/race-session-child.ts, bundled, with a stdin to start it. */
+function startHost(script: string, args: readonly string[]): Host {
+  const child = spawn(process.execPath, [script, ...args], {
     cwd: repositoryRoot,
     stdio: ["pipe", "pipe", "pipe"],
   });
@@ -85,9 +87,10 @@ async function race(lease: "fail" | "off"): Promise<void> {
       const ids = Array.from({ length: sessionsPerRound }, (_, index) => `r${round}-s${index}`);
       sessionIds.push(...ids);
     }
+    const script = await bundledScript("race-session-child.ts");
     for (let host = 0; host < hosts; host += 1) {
       // Each host takes the rounds in order, and each round's sessions in an order of its own seed.
-      children.push(startHost([url, schema, effectsFile, directory, lease, sessionIds.join(","), String(baseSeed + host * 7_919)]));
+      children.push(startHost(script, [url, schema, effectsFile, directory, lease, sessionIds.join(","), String(baseSeed + host * 7_919)]));
     }
     await Promise.all(children.map((child) => child.ready));
     for (const child of children) child.go();

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { createRuntime, defaultProviderRetry, MemoryEventLog, ProviderError } from "../../src/index.js";
-import type { FinalizedResponse, Provider, RuntimeOptions } from "../../src/index.js";
+import type { Clock, FinalizedResponse, Provider, RuntimeOptions } from "../../src/index.js";
 import { providerRetryDelayMs, resolveProviderRetry } from "../../src/runtime/provider-retry.js";
 import { scriptedProvider } from "../../src/testing/index.js";
 
@@ -17,6 +17,31 @@ function failingThen(errors: ProviderError[], answer = "done"): Provider & { cal
       const error = errors[calledAt.length - 1];
       if (error !== undefined) throw error;
       return { content: answer, toolCalls: [] };
+    },
+  };
+}
+
+/**
+ * A clock whose `sleep` records each wait the runtime asks for: it ends at once, or only when the
+ * wait's signal is aborted. `waitStarted` gives the signal of the first wait once it has begun.
+ */
+function waitingClock(ends: "at-once" | "until-aborted"): Clock & { waits: number[]; waitStarted: Promise<AbortSignal> } {
+  const waits: number[] = [];
+  let started: (signal: AbortSignal) => void = () => {};
+  const waitStarted = new Promise<AbortSignal>((resolve) => (started = resolve));
+  return {
+    waits,
+    waitStarted,
+    now: () => Date.now(),
+    monotonic: () => performance.now(),
+    sleep(ms, signal) {
+      waits.push(ms);
+      started(signal);
+      if (ends === "at-once") return Promise.resolve();
+      return new Promise((_resolve, reject) => {
+        if (signal.aborted) reject(signal.reason);
+        else signal.addEventListener("abort", () => reject(signal.reason), { once: true });
+      });
     },
   };
 }
@@ -69,30 +94,35 @@ describe("the wait before a retried provider attempt", () => {
 
   it("is cut short by the session's signal: the turn stops as cancelled", async () => {
     const provider = failingThen([transport()]);
+    const clock = waitingClock("until-aborted");
     const controller = new AbortController();
-    setTimeout(() => controller.abort(), 50);
-    const started = performance.now();
-    const { outcome } = await send(provider, { providerRetry: { baseDelayMs: 60_000, maxDelayMs: 60_000 } }, controller.signal);
+    const sending = send(provider, { clock, providerRetry: { baseDelayMs: 60_000, maxDelayMs: 60_000 } }, controller.signal);
+    // The runtime is waiting out the 60-second backoff; the abort comes during that wait.
+    const waitSignal = await clock.waitStarted;
+    controller.abort();
+    expect(waitSignal.aborted).toBe(true);
+    const { outcome } = await sending;
     expect(outcome).toMatchObject({ status: "stopped", reason: "cancelled" });
-    expect(performance.now() - started).toBeLessThan(5_000);
+    expect(clock.waits).toEqual([60_000]);
     expect(provider.calledAt).toHaveLength(1);
   });
 
   it("does not wait before retrying a response truncated inside tool calls", async () => {
     const cut = { toolCalls: [{ name: "lookup", arguments: '{"wo' }], finishReason: "length" as const };
     const provider = scriptedProvider([cut, { content: "fine" }]);
-    const started = performance.now();
-    const { outcome } = await send(provider, { providerRetry: { baseDelayMs: 60_000, maxDelayMs: 60_000 } });
+    const clock = waitingClock("at-once");
+    const { outcome } = await send(provider, { clock, providerRetry: { baseDelayMs: 60_000, maxDelayMs: 60_000 } });
     expect(outcome).toMatchObject({ status: "completed", text: "fine" });
-    expect(performance.now() - started).toBeLessThan(5_000);
+    expect(clock.waits).toEqual([]);
   });
 
   it("is never part of replay: replaying a session with retries does not wait", async () => {
     const provider = failingThen([transport(), transport()]);
-    const { runtime } = await send(provider, { providerRetry: { baseDelayMs: 400, maxDelayMs: 400 } });
-    const started = performance.now();
+    const clock = waitingClock("at-once");
+    const { runtime } = await send(provider, { clock, providerRetry: { baseDelayMs: 400, maxDelayMs: 400 } });
+    expect(clock.waits).toEqual([400, 400]);
     expect(await runtime.replay("r1")).toMatchObject({ identical: true });
-    // The live run waited 2 × 400 ms; a replay that waited would take at least that.
-    expect(performance.now() - started).toBeLessThan(400);
+    // The live run waited twice; the replay asked for no wait at all.
+    expect(clock.waits).toEqual([400, 400]);
   });
 });

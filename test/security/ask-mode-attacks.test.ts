@@ -268,7 +268,7 @@ describe("protected paths: the file tools ask in every mode, full-auto included"
     for (const callId of pendingIds(outcome)) await session.approve(callId, { by: "alice", note: "yes, I want that" });
     expect((await session.resume()).status).toBe("completed");
     events = await runtime.events("protected");
-  }, 60_000);
+  });
 
   it("asks for each protected path, naming the entry, even in full-auto", () => {
     const decisions = gated(events);
@@ -325,5 +325,5 @@ describe('scoped "always" binds to the exact command the person saw', () => {
     // The approved command ran twice; neither variant ran.
     expect(await readFile(join(at.root, "tested"), "utf8")).toBe("xx");
     expect(await readdir(at.outside)).toEqual([]);
-  }, 60_000);
+  });
 });

@@ -256,7 +256,7 @@ describe(`the command sandbox holds ${who}`, () => {
     // Each leaves processes behind for the kernel to kill and reap once the shell has exited.
     for (let index = 0; index < 5; index += 1) await contained("for i in $(seq 40); do sleep 30 & done; exit 0");
     // The kernel reaps a command's last processes after the shell exits: the groups go once it has.
-    await until(() => mine().length === 0, 15_000);
+    await until(() => mine().length === 0, 60_000);
     expect(mine()).toEqual([]);
   });
 });

@@ -226,7 +226,7 @@ describeWithChromium("turnlog view in a real Chromium", () => {
     });
     // Another process appends to the open session.
     await run(process.execPath, ["--import", "tsx", path.join(repoRoot, "test/cli/support/append-to-session.ts"), logDir(), demo.sessionId, "and one more thing"], { cwd: repoRoot });
-    await page.locator(`.session[data-length="${length + 1}"]`).waitFor({ timeout: 15_000 });
+    await page.locator(`.session[data-length="${length + 1}"]`).waitFor({ timeout: 60_000 });
     expect(await page.locator(".timeline .user-message").count()).toBe(messages + 1);
     expect(await page.locator("[data-field=session-length]").textContent()).toBe(`${length + 1} events`);
     expect(await page.locator(`.session-nav [data-session-id="${demo.sessionId}"]`).getAttribute("data-events")).toBe(String(length + 1));
@@ -237,7 +237,7 @@ describeWithChromium("turnlog view in a real Chromium", () => {
     const before = await page.locator(".session-nav [data-session-id]").count();
     const second = await demo.turnlog("demo", "--dir", demo.logDir);
     expect(second.code).toBe(0);
-    await expect.poll(() => page.locator(".session-nav [data-session-id]").count(), { timeout: 15_000 }).toBe(before + 1);
+    await expect.poll(() => page.locator(".session-nav [data-session-id]").count(), { timeout: 60_000 }).toBe(before + 1);
     expect(await page.evaluate(() => (window as unknown as { notReloaded?: boolean }).notReloaded)).toBe(true);
     expect(await page.locator("[data-live]").getAttribute("data-live")).toBe("live");
     await page.screenshot({ path: path.join(screenshots, "live.png"), fullPage: true });

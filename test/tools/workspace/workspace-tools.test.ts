@@ -63,7 +63,11 @@ function isAlive(pid: number): boolean {
   }
 }
 
-async function waitFor(condition: () => boolean | Promise<boolean>, timeoutMs = 5_000): Promise<void> {
+/**
+ * Polls until the condition holds (a process's end has no event to wait on). The deadline is a
+ * hang guard only: far above the few milliseconds a kill takes, so a loaded machine never trips it.
+ */
+async function waitFor(condition: () => boolean | Promise<boolean>, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await condition())) {
     if (Date.now() > deadline) throw new Error("condition not met in time");
@@ -217,9 +221,8 @@ describe("search_text", () => {
     await writeFile(join(root, "code.ts"), "const abc = 1;\nconst re = /(a+)+$/;\nif (a.c) {}\n");
     expect((await run("search_text", { pattern: "a.c" })).content).toBe("code.ts:3: if (a.c) {}\n[1 match in 1 file; 3 files searched]");
     await writeFile(join(root, "aaaa.txt"), `${"a".repeat(50_000)}!\n`);
-    const started = Date.now();
-    expect((await run("search_text", { pattern: "(a+)+$" })).content).toContain("code.ts:2: const re = /(a+)+$/;");
-    expect(Date.now() - started).toBeLessThan(2_000);
+    // As a regex, (a+)+$ would backtrack without end on the 50 000 a's; as a literal it is found only where it is written.
+    expect((await run("search_text", { pattern: "(a+)+$" })).content).toBe("code.ts:2: const re = /(a+)+$/;\n[1 match in 1 file; 4 files searched]");
   });
 
   it("bounds the matches and says it stopped; refuses a pattern spanning lines", async () => {
@@ -375,9 +378,7 @@ describe("run_command", () => {
   });
 
   it("kills the whole process group on timeout: the shell and a child it started are gone", async () => {
-    const started = Date.now();
     const result = await run("run_command", { command: "echo $$ > shell.pid; sleep 30 & echo $! > sleep.pid; echo started; wait" }, { commandTimeoutMs: 500 });
-    expect(Date.now() - started).toBeLessThan(5_000);
     expect(result).toEqual({
       ok: false,
       content: "timed out after 500 ms; the command and everything it started were killed\nstarted\n",
