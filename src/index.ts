@@ -106,6 +106,7 @@ export { PositionOutOfRangeError } from "./errors/position-out-of-range-error.js
 export { McpServerError } from "./errors/mcp-server-error.js";
 export { SessionStateError } from "./errors/session-state-error.js";
 export { SessionBusyError } from "./errors/session-busy-error.js";
+export { EventRefusedError } from "./errors/event-refused-error.js";
 export { LogStalledError } from "./errors/log-stalled-error.js";
 export { UnknownSessionError } from "./errors/unknown-session-error.js";
 export { ProviderError } from "./errors/provider-error.js";

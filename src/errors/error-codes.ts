@@ -124,6 +124,11 @@ export const errorCodes = {
     errorClass: "SessionBusyError",
     summary: "another process holds the session's lease and is driving it; nothing was appended",
   },
+  TURNLOG_EVENT_REFUSED: {
+    actor: "host",
+    errorClass: "EventRefusedError",
+    summary: "the log refused an event a session built (data that is not JSON or not valid Unicode); nothing of it was written",
+  },
   TURNLOG_UNKNOWN_SESSION: {
     actor: "host",
     errorClass: "UnknownSessionError",
