@@ -180,7 +180,7 @@ describe("odd inputs from tools, people and providers", () => {
           expect(after.slice(before).map((event) => event.type)).toEqual([]);
         },
       ),
-      { numRuns: 120 },
+      { numRuns: 60 },
     );
   });
 });

@@ -232,7 +232,7 @@ export interface ToolRunEnvironment {
  * its timeout or returns garbage fails alone; it never takes down its siblings or the loop. Never
  * throws.
  *
- * This is where a tool's output enters the log (docs/tools.md, "What a tool hands back"): its
+ * This is where a tool's output enters the log (docs/log.md, "Event data"): its
  * text and any error message are made valid Unicode (a lone surrogate becomes U+FFFD) before
  * anything hashes or scans them, and metadata that is not JSON — a BigInt, a function, a symbol,
  * a non-finite number, a cycle — makes the call fail (`invalid-metadata`) instead of the append.
