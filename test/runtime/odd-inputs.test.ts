@@ -7,6 +7,7 @@ import { scriptedProvider } from "../../src/testing/index.js";
 import type { ScriptStep } from "../../src/testing/index.js";
 import { temporary } from "../support/temporary-directories.js";
 import { withAppend } from "../support/with-append.js";
+import { describeWithPostgres, postgresFixtures } from "../support/postgres.js";
 
 /** Half of 😀: what `"hello 😀".slice(0, 7)` leaves, as the issue found it. */
 const halfEmoji = "hello 😀".slice(0, 7);
@@ -222,20 +223,20 @@ describe("runTool with odd values", () => {
   });
 });
 
-describe("a failed append leaves a session the same process can continue", () => {
-  /** A log on disk whose appends holding an event of `type` fail once, as `error()` says. */
-  function failingOnce(type: string, error: () => Error) {
-    let failed = false;
-    return (log: EventLog) =>
-      withAppend(log, async (stream, events, options) => {
-        if (!failed && events.some((event) => event.type === type)) {
-          failed = true;
-          throw error();
-        }
-        return log.appendToStream(stream, events, options);
-      });
-  }
+/** A log whose appends holding an event of `type` fail once, as `error()` says. */
+function failingOnce(type: string, error: () => Error) {
+  let failed = false;
+  return (log: EventLog) =>
+    withAppend(log, async (stream, events, options) => {
+      if (!failed && events.some((event) => event.type === type)) {
+        failed = true;
+        throw error();
+      }
+      return log.appendToStream(stream, events, options);
+    });
+}
 
+describe("a failed append leaves a session the same process can continue", () => {
   it("a storage failure writing a tool's outcome: send rejects with the log's typed error, and resume() marks the call interrupted as a new runtime would", async () => {
     const { runtime, session, directory } = await setup(
       [callOdd("a"), { content: "after the failure" }, { content: "next" }],
@@ -305,5 +306,29 @@ describe("a failed append leaves a session the same process can continue", () =>
     const completed = (await runtime.events("s1")).filter((event) => event.type === "session.native_tool.completed");
     expect(completed.map((event) => event.data)).toMatchObject([{ ok: false, code: "interrupted" }]);
     await expectSound(runtime);
+  });
+});
+
+describeWithPostgres("a failed append on PostgreSQL, under the session's lease", () => {
+  const fixtures = postgresFixtures();
+
+  it("an error the log throws as it is (a dropped connection) still leaves the session to resume() in the same process", async () => {
+    const postgres = await fixtures.open(fixtures.schema("odd_inputs"));
+    const log = failingOnce("turn.tool.succeeded", () => new Error("Connection terminated unexpectedly"))(postgres);
+    const runtime = await createRuntime({
+      log,
+      provider: scriptedProvider([callOdd("a"), { content: "done" }]),
+      tools: [oddTool({ a: () => "ran" })],
+      policy: { approvalMode: "full-auto", workspace: { root: "/workspace", trusted: true } },
+    });
+    const session = await runtime.openSession("s1");
+    await expect(session.send("go")).rejects.toThrow("Connection terminated unexpectedly");
+    // A send is refused as in a new process: the turn is unfinished.
+    await expect(session.send("next")).rejects.toThrow(/unfinished turn/);
+    await expect(session.resume()).resolves.toMatchObject({ status: "completed", text: "done" });
+    const events = await runtime.events("s1");
+    expect(events.filter((event) => event.type.startsWith("turn.tool.")).map((event) => event.type)).toEqual(["turn.tool.started", "turn.tool.interrupted"]);
+    expect(await runtime.replay("s1")).toMatchObject({ identical: true });
+    await runtime.close();
   });
 });
