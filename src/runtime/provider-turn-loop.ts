@@ -17,6 +17,7 @@ import type { SecretVault } from "./secret-vault.js";
 import { maxCarriedConflicts, type SessionStore } from "./session-store.js";
 import { ToolPlanRunner, type CallContext, type ToolRunEnd } from "./tool-plan-runner.js";
 import { ExpectedVersionConflictError } from "../errors/expected-version-conflict-error.js";
+import { SessionStateError } from "../errors/session-state-error.js";
 import type { SessionSync } from "./session-sync.js";
 import { decideObserving } from "../core/decide-observing.js";
 import { describeThrown } from "../util/json-value.js";
@@ -201,7 +202,12 @@ export class ProviderTurnLoop {
           const end: ToolRunEnd = await this.#runTools(signal);
           if (end === "elsewhere") {
             if (othersMayDrive) return handedOver();
-            throw new Error(`tool runner: ${step.kind === "effect" ? (step.reason ?? "calls must end first") : "a call cannot start"}, and no call of this run is running`);
+            // Calls started in the log that this process is not running, on a log no other host
+            // writes: left by an operation whose append failed, they are recovered before the next
+            // operation (session.ts); a host that gets here has a session the log moved under it.
+            throw new SessionStateError(
+              `session ${this.store.sessionId}: ${step.kind === "effect" ? (step.reason ?? "calls must end first") : "a call cannot start"}, and no call of this run is running: open the session again to recover the calls it started`,
+            );
           }
         }
       } catch (error) {
