@@ -166,6 +166,36 @@ describe("a lone surrogate handed in never wedges a session", () => {
   });
 });
 
+describe("an MCP server's listing and results with lone surrogates", () => {
+  it("are recorded with U+FFFD in their place: the session starts, the calls end, and the turn completes", async () => {
+    const directory = await temporary("turnlog-odd-inputs-");
+    const log = await LevelEventLog.open(path.join(directory, "log"));
+    const repositoryRoot = path.resolve(import.meta.dirname, "../..");
+    const provider = scriptedProvider([
+      { toolCalls: [{ id: "call_1", name: "mcp__odd__half", arguments: "{}" }, { id: "call_2", name: "mcp__odd__broken", arguments: "{}" }] },
+      { content: "done" },
+    ]);
+    const runtime = await createRuntime({
+      log,
+      provider,
+      mcpServers: [{ name: "odd", command: process.execPath, args: ["--import", "tsx", path.join(repositoryRoot, "test/support/mcp-odd-server.ts")], cwd: repositoryRoot }],
+      policy: { approvalMode: "full-auto", workspace: { root: directory, trusted: true } },
+    });
+    try {
+      const session = await runtime.openSession("s1");
+      await expect(session.send("go")).resolves.toMatchObject({ status: "completed", text: "done" });
+      const events = await runtime.events("s1");
+      const started = events.find((event) => event.type === "session.started")?.data as { tools: { name: string; description: string; parameters: unknown }[] };
+      const half = started.tools.find((tool) => tool.name === "mcp__odd__half");
+      expect(half).toMatchObject({ description: "Answers with hello \ufffd", parameters: { properties: { topic: { description: "the topic \ufffd" } } } });
+      expect(toolMessages(provider)).toEqual(["result hello \ufffd", "Error (tool-error): it broke hello \ufffd"]);
+      await expectSound(runtime);
+    } finally {
+      await runtime.close();
+    }
+  });
+});
+
 describe("tool metadata that is not JSON is the tool's failure", () => {
   const cycle: Record<string, unknown> = { name: "loop" };
   cycle.self = cycle;
