@@ -7,6 +7,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { packetize, storedFailureMessage, storedOutput, truncate } from "../src/tools/packetizer.js";
+import { wellFormedText } from "../src/util/well-formed-text.js";
 
 /** Outputs of every shape: short and long, ASCII, astral characters (surrogate pairs), lone halves. */
 const outputs = fc.oneof(
@@ -47,8 +48,9 @@ describe("stored tool output", () => {
           // Cut: with its prefix, the stored message is exactly the cap (raised to maxResultChars).
           expect(`Error (${code}): `.length + kept.message.length).toBe(Math.max(maxStoredChars, maxResultChars));
           expect(kept.stored.originalChars).toBe(message.length);
-          expect(message.startsWith(kept.message.slice(0, kept.stored.headChars))).toBe(true);
-          expect(message.endsWith(kept.message.slice(kept.stored.headChars))).toBe(true);
+          // The message's head and tail, a surrogate pair cut at either edge kept as U+FFFD.
+          expect(kept.message.slice(0, kept.stored.headChars)).toBe(wellFormedText(message.slice(0, kept.stored.headChars)));
+          expect(kept.message.slice(kept.stored.headChars)).toBe(wellFormedText(message.slice(message.length - (kept.message.length - kept.stored.headChars))));
         }
       }),
       { numRuns: 2_000 },
@@ -65,9 +67,24 @@ describe("stored tool output", () => {
         }
         expect(kept.output.length).toBe(maxStoredChars);
         expect(kept.stored?.originalChars).toBe(output.length);
+        // The output's head and tail, each made valid Unicode on its own: a surrogate pair cut at
+        // either edge is kept as U+FFFD, never as a half the log would refuse.
         const headChars = kept.stored?.headChars ?? 0;
-        expect(output.startsWith(kept.output.slice(0, headChars))).toBe(true);
-        expect(output.endsWith(kept.output.slice(headChars))).toBe(true);
+        expect(kept.output.slice(0, headChars)).toBe(wellFormedText(output.slice(0, headChars)));
+        expect(kept.output.slice(headChars)).toBe(wellFormedText(output.slice(output.length - (maxStoredChars - headChars))));
+      }),
+      { numRuns: 1_000 },
+    );
+  });
+
+  it("never cuts a well-formed output into text the log would refuse: what is stored and shown is valid Unicode", () => {
+    const wellFormed = fc.oneof(fc.string({ unit: "grapheme", maxLength: 300 }), fc.tuple(fc.constantFrom("😀", "a😀", "𐀀b"), fc.integer({ min: 1, max: 400 })).map(([seed, times]) => seed.repeat(times)));
+    fc.assert(
+      fc.property(wellFormed, limits, (output, { maxResultChars, maxStoredChars }) => {
+        const kept = storedOutput(output, { maxResultChars, maxStoredChars });
+        expect(wellFormedText(kept.output)).toBe(kept.output);
+        const [packet] = packetOf(kept.output, maxResultChars, kept.stored);
+        expect(wellFormedText(packet?.content ?? "")).toBe(packet?.content);
       }),
       { numRuns: 1_000 },
     );

@@ -108,6 +108,7 @@ export { McpServerError } from "./errors/mcp-server-error.js";
 export { SessionStateError } from "./errors/session-state-error.js";
 export { SessionBusyError } from "./errors/session-busy-error.js";
 export { RuntimeClosedError } from "./errors/runtime-closed-error.js";
+export { EventRefusedError } from "./errors/event-refused-error.js";
 export { LogStalledError } from "./errors/log-stalled-error.js";
 export { LogUnavailableError } from "./errors/log-unavailable-error.js";
 export type { LogUnavailableKind } from "./errors/log-unavailable-error.js";

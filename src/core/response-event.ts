@@ -3,6 +3,7 @@ import type { SecretRedactor } from "../policy/secrets/secret-detector.js";
 import type { FinalizedResponse } from "../providers/provider.js";
 import type { z } from "zod";
 import { wellFormedJsonText, wellFormedText, wellFormedValue } from "../util/well-formed-text.js";
+import { describeThrown } from "../util/json-value.js";
 
 /** The largest provider replay echo (as JSON text) kept for native replay. */
 export const maxEchoChars = 32_000;
@@ -45,7 +46,7 @@ export function responseEvent(turn: { turnId: string; attempt: number }, respons
   } catch (error) {
     // A provider (a host's own adapter, untyped JavaScript) can resolve with anything: a value
     // that is not a FinalizedResponse at all (a number for text) is its failure too.
-    return failed("transport", error instanceof Error ? error.message : String(error));
+    return failed("transport", wellFormedText(describeThrown(error)));
   }
 }
 

@@ -135,6 +135,11 @@ export const errorCodes = {
     errorClass: "SessionBusyError",
     summary: "another writer is driving the session (it holds the session's lease, or is in the middle of its turn); nothing was appended",
   },
+  TURNLOG_EVENT_REFUSED: {
+    actor: "host",
+    errorClass: "EventRefusedError",
+    summary: "the log refused an event a session built (data that is not JSON or not valid Unicode); nothing of it was written",
+  },
   TURNLOG_UNKNOWN_SESSION: {
     actor: "host",
     errorClass: "UnknownSessionError",

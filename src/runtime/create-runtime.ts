@@ -39,6 +39,7 @@ import { checkRuntimeOptions } from "./runtime-options-schema.js";
 import { sessionIdPattern, sessionStream } from "../core/session-stream.js";
 import type { OtelTracer } from "../otel/otel-tracer.js";
 import type { SpanEmitter } from "../otel/span-emitter.js";
+import { wellFormedText } from "../util/well-formed-text.js";
 
 export interface RuntimeOptions {
   /**
@@ -384,6 +385,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     ...(options.autoResume !== undefined && options.autoResume !== false ? { autoResume: options.autoResume === true ? {} : options.autoResume } : {}),
     closing: closing.signal,
     track,
+    // After a failed append, the session is taken up again as opening it here would.
+    reopen: (store) => prepareCarryingOn(store, false),
   };
 
   /**
@@ -394,15 +397,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   async function load(sessionId: string, create: boolean): Promise<Session> {
     // A sealing runtime announces each answer, turn end and new session in a seal before appending it.
     const store = await SessionStore.load(log, sessionId, spans, sealer !== undefined ? (stream, version, events) => sealer.announce(stream, version, events) : undefined);
-    for (let lost = 0; ; lost += 1) {
-      try {
-        await prepare(store, create);
-        break;
-      } catch (error) {
-        if (!ExpectedVersionConflictError.isInstance(error) || lost >= maxCarriedConflicts) throw error;
-        await store.reload();
-      }
-    }
+    await prepareCarryingOn(store, create);
     return new Session(
       store,
       {
@@ -427,6 +422,19 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     );
   }
 
+  /** `prepare`, carrying on through races lost to another host preparing the same session. */
+  async function prepareCarryingOn(store: SessionStore, create: boolean): Promise<void> {
+    for (let lost = 0; ; lost += 1) {
+      try {
+        await prepare(store, create);
+        return;
+      } catch (error) {
+        if (!ExpectedVersionConflictError.isInstance(error) || lost >= maxCarriedConflicts) throw error;
+        await store.reload();
+      }
+    }
+  }
+
   async function prepare(store: SessionStore, create: boolean): Promise<void> {
     const sessionId = store.sessionId;
     if (store.version === 0 && !create) throw new UnknownSessionError(sessionId);
@@ -443,7 +451,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
             provider: providerInForce,
             history: {
               maxTokens: options.history?.maxTokens ?? defaultHistoryMaxTokens,
-              ...(options.history?.system !== undefined ? { system: redactor.redactText(options.history.system).text } : {}),
+              ...(options.history?.system !== undefined ? { system: redactor.redactText(wellFormedText(options.history.system)).text } : {}),
             },
             ...(decisionsVersion > 1 ? { decisionsVersion, environment: observeEnvironment() } : {}),
           },

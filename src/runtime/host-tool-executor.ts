@@ -8,6 +8,8 @@ import type { LoopDependencies } from "./provider-turn-loop.js";
 import type { SessionStore } from "./session-store.js";
 import { defaultMaxStoredOutputChars, logDirectoryOf, runTool } from "./tool-plan-runner.js";
 import { storedOutput } from "../tools/packetizer.js";
+import { notJsonReason } from "../util/json-value.js";
+import { wellFormedText, wellFormedValue } from "../util/well-formed-text.js";
 
 /** How a host-routed call ended. */
 export interface HostToolResult {
@@ -44,6 +46,10 @@ export class HostToolExecutor {
 
   async run(tool: string, input: unknown, options: HostToolOptions): Promise<HostToolResult> {
     if (typeof options?.by !== "string" || options.by === "") throw new TypeError("runTool needs `by`: who asked");
+    if (typeof tool !== "string") throw new TypeError("runTool takes the tool's name as a string");
+    if (options.approvedBy !== undefined && typeof options.approvedBy !== "string") throw new TypeError("runTool's `approvedBy` is a string");
+    const notJson = notJsonReason(input ?? {}, "input");
+    if (notJson !== undefined) throw new TypeError(`runTool's input must be JSON: ${notJson}`);
     if (activeTurn(this.store.state) !== undefined || this.store.fold.pending.length > 0) {
       throw new SessionStateError(`session ${this.store.sessionId} has an unfinished turn: a host-routed call runs between turns`);
     }
@@ -52,18 +58,21 @@ export class HostToolExecutor {
     this.deps.sync.synced();
     const callId = `native-${this.store.state.hostCalls.length + 1}`;
     const { redactor } = this.deps;
-    const redacted = redactor.redactValue(input ?? {});
-    if (redacted.redacted) this.#rawInputs.set(callId, JSON.stringify(input ?? {}));
+    // What the host handed in, made valid Unicode before it is scanned, logged or run (docs/log.md,
+    // "Event data"); the tool runs with exactly what was decided.
+    const given = wellFormedValue(JSON.parse(JSON.stringify(input ?? {})) as unknown);
+    const redacted = redactor.redactValue(given);
+    if (redacted.redacted) this.#rawInputs.set(callId, JSON.stringify(given));
     await this.store.append([
       {
         type: "session.native_tool.requested",
         data: {
           callId,
-          tool: redactor.redactText(tool).text,
+          tool: redactor.redactText(wellFormedText(tool)).text,
           input: redacted.value,
-          by: redactor.redactText(options.by).text,
+          by: redactor.redactText(wellFormedText(options.by)).text,
           ...(redacted.redacted ? { inputRedacted: true } : {}),
-          ...(options.approvedBy !== undefined ? { approvedBy: redactor.redactText(options.approvedBy).text } : {}),
+          ...(options.approvedBy !== undefined ? { approvedBy: redactor.redactText(wellFormedText(options.approvedBy)).text } : {}),
         },
       },
     ]);

@@ -3,6 +3,7 @@ import type { Clock } from "../log/event-log.js";
 import type { HistoryCompressor } from "../history/history-compressor.js";
 import { activeTurn, pendingApprovals, type SessionState } from "../projections/session-state.js";
 import type { Provider, ProviderRequest } from "../providers/provider.js";
+import { ProviderFailureKindSchema } from "../contracts/provider.js";
 import { ProviderError } from "../providers/provider.js";
 import { buildRequestHistory } from "../history/session-history.js";
 import type { DecisionAction } from "../core/actions.js";
@@ -17,8 +18,11 @@ import { maxCarriedConflicts, type SessionStore } from "./session-store.js";
 import { turnWrittenElsewhere } from "./turn-elsewhere.js";
 import { ToolPlanRunner, type CallContext, type ToolRunEnd } from "./tool-plan-runner.js";
 import { ExpectedVersionConflictError } from "../errors/expected-version-conflict-error.js";
+import { SessionStateError } from "../errors/session-state-error.js";
 import type { SessionSync } from "./session-sync.js";
 import { decideObserving } from "../core/decide-observing.js";
+import { describeThrown } from "../util/json-value.js";
+import { wellFormedText } from "../util/well-formed-text.js";
 import { turnEndings } from "../core/session-fold.js";
 import { setTimeout as sleep } from "node:timers/promises";
 import { defaultProviderRetry, providerRetryDelayMs, type ProviderRetryPolicy } from "./provider-retry.js";
@@ -200,7 +204,12 @@ export class ProviderTurnLoop {
           const end: ToolRunEnd = await this.#runTools(signal);
           if (end === "elsewhere") {
             if (othersMayDrive) return handedOver();
-            throw new Error(`tool runner: ${step.kind === "effect" ? (step.reason ?? "calls must end first") : "a call cannot start"}, and no call of this run is running`);
+            // Calls started in the log that this process is not running, on a log no other host
+            // writes: left by an operation whose append failed, they are recovered before the next
+            // operation (session.ts); a host that gets here has a session the log moved under it.
+            throw new SessionStateError(
+              `session ${this.store.sessionId}: ${step.kind === "effect" ? (step.reason ?? "calls must end first") : "a call cannot start"}, and no call of this run is running: open the session again to recover the calls it started`,
+            );
           }
         }
       } catch (error) {
@@ -300,20 +309,25 @@ export class ProviderTurnLoop {
     } catch (error) {
       if (signal.aborted) throw error;
       const known = ProviderError.isInstance(error);
+      // A host's own adapter builds its ProviderError in untyped JavaScript: what the event
+      // catalogue would not read back (an unknown kind, a status of NaN) is left out or defaulted.
+      const status = known && Number.isInteger(error.status) ? error.status : undefined;
+      const retryAfterMs = known && typeof error.retryAfterMs === "number" && Number.isFinite(error.retryAfterMs) && error.retryAfterMs >= 0 ? Math.ceil(error.retryAfterMs) : undefined;
       event = {
         type: "turn.provider.failed",
         data: {
           turnId: turn.turnId,
           attempt: turn.attempt,
-          kind: known ? error.kind : "transport",
-          retryable: known ? error.retryable : true,
-          // An error message can quote a request (and its key): it is redacted like everything else.
-          message: this.deps.redactor.redactText(error instanceof Error ? error.message : String(error)).text,
-          ...(known && error.status !== undefined ? { status: error.status } : {}),
-          ...(known && error.retryAfterMs !== undefined ? { retryAfterMs: error.retryAfterMs } : {}),
+          kind: known && ProviderFailureKindSchema.safeParse(error.kind).success ? error.kind : "transport",
+          retryable: known ? error.retryable === true : true,
+          // An error message can quote a request (and its key): it is redacted like everything else,
+          // once made valid Unicode (an HTTP body cut mid-character, a host adapter's own text).
+          message: this.deps.redactor.redactText(wellFormedText(describeThrown(error))).text,
+          ...(status !== undefined ? { status } : {}),
+          ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
         },
       };
-      if (known && error.retryAfterMs !== undefined) this.#retryAfter = { turnId: turn.turnId, attempt: turn.attempt, ms: error.retryAfterMs };
+      if (retryAfterMs !== undefined) this.#retryAfter = { turnId: turn.turnId, attempt: turn.attempt, ms: retryAfterMs };
     }
     if (event.type !== "turn.provider.failed") {
       // The answer goes in one append with the decisions it leads to (normalize, plan, gate).

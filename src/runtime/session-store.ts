@@ -10,6 +10,8 @@ import { SessionFold, type SessionFoldCheckpoint } from "../core/session-fold.js
 import { sessionStream } from "../core/session-stream.js";
 import { isAlwaysSealed } from "../log/seal/seal-record.js";
 import { ExpectedVersionConflictError } from "../errors/expected-version-conflict-error.js";
+import { EventRefusedError } from "../errors/event-refused-error.js";
+import { TurnlogError } from "../errors/turnlog-error.js";
 
 export { sessionStream } from "../core/session-stream.js";
 
@@ -80,6 +82,15 @@ interface Staged {
   recordedAt: number;
 }
 
+/**
+ * The log's `TypeError` for data it cannot store, typed (`EventRefusedError`); any other error
+ * (a storage failure, a closed log) as it is.
+ */
+function refused(sessionId: string, error: unknown): unknown {
+  if (!(error instanceof TypeError) || TurnlogError.isTurnlogError(error)) return error;
+  return new EventRefusedError(sessionId, error.message, { cause: error });
+}
+
 function optionsOf(request: AppendRequest): AppendRequestOptions {
   return typeof request.options === "function" ? request.options() : request.options;
 }
@@ -102,6 +113,7 @@ export class SessionStore {
   #headHash: string | undefined;
   #reloads = 0;
   #refolds = 0;
+  #failedAppends = 0;
   /**
    * The stream positions this store folded from another writer while it had the session loaded
    * (read by a reload, neither appended here nor part of the history first loaded), as ascending
@@ -247,6 +259,15 @@ export class SessionStore {
     return this.#refolds;
   }
 
+  /**
+   * How many appends (or stagings) failed for a reason other than a lost race: the log refused an
+   * event, or its storage failed. A session that saw it move re-derives what it owes from the log
+   * (session.ts).
+   */
+  get failedAppends(): number {
+    return this.#failedAppends;
+  }
+
   get version(): number {
     return this.#version;
   }
@@ -338,7 +359,7 @@ export class SessionStore {
     try {
       // As the log stores it: the JSON form (undefined members gone), frozen; the append takes
       // this very object instead of copying the data a second time.
-      stored = events.map((event) => ({ ...event, data: eventDataSnapshot(event.data, event.type) }) as TurnlogEvent);
+      stored = events.map((event) => ({ ...event, data: this.#snapshot(event) }) as TurnlogEvent);
       this.#fold.applyAll(
         stored.map((event, index): RecordedEvent => ({
           type: event.type,
@@ -352,6 +373,16 @@ export class SessionStore {
       throw error;
     }
     staged.events.push(...stored);
+  }
+
+  /** An event's data as the log stores it; data the log refuses is an `EventRefusedError`. */
+  #snapshot(event: TurnlogEvent): unknown {
+    try {
+      return eventDataSnapshot(event.data, event.type);
+    } catch (error) {
+      this.#failedAppends += 1;
+      throw refused(this.sessionId, error);
+    }
   }
 
   /**
@@ -497,7 +528,9 @@ export class SessionStore {
     } catch (error) {
       this.#staged = undefined;
       this.#fold.restore(staged.before);
-      throw error;
+      if (ExpectedVersionConflictError.isInstance(error)) throw error;
+      this.#failedAppends += 1;
+      throw refused(this.sessionId, error);
     }
   }
 

@@ -16,6 +16,7 @@ import type { SessionLeases } from "../log/event-log.js";
 import { SessionBusyError } from "../errors/session-busy-error.js";
 import { recover, type RecoveryDependencies } from "./session-recovery.js";
 import { linkSignals } from "../util/linked-signal.js";
+import { wellFormedText } from "../util/well-formed-text.js";
 
 /** Options of `session.waitForAnswers`. */
 export interface WaitForAnswersOptions {
@@ -41,6 +42,12 @@ export interface SessionHosting {
   closing?: AbortSignal;
   /** Registers an operation under way (or an auto-resume), so that `runtime.close()` lets it end first. */
   track?: (work: Promise<unknown>) => void;
+  /**
+   * What a new runtime does when it opens the session (create-runtime.ts): checks it can continue
+   * it and recovers a turn left in flight. Run again before the next operation after one whose
+   * append failed, so a call whose outcome was not written is treated as a new runtime treats it.
+   */
+  reopen?: (store: SessionStore) => Promise<void>;
 }
 
 export interface ApprovalAnswer {
@@ -70,6 +77,12 @@ export class Session {
   #busy = 0;
   /** An auto-resume waits for this session's answers. */
   #watching = false;
+  /**
+   * An operation's append failed (the log refused an event, or its storage failed): what it left
+   * in flight — a started call whose outcome was not written, a provider request without its
+   * answer — is recovered, as a new runtime would, before the next operation.
+   */
+  #reopenOwed = false;
 
   constructor(
     private readonly store: SessionStore,
@@ -92,10 +105,12 @@ export class Session {
    * without the lease, when another writer is in the middle of the session's turn (`holder: "writer"`).
    */
   send(text: string, options: { signal?: AbortSignal } = {}): Promise<SendOutcome> {
+    if (typeof text !== "string") return Promise.reject(new TypeError(`send takes the user's message as a string, got ${typeof text}`));
     return this.#driving(async (leased) => {
       await this.#betweenTurns(leased, `session ${this.id} has an unfinished turn: answer its approvals and resume() it first`);
       // What the user typed is logged like everything else: a key pasted into a message is redacted.
-      await this.store.append([{ type: "session.user_message.added", data: { content: this.deps.redactor.redactText(text).text } }]);
+      // Made valid Unicode first (docs/log.md, "Event data"): half an emoji is no reason to lose the message.
+      await this.store.append([{ type: "session.user_message.added", data: { content: this.deps.redactor.redactText(wellFormedText(text)).text } }]);
       return this.#run(leased, options.signal);
     });
   }
@@ -297,6 +312,7 @@ export class Session {
   #answer(callId: string, answer: ApprovalAnswer, granted: boolean): Promise<void> {
     return this.#exclusive(async () => {
       if (typeof answer?.by !== "string" || answer.by === "") throw new TypeError("an approval answer needs `by`: who answered");
+      if (answer.note !== undefined && typeof answer.note !== "string") throw new TypeError("an approval answer's `note` is a string");
       if (answer.scope !== undefined && answer.scope !== "call" && answer.scope !== "tool") throw new TypeError('an approval scope is "call" or "tool"');
       const call = pendingApprovals(this.store.state).find((candidate) => candidate.callId === callId);
       if (call === undefined) throw new SessionStateError(`call ${callId} is not awaiting approval in session ${this.id}`);
@@ -314,9 +330,9 @@ export class Session {
         turnId: call.turnId,
         callId,
         fingerprint: call.decision?.fingerprint ?? "",
-        by: redactor.redactText(answer.by).text,
+        by: redactor.redactText(wellFormedText(answer.by)).text,
         scope,
-        ...(answer.note !== undefined ? { note: redactor.redactText(answer.note).text } : {}),
+        ...(answer.note !== undefined ? { note: redactor.redactText(wellFormedText(answer.note)).text } : {}),
         ...(scope === "tool" ? redactedPrefix(approvedCommandPrefix(this.deps.registry.get(call.name), call.input)) : {}),
       };
       await this.store.append([granted ? { type: "turn.approval.granted", data } : { type: "turn.approval.denied", data }]);
@@ -412,13 +428,25 @@ export class Session {
       // Queued before the runtime closed, starting after: refused, nothing appended.
       this.hosting.closing?.throwIfAborted();
       let value: T;
+      const failedAppends = this.store.failedAppends;
       try {
+        if (this.#reopenOwed && seal) {
+          await this.#reload();
+          await this.hosting.reopen?.(this.store);
+          this.#reopenOwed = false;
+        }
         value = await work();
       } catch (error) {
         // Another writer appended: what this session holds is stale. The operation still fails
         // with the conflict (the host must know), and the next one starts from the log's state.
         if (ExpectedVersionConflictError.isInstance(error)) await this.#reload().catch(() => undefined);
         else if (seal) await this.#seal().catch(() => undefined);
+        // An append failed: the state is again what the log holds, and what the operation left in
+        // flight is recovered before the next one (docs/embedding.md, "When an append fails").
+        if (this.store.failedAppends !== failedAppends) {
+          this.#reopenOwed = true;
+          await this.#reload().catch(() => undefined);
+        }
         throw error;
       }
       if (seal) await this.#seal();

@@ -10,6 +10,8 @@ import { isConcurrencySafe, nextToolStart, runnableCalls, startedCalls, type Too
 import type { ToolContext, ToolDefinition } from "../tools/define-tool.js";
 import type { ToolRegistry } from "../tools/tool-registry.js";
 import { storedFailureMessage, storedOutput } from "../tools/packetizer.js";
+import { describeThrown, notJsonReason } from "../util/json-value.js";
+import { wellFormedText, wellFormedValue } from "../util/well-formed-text.js";
 import type { SecretVault } from "./secret-vault.js";
 import type { SessionStore } from "./session-store.js";
 
@@ -229,14 +231,25 @@ export interface ToolRunEnvironment {
  * ends it: exactly one `turn.tool.succeeded` or `turn.tool.failed`. A tool that throws, hangs past
  * its timeout or returns garbage fails alone; it never takes down its siblings or the loop. Never
  * throws.
+ *
+ * This is where a tool's output enters the log (docs/log.md, "Event data"): its
+ * text and any error message are made valid Unicode (a lone surrogate becomes U+FFFD) before
+ * anything hashes or scans them, and metadata that is not JSON — a BigInt, a function, a symbol,
+ * a non-finite number, a cycle — makes the call fail (`invalid-metadata`) instead of the append.
  */
 export async function runTool(call: CallState, input: unknown, turnId: string, env: ToolRunEnvironment): Promise<TurnlogEvent> {
   // Durations from the monotonic clock: a wall clock stepping back mid-call cannot shorten one.
   const started = elapsedReading(env.clock);
-  const failed = (code: string, message: string): TurnlogEvent => toolFailed(call, turnId, code, message, elapsedSince(env.clock, started));
+  const failed = (code: string, message: string): TurnlogEvent => toolFailed(call, turnId, code, wellFormedText(message), elapsedSince(env.clock, started));
   const tool = env.registry.get(call.name);
   if (tool === undefined) return failed("unavailable-tool", `tool "${call.name}" is not registered in this runtime`);
-  const parsed = (tool.input as z.ZodType).safeParse(input);
+  let parsed: ReturnType<z.ZodType["safeParse"]>;
+  try {
+    parsed = (tool.input as z.ZodType).safeParse(input);
+  } catch (error) {
+    // A refinement of the host's own schema can throw instead of reporting an issue.
+    return failed("invalid-input", describeThrown(error));
+  }
   if (!parsed.success) return failed("invalid-input", parsed.error.message);
 
   const guard = new CallGuard(env.signal, tool.timeoutMs);
@@ -253,20 +266,34 @@ export async function runTool(call: CallState, input: unknown, turnId: string, e
     };
     const result = await guard.race(env.inCallContext !== undefined ? env.inCallContext(call.callId, () => invoke(tool, parsed.data, ctx)) : invoke(tool, parsed.data, ctx));
     const durationMs = elapsedSince(env.clock, started);
-    if (typeof result === "string") return { type: "turn.tool.succeeded", data: { turnId, callId: call.callId, output: result, durationMs } };
+    if (typeof result === "string") return { type: "turn.tool.succeeded", data: { turnId, callId: call.callId, output: wellFormedText(result), durationMs } };
     if (typeof result === "object" && result !== null && typeof result.content === "string" && typeof result.ok === "boolean") {
       if (!result.ok) return failed("tool-error", result.content);
-      const data = { turnId, callId: call.callId, output: result.content, durationMs };
-      return { type: "turn.tool.succeeded", data: result.metadata === undefined ? data : { ...data, metadata: result.metadata } };
+      const data = { turnId, callId: call.callId, output: wellFormedText(result.content), durationMs };
+      if (result.metadata === undefined) return { type: "turn.tool.succeeded", data };
+      const metadata = storableMetadata(result.metadata);
+      if (typeof metadata === "string") return failed("invalid-metadata", `the tool returned metadata the log cannot store: ${metadata}`);
+      return { type: "turn.tool.succeeded", data: { ...data, metadata } };
     }
     return failed("invalid-result", "the tool returned neither a string nor { ok, content }");
   } catch (error) {
     if (guard.timedOut) return failed("timeout", `the tool did not finish within ${tool.timeoutMs} ms`);
     if (env.signal.aborted) return failed("aborted", "the run was cancelled");
-    return failed("tool-exception", error instanceof Error ? error.message : String(error));
+    return failed("tool-exception", describeThrown(error));
   } finally {
     guard.release();
   }
+}
+
+/**
+ * A tool's metadata as the log stores it — a JSON object, its strings (keys included) made valid
+ * Unicode — or, when it is not one, why (a sentence for the model and the host).
+ */
+function storableMetadata(metadata: unknown): Record<string, unknown> | string {
+  if (typeof metadata !== "object" || metadata === null || Array.isArray(metadata)) return "metadata is not an object";
+  const reason = notJsonReason(metadata, "metadata");
+  if (reason !== undefined) return reason;
+  return wellFormedValue(JSON.parse(JSON.stringify(metadata)) as Record<string, unknown>);
 }
 
 /**

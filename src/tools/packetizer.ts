@@ -1,5 +1,6 @@
 import type { Packet, RejectionReason, StoredCut } from "../contracts/events.js";
 import type { GateDecision } from "../contracts/policy.js";
+import { wellFormedText } from "../util/well-formed-text.js";
 
 /** Everything known of one call when its turn is packetized. */
 export interface CallForPacket {
@@ -92,12 +93,14 @@ function truncationOf(length: number, maxChars: number): Truncation | undefined 
 
 /**
  * Caps text at `maxChars`, keeping the head and the tail with a marker that states how many
- * characters were removed. `truncated` is true only when characters were actually removed.
+ * characters were removed. `truncated` is true only when characters were actually removed. A cut
+ * through a surrogate pair leaves U+FFFD in place of the half kept (the log cannot hash half a
+ * character); the counts stay those of UTF-16 code units.
  */
 export function truncate(text: string, maxChars: number): { content: string; truncated: boolean; originalChars: number } {
   const cut = truncationOf(text.length, maxChars);
   if (cut === undefined) return { content: text, truncated: false, originalChars: text.length };
-  return { content: text.slice(0, cut.head) + cut.marker + (cut.tail > 0 ? text.slice(-cut.tail) : ""), truncated: true, originalChars: text.length };
+  return { content: wellFormedText(text.slice(0, cut.head) + cut.marker + (cut.tail > 0 ? text.slice(-cut.tail) : "")), truncated: true, originalChars: text.length };
 }
 
 /**
@@ -120,7 +123,9 @@ export function storedOutput(text: string, limits: { maxResultChars: number; max
   const spare = cap - shown.head - shown.tail;
   const headChars = shown.head + Math.ceil(spare / 2);
   const tailChars = cap - headChars;
-  return { output: text.slice(0, headChars) + text.slice(text.length - tailChars), stored: { originalChars: text.length, headChars } };
+  // Each part made valid Unicode on its own: a cut through a surrogate pair leaves U+FFFD, never
+  // half a character for the two parts to pair up with.
+  return { output: wellFormedText(text.slice(0, headChars)) + wellFormedText(text.slice(text.length - tailChars)), stored: { originalChars: text.length, headChars } };
 }
 
 /** What the model reads before a failed call's message. */
@@ -157,5 +162,5 @@ export function truncateStored(output: string, stored: StoredCut, maxChars: numb
   const cut = truncationOf(stored.originalChars, maxChars) ?? { head: headChars, tail: tailChars, marker: `\n…[${stored.originalChars - output.length} characters removed]…\n` };
   const head = output.slice(0, Math.min(cut.head, headChars));
   const tail = Math.min(cut.tail, tailChars);
-  return { content: head + cut.marker + (tail > 0 ? output.slice(-tail) : ""), truncated: true, originalChars: stored.originalChars };
+  return { content: wellFormedText(head + cut.marker + (tail > 0 ? output.slice(-tail) : "")), truncated: true, originalChars: stored.originalChars };
 }

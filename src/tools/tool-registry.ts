@@ -2,6 +2,7 @@ import { z } from "zod";
 import type { ProviderToolSchema, ToolSnapshot } from "../contracts/tools.js";
 import { canonicalJson, sha256 } from "../util/digest.js";
 import type { ToolDefinition } from "./define-tool.js";
+import { wellFormedText, wellFormedValue } from "../util/well-formed-text.js";
 
 export type { ProviderToolSchema };
 
@@ -99,11 +100,15 @@ export class ToolRegistry {
     // A tool's own JSON Schema (an MCP server's) is offered as it is, copied so that a later change
     // to the caller's object cannot change what was digested; otherwise zod's own output, where
     // `io: "input"` describes what the model must send.
-    const parameters =
-      tool.parameters !== undefined ? structuredClone(tool.parameters) : (z.toJSONSchema(tool.input, { io: "input", unrepresentable: "any" }) as Record<string, unknown>);
+    // Both are recorded in `session.started` and hashed, so a lone surrogate in them (a host's
+    // description cut mid-emoji) becomes U+FFFD here rather than a log that refuses the session.
+    const parameters = wellFormedValue(
+      tool.parameters !== undefined ? structuredClone(tool.parameters) : (z.toJSONSchema(tool.input, { io: "input", unrepresentable: "any" }) as Record<string, unknown>),
+    );
     // Providers need no dialect tag; dropping it treats both kinds of schema alike.
     delete parameters.$schema;
-    this.#entries.set(tool.name, { tool, schema: { name: tool.name, description: tool.description, parameters }, ...origin });
+    const description = wellFormedText(tool.description);
+    this.#entries.set(tool.name, { tool: description === tool.description ? tool : { ...tool, description }, schema: { name: tool.name, description, parameters }, ...origin });
     this.#changed();
   }
 

@@ -12,6 +12,7 @@ import { jsonSchemaInput } from "../json-schema-input.js";
 import { mcpRiskClass } from "./mcp-risk.js";
 import { mcpToolName } from "./mcp-tool-name.js";
 import { mcpToolResult } from "./mcp-tool-result.js";
+import { wellFormedText, wellFormedValue } from "../../util/well-formed-text.js";
 
 /** What every MCP server entry of `createRuntime({ mcpServers })` may say. */
 interface McpServerOptions {
@@ -334,7 +335,9 @@ function toTurnlogTools(client: Client, config: McpServerConfig, listed: readonl
   return listed
     .filter((tool) => tool.execution?.taskSupport !== "required")
     .map((tool) => {
-      const parameters = tool.inputSchema as Record<string, unknown>;
+      // A server's JSON can hold lone surrogates (`\ud800` escapes); the schema and the description
+      // are recorded in the log and hashed, so they are made valid Unicode here, where they enter.
+      const parameters = wellFormedValue(tool.inputSchema as Record<string, unknown>);
       let input: ReturnType<typeof jsonSchemaInput>;
       try {
         input = jsonSchemaInput(parameters, { validator });
@@ -343,7 +346,7 @@ function toTurnlogTools(client: Client, config: McpServerConfig, listed: readonl
       }
       return defineTool({
         name: mcpToolName(server, tool.name),
-        description: tool.description ?? tool.title ?? tool.annotations?.title ?? `The "${tool.name}" tool of MCP server "${server}".`,
+        description: wellFormedText(tool.description ?? tool.title ?? tool.annotations?.title ?? `The "${tool.name}" tool of MCP server "${server}".`),
         risk: Object.hasOwn(overrides, tool.name) ? (overrides[tool.name] as RiskClass) : mcpRiskClass(tool.annotations),
         input,
         parameters,
