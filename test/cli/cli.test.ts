@@ -407,7 +407,8 @@ describe("turnlog replay", () => {
       return events;
     });
     const run = await turnlog("replay", "host", "--dir", dir);
-    expect(run.code).toBe(1);
+    // It cannot be replayed here, which is not "diverged".
+    expect(run.code).toBe(5);
     expect(run.stderr).toContain("recorded with tools the CLI does not define (search_web), before turnlog recorded tool schemas in the log");
     expectOneCleanLine(run.stderr);
   });
@@ -603,14 +604,15 @@ describe("turnlog demo --pause, approve, deny, resume", () => {
 describe("user mistakes: one line on stderr, no stack trace", () => {
   it.each([["events"], ["show"], ["replay"], ["resume"], ["approve", "call_x"], ["deny", "call_x"]])("%s of an unknown session", async (command, ...rest) => {
     const run = await turnlog(command, "no-such-session", ...rest, "--dir", logDir);
-    expect(run.code).toBe(1);
+    // A replay that cannot be done exits 5, never 1 (a divergence).
+    expect(run.code).toBe(command === "replay" ? 5 : 1);
     expect(run.stdout).toBe("");
     expect(run.stderr).toBe(`turnlog: no session "no-such-session" in ${logDir} — "npx turnlog sessions --dir ${logDir}" lists them\n`);
   });
 
   it.each([["sessions"], ["verify"], ["events", "x"], ["replay", "x"], ["show", "x"], ["resume", "x"], ["approve", "x", "y"], ["deny", "x", "y"]])("%s with a missing log directory, which it does not create", async (...args) => {
     const run = await turnlog(...args, "--dir", "missing-log");
-    expect(run.code).toBe(1);
+    expect(run.code).toBe(args[0] === "replay" ? 5 : 1);
     expect(run.stderr).toBe(`turnlog: no log at missing-log — run "npx turnlog demo" first or pass --log\n`);
     expect(existsSync(path.join(workDir, "missing-log"))).toBe(false);
   });

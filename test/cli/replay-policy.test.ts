@@ -56,6 +56,7 @@ describe("turnlog replay --policy", () => {
     const missing = await turnlog("replay", demo.sessionId, "--dir", demo.logDir, "--policy", "nowhere.json");
     expectOneCleanLine(missing.stderr);
     expect(missing.stderr).toContain("not found");
-    expect(missing.code).toBe(1);
+    // No replay happened: exit 5, not 1 (which would say "diverged").
+    expect(missing.code).toBe(5);
   });
 });
