@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import type { ReplayReport } from "../../src/index.js";
 import { expectOneCleanLine, useDemoSession } from "./support/demo-fixture.js";
 
-/* `turnlog replay <session> --policy file.json`, end to end on the demo session (DESIGN.md §5, §12). */
+/* `turnlog replay <session> --policy file.json`, run in-process (runCli) on the demo session (docs/replay.md, "What-if"). */
 
 const demo = useDemoSession("replay-policy");
 const { turnlog } = demo;
