@@ -29,9 +29,10 @@ import { assertSchemaName } from "../log/postgres/postgres-migrations.js";
 import { approverName } from "./run/run-driver.js";
 
 /**
- * Runs the `turnlog` command line and returns its exit code (DESIGN.md §12): 0 success, 1 failure
- * (a divergence, a broken chain, a failed turn, or a mistake such as an unknown session), 2 usage
- * error, 3 a turn left awaiting approval, 4 a turn stopped (budget, cancel, refusal). Every error
+ * Runs the `turnlog` command line and returns its exit code (docs/cli-run.md, "Exit codes"): 0
+ * success, 1 failure (a divergence, a broken chain, a failed turn, or a mistake such as an unknown
+ * session), 2 usage error, 3 a turn left awaiting approval, 4 a turn stopped (budget, cancel,
+ * refusal), 5 `replay` could not replay the session. Every error
  * is one line on stderr; the stack of an unexpected one is shown only with `TURNLOG_DEBUG`.
  *
  * @example
@@ -56,7 +57,7 @@ export async function runCli(argv: readonly string[], given: CliIo = processIo()
   const schemaOption = () => new Option("--schema <name>", "with a PostgreSQL log: the schema that holds it; default: $TURNLOG_SCHEMA, else turnlog");
   const defaults = { read: () => defaultLogLocation(io.env), run: () => runLogLocation(io.env), demo: () => demoLogLocation(io.env), verify: () => verifyLogLocation(io.env) };
   program.hook("preAction", (_program, command) => {
-    if (!command.options.some((option) => option.long === "--log")) return;
+    if (!command.options.some((option) => option.long === "--log") || namesItsOwnDirectory.has(command.name())) return;
     const name = command.name();
     const kind = name === "run" ? "run" : name === "demo" ? "demo" : name === "verify" ? "verify" : "read";
     try {
@@ -177,11 +178,13 @@ export async function runCli(argv: readonly string[], given: CliIo = processIo()
     .description("keep seal witnesses for other machines' logs")
     .command("serve")
     .description("serve an append-only seal witness over HTTP (turnlog run --witness <url> records to it): records are only ever added, never replaced or removed; run it as another user or on another machine (docs/security.md)")
-    .requiredOption("--dir <path>", "where the records are kept")
+    .addOption(new Option("--log <dir>", "where the records are kept (the witness's own append-only log)"))
+    .addOption(new Option("--dir <path>", "where the records are kept (the same as --log <dir>)"))
     .option("--host <address>", "the address to listen on (default: 127.0.0.1)")
     .option("--port <port>", "the port (default: any free one)")
-    .action(async (options: { dir: string; host?: string; port?: string }) => {
-      exitCode = await witnessServeCommand(options, context);
+    .action(async (options: { log?: string; dir?: string; host?: string; port?: string }) => {
+      const dir = namedDirectory([["--log", options.log], ["--dir", options.dir]], "witness serve keeps its records in a directory: pass --log <dir> (or --dir <dir>)");
+      exitCode = await witnessServeCommand({ ...options, dir }, context);
     });
 
   program
@@ -229,7 +232,7 @@ export async function runCli(argv: readonly string[], given: CliIo = processIo()
 
   program
     .command("replay")
-    .description("recompute every decision of a session and compare it with the log (exit 1 on a divergence)")
+    .description("recompute every decision of a session and compare it with the log (exit 1 on a divergence, 5 when it cannot replay the session)")
     .argument("<session>", "the session ID")
     .addOption(logOption())
     .addOption(dirOption())
@@ -310,10 +313,14 @@ export async function runCli(argv: readonly string[], given: CliIo = processIo()
   program
     .command("repair")
     .description("salvage a damaged LevelDB log: copy each stream's events up to its first bad or missing one (chain-verified) into a new log, and report what was kept and dropped; the damaged log is never changed (exit 1 when events were dropped)")
-    .argument("<log-dir>", "the damaged log directory (read from a copy)")
+    .argument("[log-dir]", "the damaged log directory (read from a copy); or give it as --log <dir> or --dir <dir>")
     .requiredOption("--out <new-dir>", "where to write the repaired log: a new or empty directory")
+    .addOption(new Option("--log <dir>", "the damaged log directory (the same as the argument)"))
+    .addOption(dirOption())
     .addOption(jsonOption())
-    .action(async (directory: string, options: { out?: string; json?: boolean }) => {
+    .action(async (argument: string | undefined, options: { out?: string; json?: boolean; log?: string; dir?: string }) => {
+      const directory = namedDirectory([["<log-dir>", argument], ["--log", options.log], ["--dir", options.dir]], "repair needs the damaged log directory: turnlog repair <log-dir> --out <new-dir> (or --log <dir>)");
+      if (isPostgresUrl(directory)) throw new CliError("repair salvages a damaged LevelDB log directory; a PostgreSQL log's storage is the database's to repair", { exitCode: exitCodes.usage });
       exitCode = await repairCommand(directory, options, context);
     });
 
@@ -326,6 +333,21 @@ export async function runCli(argv: readonly string[], given: CliIo = processIo()
   } catch (error) {
     return reportError(error, io);
   }
+}
+
+/**
+ * Commands that take `--log`/`--dir` but name a directory of their own rather than a log to
+ * look up: `repair` (the damaged directory, never a default) and `witness serve` (its records).
+ */
+const namesItsOwnDirectory = new Set(["repair", "serve"]);
+
+/** The one directory named by `ways` (an argument, `--log`, `--dir`); none or two is a usage error. */
+function namedDirectory(ways: readonly (readonly [string, string | undefined])[], missing: string): string {
+  const given = ways.filter((way): way is readonly [string, string] => way[1] !== undefined);
+  if (given.length > 1) throw new CliError(`${given.map(([name]) => name).join(" and ")} both name the directory — give one of them`, { exitCode: exitCodes.usage });
+  const named = given[0]?.[1];
+  if (named === undefined || named === "") throw new CliError(missing, { exitCode: exitCodes.usage });
+  return named;
 }
 
 /**
@@ -409,7 +431,7 @@ function buildProgram(io: CliIo): Command {
       [
         "",
         "Exit codes: 0 ok · 1 failure (divergence, broken chain, failed turn, unknown session, missing log) · 2 usage error ·",
-        "            3 a turn awaits approval · 4 a turn stopped (budget, cancel, refusal).",
+        "            3 a turn awaits approval · 4 a turn stopped (budget, cancel, refusal) · 5 replay could not replay the session.",
         'Start with "npx turnlog demo", then "npx turnlog sessions"; "npx turnlog demo --pause" lets you answer the approvals.',
       ].join("\n"),
     );

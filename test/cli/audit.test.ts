@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { AuditRow } from "../../src/index.js";
 import { expectOneCleanLine, useDemoSession } from "./support/demo-fixture.js";
 
-/* `turnlog audit`, end to end: the built bin against a demo session in its own temporary directory. */
+/* `turnlog audit`, run in-process (runCli) against a demo session in its own temporary directory. */
 
 const demo = useDemoSession("audit");
 const { turnlog } = demo;

@@ -10,13 +10,17 @@ import { scriptedProvider } from "../../src/testing/index.js";
 import { demoSecret } from "../../src/cli/demo/demo-script.js";
 import { anthropicMessagesViolations, openAiChatViolations } from "../support/history-validators.js";
 import { ensureBuiltCli, repoRoot, runTurnlog, type TurnlogRun } from "./support/turnlog-bin.js";
+import { runTurnlogInProcess } from "./support/turnlog-in-process.js";
 import { expectOneCleanLine } from "./support/demo-fixture.js";
 import { deleteEvent, rewriteEvent, swapEvents } from "./support/raw-log.js";
 import { rechainStream } from "../support/level-tamper.js";
 
 /*
- * End-to-end: the built bin, run as a child process in a fresh temporary directory, as a user
- * runs `npx turnlog …`.
+ * The commands, in a fresh temporary directory. Most tests are about a command's logic and run it
+ * in-process, through `runCli` (the function the bin calls); a few run the built bin as a child
+ * process, as a user runs `npx turnlog …`, for what only a real process shows: the bin and the
+ * bundle, `--version` and `--help`, exit codes a shell sees, a usage error, a clean error line, a
+ * reader that closes the pipe.
  */
 
 let workDir: string;
@@ -24,7 +28,9 @@ let demo: TurnlogRun;
 let sessionId: string;
 const logDir = "log";
 
-const turnlog = (...args: string[]) => runTurnlog(args, { cwd: workDir });
+const turnlog = (...args: string[]) => runTurnlogInProcess(args, { cwd: workDir });
+/** The built bin, a child process: for the end-to-end tests. */
+const bin = (...args: string[]) => runTurnlog(args, { cwd: workDir });
 /** A copy of the demo's log, so each tampering starts from an intact one. */
 async function copyOfDemoLog(name: string): Promise<string> {
   const copy = path.join(workDir, name);
@@ -142,9 +148,9 @@ describe("turnlog demo", () => {
   it("touches no file outside its log, and repeated runs coexist", async () => {
     const fresh = await mkdtemp(path.join(os.tmpdir(), "turnlog-cli-default-"));
     try {
-      const first = await runTurnlog(["demo"], { cwd: fresh });
-      const second = await runTurnlog(["demo"], { cwd: fresh });
-      const paused = await runTurnlog(["demo", "--pause"], { cwd: fresh });
+      const first = await runTurnlogInProcess(["demo"], { cwd: fresh });
+      const second = await runTurnlogInProcess(["demo"], { cwd: fresh });
+      const paused = await runTurnlogInProcess(["demo", "--pause"], { cwd: fresh });
       expect([first.code, second.code, paused.code]).toEqual([0, 0, 3]);
       expect(await readdir(fresh)).toEqual([".turnlog"]);
       // Run in the default directory, the printed commands need no --dir.
@@ -152,7 +158,7 @@ describe("turnlog demo", () => {
       expect(first.stdout).not.toContain("--dir");
       expect(paused.stdout).toMatch(/npx turnlog resume demo-\S+ {2}/);
       expect(paused.stdout).not.toContain("--dir");
-      const sessions = JSON.parse((await runTurnlog(["sessions", "--json"], { cwd: fresh })).stdout) as { id: string; status: string }[];
+      const sessions = JSON.parse((await runTurnlogInProcess(["sessions", "--json"], { cwd: fresh })).stdout) as { id: string; status: string }[];
       expect(sessions).toHaveLength(3);
       expect(new Set(sessions.map((row) => row.id)).size).toBe(3);
       expect(sessions.map((row) => row.status).sort()).toEqual(["awaiting-approval", "stopped", "stopped"]);
@@ -247,9 +253,9 @@ describe("turnlog events / show", () => {
   });
 
   it("colors only when asked: FORCE_COLOR on, NO_COLOR off", async () => {
-    const forced = await runTurnlog(["events", sessionId, "--dir", logDir], { cwd: workDir, env: { FORCE_COLOR: "1" } });
+    const forced = await runTurnlogInProcess(["events", sessionId, "--dir", logDir], { cwd: workDir, env: { FORCE_COLOR: "1" } });
     expect(forced.stdout).toContain("\u001b[");
-    const vetoed = await runTurnlog(["events", sessionId, "--dir", logDir], { cwd: workDir, env: { FORCE_COLOR: "1", NO_COLOR: "1" } });
+    const vetoed = await runTurnlogInProcess(["events", sessionId, "--dir", logDir], { cwd: workDir, env: { FORCE_COLOR: "1", NO_COLOR: "1" } });
     expect(vetoed.stdout).not.toContain("\u001b[");
   });
 
@@ -340,7 +346,8 @@ describe("turnlog replay", () => {
     await target.close();
 
     expect((await turnlog("verify", "--dir", dir)).code).toBe(0);
-    const run = await turnlog("replay", sessionId, "--dir", dir);
+    // Through the built bin: the exit code a shell or a CI step sees.
+    const run = await bin("replay", sessionId, "--dir", dir);
     expect(run.code).toBe(1);
     expect(run.stdout).toMatch(/^diverged: \d+ decisions recomputed, 1 divergence$/m);
     expect(run.stdout).toContain(`#${gatedPosition} turn.tool_calls.gated data.decisions[0].rule: logged "allow:tool=read_file", recomputed "mode:ask"`);
@@ -406,8 +413,10 @@ describe("turnlog replay", () => {
       for (const tool of (events[0]!.data as { tools: Record<string, unknown>[] }).tools) delete tool.parameters;
       return events;
     });
-    const run = await turnlog("replay", "host", "--dir", dir);
-    expect(run.code).toBe(1);
+    // Through the built bin: exit 5 as a shell sees it, and one clean line, no stack trace.
+    const run = await bin("replay", "host", "--dir", dir);
+    // It cannot be replayed here, which is not "diverged".
+    expect(run.code).toBe(5);
     expect(run.stderr).toContain("recorded with tools the CLI does not define (search_web), before turnlog recorded tool schemas in the log");
     expectOneCleanLine(run.stderr);
   });
@@ -512,7 +521,7 @@ describe("turnlog demo --pause, approve, deny, resume", () => {
     // The other call is still held: it is shown again, with its commands.
     expect(deny.stdout).toContain(`npx turnlog approve ${id} call_status --dir ${dir}`);
     // --by defaults to $USER.
-    const approve = await runTurnlog(["approve", id, "call_status", "--scope", "tool", "--dir", dir], { cwd: workDir, env: { USER: "bea" } });
+    const approve = await runTurnlogInProcess(["approve", id, "call_status", "--scope", "tool", "--dir", dir], { cwd: workDir, env: { USER: "bea" } });
     expect(approve.code).toBe(0);
     expect(approve.stdout).toContain("✓ approved run_command call_status by bea, and run_command for the rest of the session");
     expect(approve.stdout).toContain("Every held call is answered.");
@@ -603,20 +612,21 @@ describe("turnlog demo --pause, approve, deny, resume", () => {
 describe("user mistakes: one line on stderr, no stack trace", () => {
   it.each([["events"], ["show"], ["replay"], ["resume"], ["approve", "call_x"], ["deny", "call_x"]])("%s of an unknown session", async (command, ...rest) => {
     const run = await turnlog(command, "no-such-session", ...rest, "--dir", logDir);
-    expect(run.code).toBe(1);
+    // A replay that cannot be done exits 5, never 1 (a divergence).
+    expect(run.code).toBe(command === "replay" ? 5 : 1);
     expect(run.stdout).toBe("");
     expect(run.stderr).toBe(`turnlog: no session "no-such-session" in ${logDir} — "npx turnlog sessions --dir ${logDir}" lists them\n`);
   });
 
   it.each([["sessions"], ["verify"], ["events", "x"], ["replay", "x"], ["show", "x"], ["resume", "x"], ["approve", "x", "y"], ["deny", "x", "y"]])("%s with a missing log directory, which it does not create", async (...args) => {
     const run = await turnlog(...args, "--dir", "missing-log");
-    expect(run.code).toBe(1);
+    expect(run.code).toBe(args[0] === "replay" ? 5 : 1);
     expect(run.stderr).toBe(`turnlog: no log at missing-log — run "npx turnlog demo" first or pass --log\n`);
     expect(existsSync(path.join(workDir, "missing-log"))).toBe(false);
   });
 
   it("takes the default directory from $TURNLOG_DIR", async () => {
-    const run = await runTurnlog(["sessions", "--json"], { cwd: workDir, env: { TURNLOG_DIR: logDir } });
+    const run = await runTurnlogInProcess(["sessions", "--json"], { cwd: workDir, env: { TURNLOG_DIR: logDir } });
     expect(run.code).toBe(0);
     expect((JSON.parse(run.stdout) as { id: string }[]).map((row) => row.id)).toEqual([sessionId]);
   });
@@ -632,7 +642,7 @@ describe("usage", () => {
   });
 
   it("--help lists every command and the exit codes", async () => {
-    const run = await turnlog("--help");
+    const run = await bin("--help");
     expect(run.code).toBe(0);
     for (const command of ["demo", "sessions", "events", "show", "replay", "verify", "approve", "deny", "resume", "view"]) expect(run.stdout).toMatch(new RegExp(`^ {2}${command}\\b`, "m"));
     expect(run.stdout).toContain("Exit codes:");
@@ -654,7 +664,7 @@ describe("usage", () => {
   });
 
   it("--version prints the package version", async () => {
-    const run = await turnlog("--version");
+    const run = await bin("--version");
     expect(run.code).toBe(0);
     expect(run.stdout).toMatch(/^\d+\.\d+\.\d+\n$/);
   });
@@ -677,7 +687,7 @@ describe("usage", () => {
   });
 
   it("no command prints the help on stderr and exits 2", async () => {
-    const run = await turnlog();
+    const run = await bin();
     expect(run.code).toBe(2);
     expect(run.stderr).toContain("Usage: turnlog");
   });

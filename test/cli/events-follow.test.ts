@@ -7,6 +7,12 @@ import { repoRoot } from "./support/turnlog-bin.js";
 
 const run = promisify(execFile);
 
+/*
+ * `--follow` runs as the built bin, a child process, since the point is a process that keeps
+ * following until Ctrl-C (SIGINT) while another appends; the demo it follows is recorded, and the
+ * unknown session refused, in-process.
+ */
+
 /** A `turnlog events --follow` child, with its output as it arrives and a way to wait for some of it. */
 function startFollower(args: string[], cwd: string) {
   const child: ChildProcessWithoutNullStreams = spawn(process.execPath, [path.join(repoRoot, "bin", "turnlog.js"), "events", ...args, "--follow", "--interval", "50"], {

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { LevelEventLog } from "../../src/index.js";
 import { expectOneCleanLine, useDemoSession } from "./support/demo-fixture.js";
 
-/* `turnlog show --at` and `turnlog fork`, run as the built bin on the demo's log. Positions are the
+/* `turnlog show --at` and `turnlog fork`, run in-process (runCli) on the demo's log. Positions are the
    demo's: #11 is the first gate (after #10 session.environment.observed), #13 the first tool start. */
 
 const demo = useDemoSession("fork");

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import type { ReplayReport } from "../../src/index.js";
 import { expectOneCleanLine, useDemoSession } from "./support/demo-fixture.js";
 
-/* `turnlog replay <session> --policy file.json`, end to end on the demo session (DESIGN.md §5, §12). */
+/* `turnlog replay <session> --policy file.json`, run in-process (runCli) on the demo session (docs/replay.md, "What-if"). */
 
 const demo = useDemoSession("replay-policy");
 const { turnlog } = demo;
@@ -56,6 +56,7 @@ describe("turnlog replay --policy", () => {
     const missing = await turnlog("replay", demo.sessionId, "--dir", demo.logDir, "--policy", "nowhere.json");
     expectOneCleanLine(missing.stderr);
     expect(missing.stderr).toContain("not found");
-    expect(missing.code).toBe(1);
+    // No replay happened: exit 5, not 1 (which would say "diverged").
+    expect(missing.code).toBe(5);
   });
 });

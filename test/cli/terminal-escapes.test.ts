@@ -1,18 +1,19 @@
 import { mkdir, mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { finishChunk, openAiToolCallChunks, textChunk } from "../providers/stream-builders.js";
 import { fakeKey } from "../providers/support/provider-session.js";
 import { openAiSse, startSseTestServer, type SseTestServer } from "../providers/support/sse-test-server.js";
-import { ensureBuiltCli, runTurnlog } from "./support/turnlog-bin.js";
+import { runTurnlogInProcess } from "./support/turnlog-in-process.js";
 
 /*
  * Nothing from the log reaches a terminal raw (issue 30, item 10; docs/security.md): a session whose
  * model text, tool output, tool arguments and error messages hold escape sequences that would
  * retitle and clear the terminal, write the clipboard (OSC 52), act as an 8-bit CSI or reorder a
  * line (bidi override) is printed by `run`, `events`, `show` and `audit` with each of them escaped.
- * By effect: the built bin as a child process, a real HTTP server with scripted replies, a real log.
+ * By effect: the CLI run in-process (`runCli`, with the output a terminal would get), a real HTTP
+ * server with scripted replies, a real log.
  */
 
 const keyEnv = "TURNLOG_TEST_ESCAPE_KEY";
@@ -33,10 +34,6 @@ let base: string;
 let workDir: string;
 let logDir: string;
 
-beforeAll(async () => {
-  await ensureBuiltCli();
-}, 120_000);
-
 beforeEach(async () => {
   server = await startSseTestServer();
   base = await realpath(await mkdtemp(path.join(os.tmpdir(), "turnlog-escapes-")));
@@ -51,7 +48,7 @@ afterEach(async () => {
 });
 
 const env = (extra: Record<string, string> = {}) => ({ [keyEnv]: fakeKey, XDG_CONFIG_HOME: path.join(base, "config"), XDG_STATE_HOME: path.join(base, "state"), ...extra });
-const turnlog = (args: readonly string[], extra: Record<string, string> = {}) => runTurnlog(args, { cwd: workDir, env: env(extra) });
+const turnlog = (args: readonly string[], extra: Record<string, string> = {}) => runTurnlogInProcess(args, { cwd: workDir, env: env(extra) });
 
 /**
  * Records one `turnlog run` session in which the model says `text`, reads `notes.txt` (which holds

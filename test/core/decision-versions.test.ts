@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { decisionsVersions, latestDecisionsVersion, LevelEventLog, type RecordedEvent, type ReplayReport } from "../../src/index.js";
 import { demoTools } from "../../src/cli/demo/demo-runtime.js";
 import { verifyChain } from "../../src/log/hash-chain.js";
@@ -14,7 +14,7 @@ import { ToolRegistry } from "../../src/tools/tool-registry.js";
 import { workspaceTools } from "../../src/tools/workspace/workspace-tools.js";
 import { resolveRealPath } from "../../src/util/real-path.js";
 import { fakeShell, workspace } from "../support/tools.js";
-import { ensureBuiltCli, runTurnlog } from "../cli/support/turnlog-bin.js";
+import { runTurnlogInProcess } from "../cli/support/turnlog-in-process.js";
 
 /*
  * Decision versions (DESIGN.md §16, docs/replay.md): every golden log of every decisions version
@@ -174,8 +174,8 @@ describe("the first real decision change: a crash-interrupted provider attempt (
 });
 
 describe("version-1 LevelDB logs, through the CLI", () => {
-  const turnlog = (cwd: string, ...args: string[]) => runTurnlog(args, { cwd, env: { NO_COLOR: "1" } });
-  beforeAll(ensureBuiltCli, 120_000);
+  // The CLI's logic, run in-process (runCli): what is under test is replay, not the bin.
+  const turnlog = (cwd: string, ...args: string[]) => runTurnlogInProcess(args, { cwd, env: { NO_COLOR: "1" } });
   const scratch: string[] = [];
   afterAll(async () => {
     await Promise.all(scratch.map((dir) => rm(dir, { recursive: true, force: true })));

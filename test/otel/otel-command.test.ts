@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { expectOneCleanLine, useDemoSession } from "../cli/support/demo-fixture.js";
-import { runTurnlog } from "../cli/support/turnlog-bin.js";
+import { runTurnlogInProcess } from "../cli/support/turnlog-in-process.js";
 import { normalizeOtlp, type NormalSpan } from "./support/otel-spans.js";
 
 interface Received {
@@ -84,7 +84,7 @@ describe("turnlog otel", () => {
   it("sends the headers of $OTEL_EXPORTER_OTLP_HEADERS and --header (a vendor's key), and never prints them", async () => {
     const { url, received, server } = await receiver(200);
     servers.push(server);
-    const run = await runTurnlog(["otel", demo.sessionId, "--dir", demo.logDir, "--endpoint", url, "--header", "x-team: blue"], {
+    const run = await runTurnlogInProcess(["otel", demo.sessionId, "--dir", demo.logDir, "--endpoint", url, "--header", "x-team: blue"], {
       cwd: demo.workDir,
       env: { OTEL_EXPORTER_OTLP_HEADERS: "authorization=Basic%20c2VjcmV0LXZhbHVl,x-extra=1" },
     });

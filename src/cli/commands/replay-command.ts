@@ -18,6 +18,10 @@ import { changedToolsMessage } from "../open-recorded-session.js";
 import { findRunRecord, type RunRecord } from "../run/run-record.js";
 import { runReplayRegistry, toolSetDifferences } from "../run/run-runtime.js";
 import { ToolRegistry } from "../../tools/tool-registry.js";
+import { matchesRecorded } from "../../tools/recorded-tool.js";
+import { workspaceTools } from "../../tools/workspace/workspace-tools.js";
+import type { ToolSnapshot } from "../../contracts/tools.js";
+import { TurnlogError } from "../../errors/turnlog-error.js";
 import { printJson, type CommandContext } from "../cli-io.js";
 import { CliError, exitCodes } from "../cli-error.js";
 import { readOnly, withLog } from "../log-directory.js";
@@ -27,27 +31,54 @@ import { plural } from "../timeline.js";
 /**
  * `turnlog replay <session>`: recomputes every decision of the session with the current code and
  * compares it with the log. Exits 0 when identical and 1 on a divergence, like Temporal's
- * replayer, so it can gate CI.
+ * replayer, so it can gate CI; a session it cannot replay at all exits 5 (`cannotReplay`), never
+ * 1, so a script does not read "cannot" as "diverged" (docs/cli-run.md, "Exit codes").
  *
  * The CLI has no host code, so it replays the sessions it recorded itself: a `turnlog run`
  * session with the workspace tools over its recorded root and its recorded MCP servers started
- * again, any other with the built-in demo tools. A session recorded with other tools is refused
- * with a clear line rather than reported as a pile of divergences.
+ * again, any other with the built-in demo tools, the built-in workspace tools, or the definitions
+ * the log recorded. A session recorded with other tools is refused with a clear line rather than
+ * reported as a pile of divergences.
  */
 export async function replayCommand(sessionId: string, options: { location: ResolvedLogLocation; json?: boolean; policy?: string; decisions?: string }, context: CommandContext): Promise<number> {
+  try {
+    return await replaySession(sessionId, options, context);
+  } catch (error) {
+    throw asCannotReplay(error);
+  }
+}
+
+/**
+ * Anything that stops a replay before it gives a verdict, as a {@link CliError} exiting 5: a
+ * usage error keeps its 2, and an error turnlog did not expect keeps its "unexpected" wording.
+ */
+function asCannotReplay(error: unknown): unknown {
+  if (error instanceof CliError) {
+    if (error.exitCode !== exitCodes.failure) return error;
+    return new CliError(error.message, { exitCode: exitCodes.cannotReplay, ...(error.cause !== undefined ? { cause: error.cause } : {}) });
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  const line = TurnlogError.isTurnlogError(error) ? message : `unexpected error: ${message} (set TURNLOG_DEBUG=1 for the stack trace)`;
+  return new CliError(line, { exitCode: exitCodes.cannotReplay, cause: error });
+}
+
+async function replaySession(sessionId: string, options: { location: ResolvedLogLocation; json?: boolean; policy?: string; decisions?: string }, context: CommandContext): Promise<number> {
   const whatIf = options.policy === undefined ? undefined : await readPolicyFile(options.policy);
   const decisionsVersion = options.decisions === undefined ? undefined : parseDecisionsOption(options.decisions);
   const { events, report } = await withLog(options.location, readOnly(context.io), async (log) => {
     const reader = createLogReader(log);
     const events = await readSessionEvents(reader, sessionId, options.location, context.io.env);
+    if (decisionsVersion === undefined) refuseUnknownDecisionsVersion(sessionId, events);
     const run = await findRunRecord(log, sessionId, events);
-    const tools = run === undefined ? demoOrRecordedTools(sessionId, events) : await runReplayTools(sessionId, run, await reader.state(sessionId), context.io.env);
+    const state = await reader.state(sessionId);
+    const tools = run === undefined ? demoOrRecordedTools(sessionId, events, state) : await runReplayTools(sessionId, run, state, context.io.env);
     try {
       const replayer = createLogReader(log, {
         tools: tools.registry,
-        // A run's real workspace resolves paths through symlinks, as the live runtime does (the
-        // reader's default); a demo's virtual one, and a host's recorded elsewhere, lexically.
-        ...(run === undefined ? { gate: {} } : {}),
+        // A real workspace (a run's, a host's built-in workspace tools) resolves paths through
+        // symlinks, as the live runtime does (the reader's default); a demo's virtual one, and a
+        // host's recorded elsewhere, lexically.
+        ...(tools.realWorkspace ? {} : { gate: {} }),
       });
       const report: ReplayReport = await replayer.replay(sessionId, {
         ...(whatIf !== undefined ? { policy: whatIf } : {}),
@@ -97,30 +128,65 @@ const unverifiableReasons = {
 /**
  * The tools to replay a session with that `turnlog run` did not start: the demo's own for a demo
  * session; for any other (a host's), none — every tool is rebuilt from the definition the log
- * recorded (name, risk class, flags, JSON Schema), so decisions are checked at schema level. A log
- * recorded before tool schemas were recorded cannot be replayed without its host: one line says so.
+ * recorded (name, risk class, flags, JSON Schema), so decisions are checked at schema level.
+ *
+ * A log recorded before tool schemas were recorded (decisions version 1) names its tools without
+ * their schema. Those that are turnlog's built-in workspace tools, as the log recorded them
+ * (name, schema digest, risk class, flags, limits), are the CLI's own: the session replays with
+ * them over its recorded root, exactly. Any other tool without a schema needs its host: one line
+ * says so.
  */
-function demoOrRecordedTools(sessionId: string, events: readonly RecordedEvent[]): { registry: ToolRegistry; close(): Promise<void> } {
+function demoOrRecordedTools(sessionId: string, events: readonly RecordedEvent[], state: SessionState): ReplayTools {
   const foreign = toolsForeignToDemo(events);
-  if (foreign.length === 0) return { registry: new ToolRegistry(demoTools()), close: async () => undefined };
+  if (foreign.length === 0) return { registry: new ToolRegistry(demoTools()), realWorkspace: false, close: async () => undefined };
   const withoutSchema = toolsRecordedWithoutSchema(events);
-  if (withoutSchema.length > 0) {
+  if (withoutSchema.length === 0) return { registry: new ToolRegistry(), realWorkspace: false, close: async () => undefined };
+  const root = state.policy?.workspace.root;
+  const builtIn = root === undefined ? [] : workspaceTools({ root });
+  const builtInSnapshots = new Map(new ToolRegistry(builtIn).snapshot().map((snapshot) => [snapshot.name, snapshot]));
+  const unknown = withoutSchema.filter((recorded) => {
+    const own = builtInSnapshots.get(recorded.name);
+    return own === undefined || !matchesRecorded(own, recorded);
+  });
+  if (unknown.length > 0) {
     throw new CliError(
-      `session "${sessionId}" was recorded with tools the CLI does not define (${withoutSchema.join(", ")}), before turnlog recorded tool schemas in the log — replay this one from its host with runtime.replay("${sessionId}")`,
+      `session "${sessionId}" was recorded with tools the CLI does not define (${unknown.map((tool) => tool.name).join(", ")}), before turnlog recorded tool schemas in the log — replay this one from its host with runtime.replay("${sessionId}")`,
+      { exitCode: exitCodes.cannotReplay },
     );
   }
-  return { registry: new ToolRegistry(), close: async () => undefined };
+  const names = new Set(withoutSchema.map((tool) => tool.name));
+  return { registry: new ToolRegistry(builtIn.filter((tool) => names.has(tool.name))), realWorkspace: true, close: async () => undefined };
 }
 
-/** Tools a session recorded (at its start or when its tool set changed) without their JSON Schema. */
-function toolsRecordedWithoutSchema(events: readonly RecordedEvent[]): string[] {
-  const names = new Set<string>();
+/** The tools a replay runs with, whether they work on a real workspace, and how to stop them. */
+interface ReplayTools {
+  registry: ToolRegistry;
+  realWorkspace: boolean;
+  close(): Promise<void>;
+}
+
+/** Tools a session recorded (at its start or when its tool set changed) without their JSON Schema, one per name. */
+function toolsRecordedWithoutSchema(events: readonly RecordedEvent[]): ToolSnapshot[] {
+  const tools = new Map<string, ToolSnapshot>();
   for (const event of events) {
     if (event.type !== "session.started" && event.type !== "session.tools.changed") continue;
-    const tools = (event.data as { tools?: { name?: unknown; parameters?: unknown }[] }).tools ?? [];
-    for (const tool of tools) if (tool.parameters === undefined) names.add(String(tool.name));
+    const recorded = (event.data as { tools?: ToolSnapshot[] }).tools ?? [];
+    for (const tool of recorded) if (tool.parameters === undefined && !tools.has(String(tool.name))) tools.set(String(tool.name), tool);
   }
-  return [...names];
+  return [...tools.values()];
+}
+
+/**
+ * Refuses a session recorded under a decisions version this turnlog does not know (a log from a
+ * newer turnlog): its decisions cannot be recomputed, which is not a divergence.
+ */
+function refuseUnknownDecisionsVersion(sessionId: string, events: readonly RecordedEvent[]): void {
+  const unknown = recordedVersions(events).find((version) => !isKnownDecisionsVersion(version));
+  if (unknown === undefined) return;
+  throw new CliError(
+    `session "${sessionId}" was recorded under decisions version ${String(unknown)}, which this turnlog does not know (it knows versions 1 to ${latestDecisionsVersion}) — replay it with the turnlog that recorded it, or a newer one`,
+    { exitCode: exitCodes.cannotReplay },
+  );
 }
 
 /** The decisions versions a session's log records, in order: its start's and each upgrade's. */
@@ -152,7 +218,7 @@ function parseDecisionsOption(value: string): number {
 }
 
 /** A run session's tools, rebuilt: refused in one line when they are not the ones it recorded. */
-async function runReplayTools(sessionId: string, run: RunRecord, state: SessionState, env: NodeJS.ProcessEnv): Promise<{ registry: ToolRegistry; close(): Promise<void> }> {
+async function runReplayTools(sessionId: string, run: RunRecord, state: SessionState, env: NodeJS.ProcessEnv): Promise<ReplayTools> {
   if (state.policy === null) throw new CliError(`session "${sessionId}" has no session.started event — "npx turnlog verify" checks the log`);
   const tools = await runReplayRegistry(run, state.policy.workspace.root, env, state.tools);
   const differences = toolSetDifferences(state.tools, tools.registry.snapshot());
@@ -160,7 +226,7 @@ async function runReplayTools(sessionId: string, run: RunRecord, state: SessionS
     await tools.close();
     throw new CliError(changedToolsMessage(sessionId, differences));
   }
-  return tools;
+  return { ...tools, realWorkspace: true };
 }
 
 /**

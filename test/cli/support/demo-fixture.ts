@@ -2,18 +2,31 @@ import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, expect } from "vitest";
-import { ensureBuiltCli, runTurnlog } from "./turnlog-bin.js";
+import { ensureBuiltCli, runTurnlog, type TurnlogRun } from "./turnlog-bin.js";
+import { runTurnlogInProcess } from "./turnlog-in-process.js";
+
+/** How {@link useDemoSession} runs `turnlog`. */
+export interface DemoSessionOptions {
+  /**
+   * `"in-process"` (the default): the demo and `fixture.turnlog(...)` run through `runCli` in the
+   * test's own process, for tests about a command's logic; `"process"`: through the built bin, a
+   * new Node process each, for tests about the bin itself.
+   */
+  via?: "in-process" | "process";
+}
 
 /**
- * A demo session recorded by the built bin in a temporary directory of its own, for CLI tests:
- * call inside a test file, then use `fixture.turnlog(...)`, `fixture.sessionId`, `fixture.logDir`.
+ * A demo session recorded in a temporary directory of its own, for CLI tests: call inside a test
+ * file, then use `fixture.turnlog(...)`, `fixture.sessionId`, `fixture.logDir`. The built bin is
+ * made ready either way, for the tests that also start one (`turnlog view`).
  */
-export function useDemoSession(name: string) {
+export function useDemoSession(name: string, options: DemoSessionOptions = {}) {
+  const inProcess = (options.via ?? "in-process") === "in-process";
   const fixture = {
     workDir: "",
     sessionId: "",
     logDir: "log",
-    turnlog: (...args: string[]) => runTurnlog(args, { cwd: fixture.workDir }),
+    turnlog: (...args: string[]): Promise<TurnlogRun> => (inProcess ? runTurnlogInProcess(args, { cwd: fixture.workDir }) : runTurnlog(args, { cwd: fixture.workDir })),
   };
   beforeAll(async () => {
     await ensureBuiltCli();
