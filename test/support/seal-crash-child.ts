@@ -34,10 +34,18 @@ const watched: EventLog = withAppend(log, async (stream, events, options) => {
   const announces = isSeal && events.some((event) => Array.isArray((event.data as { next?: unknown }).next));
   if (phase === "after-announcement" && announces && stream === "turnlog.seals/session-s1") {
     const result = await log.appendToStream(stream, events, options);
+    // An announcement is appended durable: false (it resolves before its batch is written, and the
+    // events' durable append makes it durable): the crash this phase stands for comes once it is
+    // written, so wait for that (streamVersion waits for the batch in flight, docs/log.md).
+    await log.streamVersion(stream);
     return stop(stream, result.nextExpectedStreamVersion);
   }
   if (phase === "after-birth-announcement" && announces && stream === "turnlog.seals/session-s3") {
     const result = await log.appendToStream(stream, events, options);
+    // An announcement is appended durable: false (it resolves before its batch is written, and the
+    // events' durable append makes it durable): the crash this phase stands for comes once it is
+    // written, so wait for that (streamVersion waits for the batch in flight, docs/log.md).
+    await log.streamVersion(stream);
     return stop(stream, result.nextExpectedStreamVersion);
   }
   const result = await log.appendToStream(stream, events, options);
