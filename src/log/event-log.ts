@@ -91,6 +91,13 @@ export interface ReadAllOptions {
 export interface SubscribeOptions {
   /** Only events of this stream. */
   stream?: string;
+  /**
+   * Told once when no more events will come to this listener: the log closed (no error), or it
+   * stopped after a failed write (the `LogWriteError`, docs/log.md) — then nothing it was handed
+   * is lost, and it will hear of nothing more until the log is reopened. Not told when the
+   * listener unsubscribes itself.
+   */
+  onEnd?: (error?: unknown) => void;
 }
 
 export interface VerifyReport {

@@ -25,8 +25,8 @@ export interface FollowStreamOptions {
  * positions. The listener is registered *before* the first read, so every event is in the read,
  * in the live buffer, or in both (then the position drops the second copy).
  *
- * The log must stay open while it is followed: `close()` ends the live tail without telling the
- * iterator, so abort its signal before closing the log.
+ * When the log closes, the iteration ends after the events it was handed; when the log stops after
+ * a failed write, the next `next()` rejects with that error (`LogWriteError`) after them.
  *
  * @example
  * const controller = new AbortController();
@@ -52,6 +52,8 @@ class StreamFollower implements AsyncIterableIterator<RecordedEvent> {
   /** Whether the recorded part has been read: from now on, live events suffice (unless a gap shows). */
   #caughtUp = false;
   #done = false;
+  /** The log ended the live tail: `undefined` while it runs, `{ error }` once it stopped. */
+  #ended: { error: unknown } | undefined;
   #wake: (() => void) | undefined;
   readonly #unsubscribe: () => void;
   readonly #onAbort = () => this.#finish();
@@ -72,7 +74,13 @@ class StreamFollower implements AsyncIterableIterator<RecordedEvent> {
         this.#live.push(event);
         this.#wakeUp();
       },
-      { stream },
+      {
+        stream,
+        onEnd: (error) => {
+          this.#ended = { error };
+          this.#wakeUp();
+        },
+      },
     );
     if (signal?.aborted) this.#finish();
     else signal?.addEventListener("abort", this.#onAbort, { once: true });
@@ -105,6 +113,13 @@ class StreamFollower implements AsyncIterableIterator<RecordedEvent> {
         }
         this.#mergeLive();
         if (this.#ready.length > 0 || !this.#caughtUp) continue;
+        if (this.#ended !== undefined) {
+          // Everything the log was handed is yielded; nothing more will come.
+          const { error } = this.#ended;
+          this.#finish();
+          if (error !== undefined) throw error;
+          return { done: true, value: undefined };
+        }
         await new Promise<void>((resolve) => {
           this.#wake = resolve;
         });

@@ -461,7 +461,7 @@ export class LevelEventLog implements EventLog {
       while (this.flushing !== undefined) await this.flushing;
       // Batches written behind finish before the database closes (a failed one already broke the log).
       await this.lastWrite;
-      this.subscribers.clear();
+      this.subscribers.end();
       try {
         if (this.unsynced && this.refusing === undefined) {
           // Closing is a promise that the log is complete on disk, so the last non-durable
@@ -614,6 +614,10 @@ export class LevelEventLog implements EventLog {
         // write-ahead file, and after a failed fsync the page cache cannot be trusted: appends stop
         // until the log is reopened (LevelDB itself refuses every write after a failed fsync).
         if (failure !== error) this.refusing ??= { error: failure };
+        // No event comes after this one until the log is reopened: followers end with the error
+        // instead of waiting for what will never be written.
+        const stopped = this.broken ?? this.refusing;
+        if (stopped !== undefined) this.subscribers.end(stopped.error);
         batch.reject(failure);
         this.writeQueued();
       },

@@ -176,7 +176,7 @@ export class MemoryEventLog implements EventLog {
 
   async close(): Promise<void> {
     this.closed = true;
-    this.subscribers.clear();
+    this.subscribers.end();
   }
 
   private async *iterateAll(after: number, limit: number): AsyncGenerator<RecordedEvent> {

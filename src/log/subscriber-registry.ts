@@ -6,6 +6,7 @@ export type ListenerErrorHandler = (error: unknown, event: RecordedEvent) => voi
 interface Subscription {
   listener: (event: RecordedEvent) => void;
   stream: string | undefined;
+  onEnd: ((error?: unknown) => void) | undefined;
 }
 
 /**
@@ -23,7 +24,9 @@ export class SubscriberRegistry {
     if (typeof listener !== "function") throw new TypeError("subscribe takes a listener function");
     const stream = options?.stream;
     if (stream !== undefined && typeof stream !== "string") throw new TypeError("subscribe's stream must be a string");
-    const subscription: Subscription = { listener, stream };
+    const onEnd = options?.onEnd;
+    if (onEnd !== undefined && typeof onEnd !== "function") throw new TypeError("subscribe's onEnd must be a function");
+    const subscription: Subscription = { listener, stream, onEnd };
     this.subscriptions.add(subscription);
     return () => {
       this.subscriptions.delete(subscription);
@@ -48,8 +51,20 @@ export class SubscriberRegistry {
     }
   }
 
-  clear(): void {
+  /**
+   * Removes every listener, telling each that nothing more will come: `error` when the log
+   * stopped after a failed write, nothing when it closed.
+   */
+  end(error?: unknown): void {
+    const ending = [...this.subscriptions];
     this.subscriptions.clear();
+    for (const subscription of ending) {
+      try {
+        subscription.onEnd?.(error);
+      } catch {
+        // Like a throwing listener, a throwing onEnd never reaches whoever closed or broke the log.
+      }
+    }
   }
 
   private reportListenerError(error: unknown, event: RecordedEvent): void {

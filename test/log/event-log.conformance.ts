@@ -8,6 +8,7 @@ import {
 import { LogClosedError } from "../../src/errors/log-closed-error.js";
 import type { Clock, EventLog, EventToAppend, IdSource, RecordedEvent } from "../../src/log/event-log.js";
 import { computeEventHash } from "../../src/log/hash-chain.js";
+import { followStream } from "../../src/log/follow-stream.js";
 
 /** A log under test and how to throw it away (close it, remove its files). */
 export interface EventLogFixture {
@@ -565,6 +566,20 @@ export function runEventLogConformance(name: string, factory: EventLogFactory): 
         await expect(log.listStreams()).rejects.toThrow(LogClosedError);
         await expect(log.verify()).rejects.toThrow(LogClosedError);
         expect(() => log.subscribe(() => {})).toThrow(LogClosedError);
+      });
+
+      it("tells each listener it ended, and ends a follower waiting for more after what it was handed (issue 31: an events() loop never ended)", async () => {
+        const log = await openLog();
+        await log.appendToStream("a", someEvents(2));
+        const ended: unknown[] = [];
+        log.subscribe(() => {}, { onEnd: (error) => ended.push(error) });
+        const follower = followStream(log, "a");
+        const handed = [(await follower.next()).value?.meta.streamPosition, (await follower.next()).value?.meta.streamPosition];
+        const waiting = follower.next();
+        await log.close();
+        expect(handed).toEqual([1, 2]);
+        await expect(waiting).resolves.toEqual({ done: true, value: undefined });
+        expect(ended).toEqual([undefined]);
       });
 
       it("stops a readAll that is under way", async () => {

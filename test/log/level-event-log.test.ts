@@ -325,7 +325,8 @@ describe("LevelEventLog", () => {
       const log = await open(directory, { durability: "sync" });
       await log.appendToStream("a", someEvents(1));
       const seen: number[] = [];
-      log.subscribe((event) => seen.push(event.meta.streamPosition));
+      const ended: unknown[] = [];
+      log.subscribe((event) => seen.push(event.meta.streamPosition), { onEnd: (error) => ended.push(error) });
       const follower = followStream(log, "a");
       expect((await follower.next()).value?.meta.streamPosition).toBe(1);
       const pendingFollow = follower.next();
@@ -336,8 +337,10 @@ describe("LevelEventLog", () => {
       await expect(log.readStream("a")).rejects.toBe(failure);
       await expect(log.appendToStream("a", someEvents(1))).rejects.toBe(failure);
       expect(seen).toEqual([]);
-      await follower.return?.();
-      expect(await pendingFollow).toEqual({ done: true, value: undefined });
+      // The follower was waiting for position 2: it ends with the write's error rather than wait
+      // for events that will never be written, and a subscriber is told the same.
+      await expect(pendingFollow).rejects.toBe(failure);
+      expect(ended).toEqual([failure]);
       await log.close();
       vi.restoreAllMocks();
       // Reopened, the log goes on from what was written: positions 2 and 3 now hold other events.

@@ -8,6 +8,7 @@ interface Subscription {
   stream: string | undefined;
   /** This process's own appends up to here resolved before the subscription: not told. */
   localUpTo: number;
+  onEnd: ((error?: unknown) => void) | undefined;
 }
 
 /** How many of this process's recent appends are remembered (see `#localAppends`). */
@@ -92,7 +93,9 @@ export class PostgresTail {
     if (typeof listener !== "function") throw new TypeError("subscribe takes a listener function");
     const stream = options?.stream;
     if (stream !== undefined && typeof stream !== "string") throw new TypeError("subscribe's stream must be a string");
-    const subscription: Subscription = { listener, stream, localUpTo: this.#knownHead };
+    const onEnd = options?.onEnd;
+    if (onEnd !== undefined && typeof onEnd !== "function") throw new TypeError("subscribe's onEnd must be a function");
+    const subscription: Subscription = { listener, stream, localUpTo: this.#knownHead, onEnd };
     // The first subscriber of a stopped tail. Its first round starts at the server's safe
     // position then, or earlier: at what this process knew now. Starting at the position then
     // alone would skip an event that committed between this call and that round.
@@ -131,7 +134,15 @@ export class PostgresTail {
 
   async close(): Promise<void> {
     this.#closed = true;
+    const ending = [...this.#subscriptions];
     this.#subscriptions.clear();
+    for (const subscription of ending) {
+      try {
+        subscription.onEnd?.();
+      } catch {
+        // A throwing onEnd never reaches whoever closed the log.
+      }
+    }
     this.#poke();
     await this.#running;
   }
