@@ -13,10 +13,14 @@ import { anthropicSse, openAiSse, startSseTestServer, statusReply, type Scripted
 import { expectOneCleanLine } from "./support/demo-fixture.js";
 import { runTurnlogInTerminal } from "./support/terminal-run.js";
 import { ensureBuiltCli, repoRoot, runTurnlog } from "./support/turnlog-bin.js";
+import { runTurnlogInProcess } from "./support/turnlog-in-process.js";
 
 /*
- * `turnlog run` end to end: the built bin as a child process, in a fresh workspace, against a real
- * HTTP server that streams scripted OpenAI Chat Completions replies, with the real workspace tools.
+ * `turnlog run` in a fresh workspace, against a real HTTP server that streams scripted OpenAI Chat
+ * Completions replies, with the real workspace tools (and real bubblewrap). The command's logic
+ * runs in this process (runCli, given the environment as its `env`); what needs a process runs the
+ * built bin: Ctrl-C, the terminal prompts (`script`), and one run whose key is only in the child's
+ * environment.
  */
 
 const keyEnv = "TURNLOG_TEST_RUN_KEY";
@@ -44,7 +48,7 @@ afterEach(async () => {
   await rm(configHome, { recursive: true, force: true });
 });
 
-const turnlog = (args: readonly string[], env: Record<string, string | undefined> = {}) => runTurnlog(args, { cwd: workDir, env: { [keyEnv]: fakeKey, XDG_CONFIG_HOME: configHome, ...env } });
+const turnlog = (args: readonly string[], env: Record<string, string | undefined> = {}) => runTurnlogInProcess(args, { cwd: workDir, env: { [keyEnv]: fakeKey, XDG_CONFIG_HOME: configHome, ...env } });
 const modelFlags = () => ["--base-url", `${server.url}/v1`, "--model", "gpt-test", "--api-key-env", keyEnv];
 
 /** Turn 1 reads notes.md, turn 2 edits it (held in `ask` mode), turn 3 answers. */
@@ -418,11 +422,11 @@ describe("key hygiene", () => {
     expect(server.requests[0]?.headers.authorization).toBe(`Bearer ${key}`);
     const sessionId = sessionIdIn(run.stdout);
     for (const command of [["events", sessionId, "--json"], ["show", sessionId, "--events"], ["audit", sessionId, "--json"], ["history", sessionId, "--format", "openai-chat"]]) {
-      const shown = await runTurnlog([...command, "--dir", logDir], { cwd: workDir });
+      const shown = await runTurnlogInProcess([...command, "--dir", logDir], { cwd: workDir });
       expect(shown.code, shown.stderr).toBe(0);
       expect(shown.stdout, command.join(" ")).not.toContain(key);
     }
-    const events = JSON.stringify(JSON.parse((await runTurnlog(["events", sessionId, "--json", "--dir", logDir], { cwd: workDir })).stdout));
+    const events = JSON.stringify(JSON.parse((await runTurnlogInProcess(["events", sessionId, "--json", "--dir", logDir], { cwd: workDir })).stdout));
     expect(events).toContain("Your key is [REDACTED].");
     for (const entry of await readdir(logDir, { withFileTypes: true, recursive: true })) {
       if (entry.isFile()) expect((await readFile(path.join(entry.parentPath, entry.name))).includes(Buffer.from(key)), entry.name).toBe(false);
