@@ -161,7 +161,7 @@ export async function createRunRuntime(options: RunRuntimeOptions): Promise<RunR
   // commandEnvironment keeps the URL and PG* variables out of every command's environment.
   // A witness directory given with --witness too (docs/security.md, "Where the witness is kept").
   const witnessDirectory = options.seals?.witness instanceof DirectoryWitness ? [options.seals.witness.file] : [];
-  const sandbox = runSandbox(options.recordedTools, [...logDirectoryOf(options.log), sealKeyDirectory(env), turnlogStateDirectory(env), ...witnessDirectory, ...postgresPasswordFiles(env)]);
+  const sandbox = runSandbox(options.recordedTools, [...logDirectoryOf(options.log), sealKeyDirectory(env), turnlogStateDirectory(env), ...witnessDirectory, ...postgresPasswordFiles(env)], homeOf(env));
   // The key's value is redacted wherever it appears — a model echoing it, a tool printing it —
   // whatever variable holds it; so are the MCP servers' secret-named variables.
   const secrets = runSecrets(record, env, options.mcpEnvironment);
@@ -215,8 +215,8 @@ export async function createRunRuntime(options: RunRuntimeOptions): Promise<RunR
  * hidden besides the credential stores; none (every command but a known-safe read then asks, from
  * decisions version 4) when it cannot. A continued session keeps what it recorded.
  */
-function runSandbox(recordedTools: readonly ToolSnapshot[] | undefined, hide: readonly string[]): { sandbox?: CommandSandbox; uncontained?: string } {
-  const sandbox = bubblewrapSandbox({ hide });
+function runSandbox(recordedTools: readonly ToolSnapshot[] | undefined, hide: readonly string[], home?: string): { sandbox?: CommandSandbox; uncontained?: string } {
+  const sandbox = bubblewrapSandbox({ hide, ...(home !== undefined ? { home } : {}) });
   if (recordedTools !== undefined) {
     const contained = recordedTools.find((tool) => tool.name === "run_command")?.flags.contained === true;
     return contained ? { sandbox } : { uncontained: "the session started without the command sandbox" };
@@ -269,10 +269,15 @@ function leadsToTheLogDatabase(name: string, value: string | undefined): boolean
  * `~/.pgpass` and `$PGPASSFILE`.
  */
 function postgresPasswordFiles(env: NodeJS.ProcessEnv): string[] {
-  const home = env.HOME !== undefined && path.isAbsolute(env.HOME) ? env.HOME : homedir();
+  const home = homeOf(env);
   const files = [path.join(home, ".pgpass")];
   if (env.PGPASSFILE !== undefined && env.PGPASSFILE !== "") files.push(path.resolve(env.PGPASSFILE));
   return files;
+}
+
+/** The home directory of the command's environment: its `HOME` when absolute, else this user's. */
+function homeOf(env: NodeJS.ProcessEnv): string {
+  return env.HOME !== undefined && path.isAbsolute(env.HOME) ? env.HOME : homedir();
 }
 
 /**
