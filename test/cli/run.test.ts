@@ -442,6 +442,25 @@ describe("key hygiene", () => {
   });
 });
 
+describe("the environment turnlog run is given, not this process's", () => {
+  it("run_command gets the given HOME as its private, empty home directory, with the person's files there out of sight", async () => {
+    const home = await mkdtemp(path.join(os.tmpdir(), "turnlog-run-home-"));
+    try {
+      await writeFile(path.join(home, "diary.txt"), "private\n");
+      server.enqueue(
+        openAiSse([...openAiToolCallChunks(0, { id: "call_home", name: "run_command" }, [JSON.stringify({ command: 'cd ~ && echo "$PWD" > "$OLDPWD/home.txt" && ls -A >> "$OLDPWD/home.txt"' })]), finishChunk("tool_calls")]),
+        openAiSse([textChunk("Looked."), finishChunk("stop")]),
+      );
+      const run = await turnlog(["run", ...modelFlags(), "--yes", "Look at home."], { HOME: home });
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stdout).toContain("commands run in a sandbox");
+      expect(await readFile(path.join(workDir, "home.txt"), "utf8")).toBe(`${home}\n`);
+    } finally {
+      await rm(home, { recursive: true, force: true });
+    }
+  });
+});
+
 describe("configuration mistakes: one line, exit 2", () => {
   it.each([
     [{ provider: "openia" }, 'turnlog: turnlog.config.json: provider: expected "openai" or "anthropic"'],
