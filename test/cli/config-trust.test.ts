@@ -138,7 +138,6 @@ describe("a planted MCP server", () => {
         cwd: workDir,
         env: env(),
         answers: answer === undefined ? [] : [{ after: /apply this content\?.*›/, type: answer }],
-        timeoutMs: 60_000,
       });
 
     server.enqueue(hello());
@@ -160,7 +159,7 @@ describe("a planted MCP server", () => {
     expect(unasked.code).toBe(0);
     expect(unasked.stdout).not.toContain("apply this content?");
     expect(await starts()).toBe(2);
-  }, 120_000);
+  }, 400_000);
 });
 
 describe("a forged confirmation", () => {

@@ -332,7 +332,7 @@ describe.skipIf(process.platform !== "linux" || !existsSync("/usr/bin/script"))(
     expect(await readFile(path.join(workDir, "notes.md"), "utf8")).toBe("# Notes\n\nstatus: final\n");
     const events = await eventsOf(sessionIdIn(run.stdout));
     expect(events.find((event) => event.type === "turn.approval.granted")?.data).toMatchObject({ callId: "call_edit", scope: "tool", note: "approved at the terminal" });
-  }, 60_000);
+  }, 150_000);
 });
 
 describe("key hygiene", () => {
