@@ -79,6 +79,7 @@ export async function withRecordedSession<T>(location: ResolvedLogLocation, sess
         record: run,
         root: state.policy.workspace.root,
         mcpEnvironment: await mcpEnvironmentFor(run, state.policy.workspace.root, env),
+        env,
         recordedTools: state.tools,
         ...(options.onDelta !== undefined ? { onDelta: options.onDelta } : {}),
         ...(options.onAttemptDiscarded !== undefined ? { onAttemptDiscarded: options.onAttemptDiscarded } : {}),

@@ -70,6 +70,8 @@ export interface StreamingAdapterOptions {
   baseURL?: string;
   /** The NAME of the environment variable holding the key, read on every request and never stored. */
   apiKeyEnv?: string;
+  /** The environment `apiKeyEnv` is read from, on every request. Default `process.env`. */
+  env?: Readonly<Record<string, string | undefined>>;
   temperature?: number;
   maxTokens?: number;
   /** How long to wait for the response to start (its headers). Default 120 000. */

@@ -51,7 +51,7 @@ export function anthropicMessagesProvider(options: AnthropicMessagesProviderOpti
     async complete(request, { signal, onDelta }) {
       // Loaded on first use, like the OpenAI adapter's SDK.
       const { default: Anthropic, APIError, APIConnectionError, APIConnectionTimeoutError } = await import("@anthropic-ai/sdk");
-      const credential = readProviderCredential(keyEnv);
+      const credential = readProviderCredential(keyEnv, undefined, options.env);
       const finalizer = createAnthropicMessagesFinalizer(onDelta !== undefined ? { onText: onDelta } : {});
       const body = requestBody(request, { model, maxTokens, temperature: options.temperature });
       return runStreamingCall({

@@ -57,7 +57,7 @@ export function openAiChatProvider(options: OpenAiChatProviderOptions): Provider
       // Loaded on first use: a host or CLI command that never calls this provider does not pay
       // for the SDK at start-up.
       const { default: OpenAI, APIError, APIConnectionError, APIConnectionTimeoutError } = await import("openai");
-      const credential = readProviderCredential(keyEnv);
+      const credential = readProviderCredential(keyEnv, undefined, options.env);
       const finalizer = createOpenAiChatFinalizer(onDelta !== undefined ? { onText: onDelta } : {});
       const done = doneSentinelDetector();
       const body = requestBody(request, { model, temperature: options.temperature, maxTokens: options.maxTokens, maxTokensParameter });

@@ -25,7 +25,8 @@ const apiKeyHeader = /\b(x-api-key|api[-_]?key)(["']?\s*[:=]\s*["']?)(?!\[redact
 export const placeholderKey = "turnlog-no-key";
 
 /**
- * Reads the key for one request from `process.env[envName]`. When the variable is unset or empty
+ * Reads the key for one request from `env[envName]` (`process.env` unless the caller hands its own
+ * environment, as an embedder of the CLI does). When the variable is unset or empty
  * the placeholder is used, so keyless local servers (Ollama, llama.cpp, LM Studio) work; a real
  * endpoint answers 401, which the adapter reports together with the variable's name.
  *
@@ -34,8 +35,8 @@ export const placeholderKey = "turnlog-no-key";
  * new OpenAI({ apiKey: credential.value });
  * credential.scrub(`bad key ${credential.value}`); // "bad key [redacted]"
  */
-export function readProviderCredential(envName: string, placeholder: string = placeholderKey): ProviderCredential {
-  const configured = process.env[envName];
+export function readProviderCredential(envName: string, placeholder: string = placeholderKey, env: Readonly<Record<string, string | undefined>> = process.env): ProviderCredential {
+  const configured = env[envName];
   const fromEnvironment = configured !== undefined && configured !== "";
   const value = fromEnvironment ? configured : placeholder;
   return {

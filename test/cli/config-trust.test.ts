@@ -11,7 +11,8 @@ import { finishChunk, openAiToolCallChunks, textChunk } from "../providers/strea
 import { fakeKey } from "../providers/support/provider-session.js";
 import { openAiSse, startSseTestServer, type SseTestServer } from "../providers/support/sse-test-server.js";
 import { runTurnlogInTerminal } from "./support/terminal-run.js";
-import { ensureBuiltCli, runTurnlog } from "./support/turnlog-bin.js";
+import { ensureBuiltCli } from "./support/turnlog-bin.js";
+import { runTurnlogInProcess } from "./support/turnlog-in-process.js";
 
 /*
  * A model cannot raise its own permissions through the workspace config (issue 12, item 3; issue
@@ -20,9 +21,9 @@ import { ensureBuiltCli, runTurnlog } from "./support/turnlog-bin.js";
  * cloned — applies until the person has confirmed exactly that content: mode, MCP servers, budgets
  * alike. The confirmation is kept in the person's config directory, bound to the user, the workspace
  * and the file, and authenticated with a key kept there; a forged or edited record is ignored. By
- * effect: the built bin as a child process, a real HTTP server with scripted replies, an MCP
- * "server" whose command first writes a canary file outside the workspace and then starts a real
- * MCP server.
+ * effect: `turnlog run` in-process (the built bin in a pseudo-terminal for the prompt), a real HTTP
+ * server with scripted replies, an MCP "server" whose command first writes a canary file outside
+ * the workspace and then starts a real MCP server.
  */
 
 const keyEnv = "TURNLOG_TEST_TRUST_KEY";
@@ -56,7 +57,7 @@ afterEach(async () => {
 });
 
 const env = () => ({ [keyEnv]: fakeKey, XDG_CONFIG_HOME: configHome });
-const turnlog = (args: readonly string[], extra: Record<string, string | undefined> = {}) => runTurnlog(args, { cwd: workDir, env: { ...env(), ...extra } });
+const turnlog = (args: readonly string[], extra: Record<string, string | undefined> = {}) => runTurnlogInProcess(args, { cwd: workDir, env: { ...env(), ...extra } });
 /** The endpoint and key variable by flag: the file's own would be escalations too. */
 const endpointFlags = () => ["--base-url", `${server.url}/v1`, "--api-key-env", keyEnv];
 
@@ -137,7 +138,6 @@ describe("a planted MCP server", () => {
         cwd: workDir,
         env: env(),
         answers: answer === undefined ? [] : [{ after: /apply this content\?.*›/, type: answer }],
-        timeoutMs: 60_000,
       });
 
     server.enqueue(hello());
@@ -159,7 +159,7 @@ describe("a planted MCP server", () => {
     expect(unasked.code).toBe(0);
     expect(unasked.stdout).not.toContain("apply this content?");
     expect(await starts()).toBe(2);
-  }, 120_000);
+  }, 400_000);
 });
 
 describe("a forged confirmation", () => {
@@ -223,7 +223,7 @@ describe("a forged confirmation", () => {
     await mkdir(other);
     await writeFile(path.join(other, "turnlog.config.json"), JSON.stringify(harmless));
     server.enqueue(hello());
-    const elsewhere = await runTurnlog(["run", ...endpointFlags(), "--model", "gpt-test", "hi"], { cwd: other, env: env() });
+    const elsewhere = await runTurnlogInProcess(["run", ...endpointFlags(), "--model", "gpt-test", "hi"], { cwd: other, env: env() });
     expect(elsewhere.stdout).toContain("turnlog.config.json is not confirmed");
   }, 120_000);
 });

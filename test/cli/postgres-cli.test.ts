@@ -1,6 +1,7 @@
 /**
- * The CLI on a PostgreSQL log (`--log postgres://…`, `$TURNLOG_LOG`), run as users run it: the
- * built bin, against the test server, while a real host process writes to the same schema.
+ * The CLI on a PostgreSQL log (`--log postgres://…`, `$TURNLOG_LOG`), against the test server,
+ * while a real host process writes to the same schema. The commands run in-process (runCli with the
+ * environment given as its `env`); `events --follow`, stopped with Ctrl-C, runs the built bin.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { readdir, readFile, mkdtemp, rm } from "node:fs/promises";
@@ -13,7 +14,8 @@ import { PostgresEventLog } from "../../src/log/postgres/postgres-event-log.js";
 import { sessionStream } from "../../src/core/session-stream.js";
 import { describeWithPostgres, dropSchema, freshSchemaName, requirePostgresUrl } from "../support/postgres.js";
 import { expectOneCleanLine } from "./support/demo-fixture.js";
-import { ensureBuiltCli, repoRoot, runTurnlog } from "./support/turnlog-bin.js";
+import { ensureBuiltCli, repoRoot } from "./support/turnlog-bin.js";
+import { runTurnlogInProcess } from "./support/turnlog-in-process.js";
 
 /** A password no output may ever show. */
 const password = "Zq7-unmistakable-Pw";
@@ -84,7 +86,7 @@ describeWithPostgres("the CLI on a PostgreSQL log", () => {
     schemas.push(name);
     return name;
   };
-  const turnlog = (args: string[], env: Record<string, string | undefined> = {}) => runTurnlog(args, { cwd: workDir, env: { TURNLOG_LOG: undefined, TURNLOG_SCHEMA: undefined, PGPASSWORD: undefined, ...env }, timeoutMs: 60_000 });
+  const turnlog = (args: string[], env: Record<string, string | undefined> = {}) => runTurnlogInProcess(args, { cwd: workDir, env: { TURNLOG_LOG: undefined, TURNLOG_SCHEMA: undefined, PGPASSWORD: undefined, ...env } });
 
   beforeAll(async () => {
     url = requirePostgresUrl();
@@ -147,7 +149,8 @@ describeWithPostgres("the CLI on a PostgreSQL log", () => {
     const rows = JSON.parse(after.stdout) as { id: string; status: string }[];
     expect(rows.length).toBe(host.completed());
     expect(rows.every((row) => row.status === "completed")).toBe(true);
-  });
+    // A guard against a hang only: the host is a tsx process, seconds to start on a loaded machine.
+  }, 180_000);
 
   it("$TURNLOG_LOG and $TURNLOG_SCHEMA name the log when no flag does, and --dir or --log still wins over them", async () => {
     const fromEnv = schema("env");
@@ -254,7 +257,7 @@ describeWithPostgres("the CLI on a PostgreSQL log", () => {
     expect(await exited).toBe(0);
     expect(stderr).toBe("");
     expect(stdout.trim().split("\n").filter((line) => line.includes("appended from elsewhere"))).toHaveLength(1);
-  });
+  }, 120_000);
 
   it("migrate applies the schema once, then says it is current; on a directory it says LevelDB needs none", async () => {
     const fresh = schema("migrate");

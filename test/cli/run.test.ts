@@ -13,10 +13,14 @@ import { anthropicSse, openAiSse, startSseTestServer, statusReply, type Scripted
 import { expectOneCleanLine } from "./support/demo-fixture.js";
 import { runTurnlogInTerminal } from "./support/terminal-run.js";
 import { ensureBuiltCli, repoRoot, runTurnlog } from "./support/turnlog-bin.js";
+import { runTurnlogInProcess } from "./support/turnlog-in-process.js";
 
 /*
- * `turnlog run` end to end: the built bin as a child process, in a fresh workspace, against a real
- * HTTP server that streams scripted OpenAI Chat Completions replies, with the real workspace tools.
+ * `turnlog run` in a fresh workspace, against a real HTTP server that streams scripted OpenAI Chat
+ * Completions replies, with the real workspace tools (and real bubblewrap). The command's logic
+ * runs in this process (runCli, given the environment as its `env`); what needs a process runs the
+ * built bin: Ctrl-C, the terminal prompts (`script`), and one run whose key is only in the child's
+ * environment.
  */
 
 const keyEnv = "TURNLOG_TEST_RUN_KEY";
@@ -44,7 +48,7 @@ afterEach(async () => {
   await rm(configHome, { recursive: true, force: true });
 });
 
-const turnlog = (args: readonly string[], env: Record<string, string | undefined> = {}) => runTurnlog(args, { cwd: workDir, env: { [keyEnv]: fakeKey, XDG_CONFIG_HOME: configHome, ...env } });
+const turnlog = (args: readonly string[], env: Record<string, string | undefined> = {}) => runTurnlogInProcess(args, { cwd: workDir, env: { [keyEnv]: fakeKey, XDG_CONFIG_HOME: configHome, ...env } });
 const modelFlags = () => ["--base-url", `${server.url}/v1`, "--model", "gpt-test", "--api-key-env", keyEnv];
 
 /** Turn 1 reads notes.md, turn 2 edits it (held in `ask` mode), turn 3 answers. */
@@ -303,12 +307,13 @@ describe("a turn that stops: exit 4", () => {
     let stdout = "";
     child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")));
     const exited = new Promise<number | null>((resolve) => child.on("close", resolve));
-    await expect.poll(() => server.requests.length, { timeout: 10_000 }).toBe(1);
+    // A guard against a hang only: a process takes seconds to start on a loaded machine.
+    await expect.poll(() => server.requests.length, { timeout: 100_000 }).toBe(1);
     child.kill("SIGINT");
     expect(await exited).toBe(4);
     expect(stdout).toContain("cancelling");
     expect(stdout).toContain("■ stopped: cancelled");
-  });
+  }, 120_000);
 });
 
 // util-linux `script` gives the bin a pseudo-terminal; BSD `script` (macOS) takes other flags.
@@ -327,7 +332,7 @@ describe.skipIf(process.platform !== "linux" || !existsSync("/usr/bin/script"))(
     expect(await readFile(path.join(workDir, "notes.md"), "utf8")).toBe("# Notes\n\nstatus: final\n");
     const events = await eventsOf(sessionIdIn(run.stdout));
     expect(events.find((event) => event.type === "turn.approval.granted")?.data).toMatchObject({ callId: "call_edit", scope: "tool", note: "approved at the terminal" });
-  }, 60_000);
+  }, 150_000);
 });
 
 describe("key hygiene", () => {
@@ -418,11 +423,11 @@ describe("key hygiene", () => {
     expect(server.requests[0]?.headers.authorization).toBe(`Bearer ${key}`);
     const sessionId = sessionIdIn(run.stdout);
     for (const command of [["events", sessionId, "--json"], ["show", sessionId, "--events"], ["audit", sessionId, "--json"], ["history", sessionId, "--format", "openai-chat"]]) {
-      const shown = await runTurnlog([...command, "--dir", logDir], { cwd: workDir });
+      const shown = await runTurnlogInProcess([...command, "--dir", logDir], { cwd: workDir });
       expect(shown.code, shown.stderr).toBe(0);
       expect(shown.stdout, command.join(" ")).not.toContain(key);
     }
-    const events = JSON.stringify(JSON.parse((await runTurnlog(["events", sessionId, "--json", "--dir", logDir], { cwd: workDir })).stdout));
+    const events = JSON.stringify(JSON.parse((await runTurnlogInProcess(["events", sessionId, "--json", "--dir", logDir], { cwd: workDir })).stdout));
     expect(events).toContain("Your key is [REDACTED].");
     for (const entry of await readdir(logDir, { withFileTypes: true, recursive: true })) {
       if (entry.isFile()) expect((await readFile(path.join(entry.parentPath, entry.name))).includes(Buffer.from(key)), entry.name).toBe(false);
@@ -435,6 +440,25 @@ describe("key hygiene", () => {
     expect(run.stderr).toContain("--api-key-env takes the NAME of an environment variable");
     expect(run.stderr).not.toContain(fakeKey);
     expectOneCleanLine(run.stderr);
+  });
+});
+
+describe("the environment turnlog run is given, not this process's", () => {
+  it("run_command gets the given HOME as its private, empty home directory, with the person's files there out of sight", async () => {
+    const home = await mkdtemp(path.join(os.tmpdir(), "turnlog-run-home-"));
+    try {
+      await writeFile(path.join(home, "diary.txt"), "private\n");
+      server.enqueue(
+        openAiSse([...openAiToolCallChunks(0, { id: "call_home", name: "run_command" }, [JSON.stringify({ command: 'cd ~ && echo "$PWD" > "$OLDPWD/home.txt" && ls -A >> "$OLDPWD/home.txt"' })]), finishChunk("tool_calls")]),
+        openAiSse([textChunk("Looked."), finishChunk("stop")]),
+      );
+      const run = await turnlog(["run", ...modelFlags(), "--yes", "Look at home."], { HOME: home });
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stdout).toContain("commands run in a sandbox");
+      expect(await readFile(path.join(workDir, "home.txt"), "utf8")).toBe(`${home}\n`);
+    } finally {
+      await rm(home, { recursive: true, force: true });
+    }
   });
 });
 

@@ -17,12 +17,14 @@ import { createLogReader, pendingApprovals } from "../../src/reader/index.js";
 import { SealedLogRecord } from "../../src/log/seal/sealed-log-record.js";
 import { logIdentity } from "../../src/log/seal/log-identity.js";
 import { scriptedProvider } from "../../src/testing/index.js";
-import { ensureBuiltCli, repoRoot, runTurnlog } from "./support/turnlog-bin.js";
+import { ensureBuiltCli, repoRoot } from "./support/turnlog-bin.js";
+import { runTurnlogInProcess } from "./support/turnlog-in-process.js";
 
 /*
- * Seals and the witness end to end: the built bin as a child process on a real LevelDB log, the
- * log tampered with as an agent with file access would (truncate, rm, a re-chained rewrite), and
- * a `turnlog run` killed with SIGKILL mid-turn.
+ * Seals and the witness on a real LevelDB log, the log tampered with as an agent with file access
+ * would (truncate, rm, a re-chained rewrite). The commands run in-process (each opens and closes
+ * the log, as a process does); the built bin runs where the process is the point: a `turnlog run`
+ * killed with SIGKILL mid-turn, and `turnlog witness serve` stopped with SIGTERM.
  */
 
 const keyEnv = "TURNLOG_TEST_SEAL_KEY";
@@ -43,7 +45,7 @@ afterEach(async () => {
   await rm(workDir, { recursive: true, force: true });
 });
 
-const turnlog = (args: readonly string[]) => runTurnlog(args, { cwd: workDir, env: { [keyEnv]: fakeKey } });
+const turnlog = (args: readonly string[]) => runTurnlogInProcess(args, { cwd: workDir, env: { [keyEnv]: fakeKey } });
 const modelFlags = () => ["--base-url", `${server.url}/v1`, "--model", "gpt-test", "--api-key-env", keyEnv];
 const sessionIdIn = (stdout: string) => /^session (run-\S+)$/m.exec(stdout)?.[1] ?? "";
 
@@ -151,7 +153,8 @@ describe("a turnlog run killed mid-turn", () => {
       env: { ...process.env, [keyEnv]: fakeKey, TURNLOG_DIR: undefined },
     });
     const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on("close", (_code, signal) => resolve(signal)));
-    await expect.poll(() => server.requests.length, { timeout: 20_000 }).toBe(2);
+    // A guard against a hang only: a process takes seconds to start on a loaded machine.
+    await expect.poll(() => server.requests.length, { timeout: 100_000 }).toBe(2);
     child.kill("SIGKILL");
     expect(await exited).toBe("SIGKILL");
     const { code, report } = await verifyJson();
@@ -164,7 +167,7 @@ describe("a turnlog run killed mid-turn", () => {
     expect(text.stdout).toMatch(new RegExp(`unsealed: session-${sessionId} events \\d+–\\d+ after its last seal \\(normal after a crash\\)`));
     // Nothing of the workspace holds the log.
     expect(await readdir(workDir)).toEqual([]);
-  });
+  }, 120_000);
 });
 
 describe("turnlog verify names what was forged with the user's access", () => {

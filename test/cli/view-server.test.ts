@@ -1,6 +1,7 @@
 /**
  * `turnlog view`'s server, by effect: the built bin as a child process on a real LevelDB log (and
- * on the PostgreSQL test server), spoken to over real HTTP on 127.0.0.1.
+ * on the PostgreSQL test server), spoken to over real HTTP on 127.0.0.1 and stopped by a signal.
+ * The commands that return (a refused `view`, the demo that fills the log) run in-process.
  */
 import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
@@ -15,7 +16,8 @@ import { openLog } from "../../src/reader/index.js";
 import type { PositionState, SessionListing, SessionTimeline } from "../../src/cli/view/view-api.js";
 import { describeWithPostgres, dropSchema, freshSchemaName, requirePostgresUrl } from "../support/postgres.js";
 import { expectOneCleanLine, useDemoSession } from "./support/demo-fixture.js";
-import { ensureBuiltView, repoRoot, runTurnlog } from "./support/turnlog-bin.js";
+import { ensureBuiltView, repoRoot } from "./support/turnlog-bin.js";
+import { runTurnlogInProcess } from "./support/turnlog-in-process.js";
 import { openEventStream, startView, type ViewProcess } from "./support/view-process.js";
 
 const run = promisify(execFile);
@@ -226,18 +228,18 @@ describe("turnlog view on a LevelDB log", () => {
     } finally {
       expect(await named.stop()).toBe(0);
     }
-    const unknown = await runTurnlog(["view", "no-such-session", "--dir", demo.logDir], { cwd: demo.workDir });
+    const unknown = await runTurnlogInProcess(["view", "no-such-session", "--dir", demo.logDir], { cwd: demo.workDir });
     expect(unknown.code).toBe(1);
     expectOneCleanLine(unknown.stderr);
     expect(unknown.stderr).toContain('no session "no-such-session"');
-    const badPort = await runTurnlog(["view", "--port", "http", "--dir", demo.logDir], { cwd: demo.workDir });
+    const badPort = await runTurnlogInProcess(["view", "--port", "http", "--dir", demo.logDir], { cwd: demo.workDir });
     expect(badPort.code).toBe(2);
     expectOneCleanLine(badPort.stderr);
-    const taken = await runTurnlog(["view", "--port", String(view.port), "--dir", demo.logDir], { cwd: demo.workDir });
+    const taken = await runTurnlogInProcess(["view", "--port", String(view.port), "--dir", demo.logDir], { cwd: demo.workDir });
     expect(taken.code).toBe(1);
     expectOneCleanLine(taken.stderr);
     expect(taken.stderr).toContain(`port ${view.port}`);
-    const missing = await runTurnlog(["view", "--dir", "no-log-here"], { cwd: demo.workDir });
+    const missing = await runTurnlogInProcess(["view", "--dir", "no-log-here"], { cwd: demo.workDir });
     expect(missing.code).toBe(1);
     expectOneCleanLine(missing.stderr);
   });
@@ -268,7 +270,7 @@ describeWithPostgres("turnlog view on a PostgreSQL log", () => {
     const os = await import("node:os");
     const workDir = await mkdtemp(path.join(os.tmpdir(), "turnlog-view-pg-"));
     try {
-      const demo = await runTurnlog(["demo", "--log", url, "--schema", schema], { cwd: workDir });
+      const demo = await runTurnlogInProcess(["demo", "--log", url, "--schema", schema], { cwd: workDir });
       expect(demo.code).toBe(0);
       const sessionId = /session\s+(demo-\S+)/.exec(demo.stdout)?.[1] ?? "";
       const view = await startView([sessionId, "--log", url, "--schema", schema], { cwd: workDir });

@@ -4,7 +4,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LevelEventLog, MemoryEventLog, type RecordedEvent } from "../../src/index.js";
 import { otlpJson, sessionSpans } from "../../src/otel/index.js";
-import { ensureBuiltCli, runTurnlog } from "../cli/support/turnlog-bin.js";
+import { runTurnlogInProcess } from "../cli/support/turnlog-in-process.js";
 import { exampleSecretMarker, exampleSecrets } from "../support/secret-examples.js";
 import { driveScenario, scenarioRuntime, scenarioSecret } from "./support/otel-scenario.js";
 import { memoryTracer, normalizeReadable } from "./support/otel-spans.js";
@@ -23,7 +23,6 @@ describe("content in spans", () => {
   let sessionId = "";
 
   beforeAll(async () => {
-    await ensureBuiltCli();
     workDir = await mkdtemp(path.join(os.tmpdir(), "turnlog-otel-content-"));
     logDir = path.join(workDir, "log");
     const log = await LevelEventLog.open(logDir);
@@ -41,11 +40,11 @@ describe("content in spans", () => {
   });
 
   it("carries no tool arguments or results unless asked, and with --include-content carries them redacted", async () => {
-    const plain = await runTurnlog(["otel", sessionId, "--dir", logDir], { cwd: workDir });
+    const plain = await runTurnlogInProcess(["otel", sessionId, "--dir", logDir], { cwd: workDir });
     expect(plain.stdout).not.toContain("gen_ai.tool.call.arguments");
     expect(plain.stdout).not.toContain("gen_ai.tool.call.result");
     expect(plain.stdout).not.toContain("alpha");
-    const withContent = await runTurnlog(["otel", sessionId, "--dir", logDir, "--include-content"], { cwd: workDir });
+    const withContent = await runTurnlogInProcess(["otel", sessionId, "--dir", logDir, "--include-content"], { cwd: workDir });
     expect(withContent.code).toBe(0);
     const spans = JSON.parse(withContent.stdout).resourceSpans[0].scopeSpans[0].spans as { attributes: { key: string; value: { stringValue?: string } }[] }[];
     const attribute = (callId: string, key: string) =>

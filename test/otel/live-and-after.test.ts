@@ -4,7 +4,7 @@ import path from "node:path";
 import { trace } from "@opentelemetry/api";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LevelEventLog } from "../../src/index.js";
-import { ensureBuiltCli, runTurnlog } from "../cli/support/turnlog-bin.js";
+import { runTurnlogInProcess } from "../cli/support/turnlog-in-process.js";
 import { driveScenario, scenarioRuntime } from "./support/otel-scenario.js";
 import { memoryTracer, normalizeOtlp, normalizeReadable, useAsyncContext, type NormalSpan } from "./support/otel-spans.js";
 
@@ -19,7 +19,6 @@ describe("spans live and after the fact", () => {
   const seen: { activeSpan?: () => string | undefined; spans: (string | undefined)[] } = { spans: [] };
 
   beforeAll(async () => {
-    await ensureBuiltCli();
     workDir = await mkdtemp(path.join(os.tmpdir(), "turnlog-otel-"));
     logDir = path.join(workDir, "log");
     const stopContext = useAsyncContext();
@@ -58,7 +57,7 @@ describe("spans live and after the fact", () => {
   });
 
   it("`turnlog otel` derives the same spans from the log", async () => {
-    const run = await runTurnlog(["otel", sessionId, "--dir", logDir], { cwd: workDir });
+    const run = await runTurnlogInProcess(["otel", sessionId, "--dir", logDir], { cwd: workDir });
     expect(run.stderr).toBe("");
     expect(run.code).toBe(0);
     const after = normalizeOtlp(JSON.parse(run.stdout));
@@ -94,8 +93,8 @@ describe("spans live and after the fact", () => {
   });
 
   it("writes the same bytes every time, to --out as to stdout", async () => {
-    const first = await runTurnlog(["otel", sessionId, "--dir", logDir], { cwd: workDir });
-    const second = await runTurnlog(["otel", sessionId, "--dir", logDir, "--out", "spans.json"], { cwd: workDir });
+    const first = await runTurnlogInProcess(["otel", sessionId, "--dir", logDir], { cwd: workDir });
+    const second = await runTurnlogInProcess(["otel", sessionId, "--dir", logDir, "--out", "spans.json"], { cwd: workDir });
     expect(second.code).toBe(0);
     expect(second.stdout).toBe("");
     expect(second.stderr).toMatch(/^wrote 15 spans of session otel-scenario to spans\.json\n$/);

@@ -17,7 +17,7 @@ import { z } from "zod";
 import { createRuntime, defineTool, LevelEventLog } from "../../src/index.js";
 import type { RecordedEvent } from "../../src/index.js";
 import { scriptedProvider } from "../../src/testing/index.js";
-import { ensureBuiltCli, runTurnlog } from "../cli/support/turnlog-bin.js";
+import { runTurnlogInProcess } from "../cli/support/turnlog-in-process.js";
 import { detectedSecretKinds, exampleKnownSecret, exampleSecrets, exampleSecretTexts } from "../support/secret-examples.js";
 
 const require = createRequire(import.meta.url);
@@ -125,7 +125,6 @@ describe("secrets in every field, on disk and in the CLI", () => {
       await runtime.close();
       await log.close();
     }
-    await ensureBuiltCli();
   }, 120_000);
 
   afterAll(async () => {
@@ -196,7 +195,7 @@ describe("secrets in every field, on disk and in the CLI", () => {
       ["history", "leaky", "--format", "anthropic-messages"],
     ];
     for (const command of commands) {
-      const run = await runTurnlog([...command, "--dir", logDir], { cwd: workDir });
+      const run = await runTurnlogInProcess([...command, "--dir", logDir], { cwd: workDir });
       expect(run.code, `${command.join(" ")}: ${run.stderr}`).toBe(0);
       expect(run.stdout.length, command.join(" ")).toBeGreaterThan(0);
       expect(leaked(run.stdout + run.stderr), command.join(" ")).toEqual([]);

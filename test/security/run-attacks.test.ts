@@ -2,19 +2,19 @@ import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, readdir, realpath, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { RecordedEvent } from "../../src/index.js";
 import { finishChunk, openAiToolCallChunks, textChunk } from "../providers/stream-builders.js";
 import { fakeKey } from "../providers/support/provider-session.js";
 import { openAiSse, startSseTestServer, type SseTestServer } from "../providers/support/sse-test-server.js";
-import { ensureBuiltCli, runTurnlog } from "../cli/support/turnlog-bin.js";
+import { runTurnlogInProcess } from "../cli/support/turnlog-in-process.js";
 import { createServer, type Server } from "node:net";
 import { ATTACKS, DEVICE_ATTACKS, KEYS } from "./attacks.js";
 
 /*
- * Issue 12's attacks through `turnlog run --mode full-auto`: the built bin as a child process, a
- * real HTTP server streaming the model's replies, the real workspace tools in bubblewrap (which
- * `.ci/run` installs). The provider's key sits in a variable whose name does not look secret.
+ * Issue 12's attacks through `turnlog run --mode full-auto`, run in-process (runCli, given an
+ * environment whose HOME is the test's own home directory), a real HTTP server streaming the
+ * model's replies, the real workspace tools in bubblewrap (which `.ci/run` installs). The provider's key sits in a variable whose name does not look secret.
  * Judged by effect: the canary and the user's authorized_keys are untouched after the session
  * (and after a delayed child would have struck), the key is in no file and no output, the log
  * verifies, and a config the model planted does not raise the next run's permissions.
@@ -30,10 +30,6 @@ let canary: string;
 let listener: Server;
 let connections = 0;
 let port = 0;
-
-beforeAll(async () => {
-  await ensureBuiltCli();
-}, 120_000);
 
 beforeEach(async () => {
   server = await startSseTestServer();
@@ -66,8 +62,7 @@ afterEach(async () => {
 });
 
 const env = () => ({ [keyEnv]: fakeKey, HOME: home, XDG_CONFIG_HOME: undefined, XDG_STATE_HOME: undefined, XDG_DATA_HOME: undefined });
-// Thirty-odd contained commands in one turn: more than the usual 30 s on a loaded machine.
-const turnlog = (args: readonly string[]) => runTurnlog(args, { cwd: workDir, env: env(), timeoutMs: 150_000 });
+const turnlog = (args: readonly string[]) => runTurnlogInProcess(args, { cwd: workDir, env: env() });
 const modelFlags = () => ["--base-url", `${server.url}/v1`, "--model", "gpt-test", "--api-key-env", keyEnv];
 
 async function eventsOf(sessionId: string): Promise<RecordedEvent[]> {

@@ -91,6 +91,7 @@ export async function runCommand(promptWords: readonly string[], options: RunOpt
       record: settings.record,
       root,
       mcpEnvironment: settings.mcpEnvironment,
+      env: io.env,
       mode: settings.mode,
       budgets: settings.budgets,
       ...(settings.historyMaxTokens !== undefined ? { historyMaxTokens: settings.historyMaxTokens } : {}),

@@ -32,10 +32,10 @@ import type { RunRecord } from "./run-record.js";
  * (never stored); a bad option is the user's mistake here, so one line, exit 2.
  *
  * @example
- * runProvider({ provider: "openai", baseURL: "http://localhost:11434/v1", model: "qwen2.5-coder", apiKeyEnv: "OPENAI_API_KEY", mcpServers: [] });
+ * runProvider({ provider: "openai", baseURL: "http://localhost:11434/v1", model: "qwen2.5-coder", apiKeyEnv: "OPENAI_API_KEY", mcpServers: [] }, process.env);
  */
-export function runProvider(record: RunRecord): Provider {
-  const options = { model: record.model, baseURL: record.baseURL, apiKeyEnv: record.apiKeyEnv };
+export function runProvider(record: RunRecord, env: NodeJS.ProcessEnv): Provider {
+  const options = { model: record.model, baseURL: record.baseURL, apiKeyEnv: record.apiKeyEnv, env };
   try {
     return record.provider === "openai" ? openAiChatProvider(options) : anthropicMessagesProvider(options);
   } catch (error) {
@@ -111,6 +111,12 @@ export interface RunRuntimeOptions {
   /** The workspace root (trusted): the tools' root and the policy's. */
   root: string;
   mcpEnvironment: ReadonlyMap<string, Record<string, string>>;
+  /**
+   * The command's environment (`CliIo.env`): where the provider's key, the seal key and state
+   * directories and the tools' command environment are read from — never `process.env` directly,
+   * so an embedder's `runCli(args, { env })` is honoured.
+   */
+  env: NodeJS.ProcessEnv;
   /** For a new session; an existing one keeps its recorded policy, budgets and history settings. */
   mode?: ApprovalMode;
   budgets?: Partial<Budgets>;
@@ -145,20 +151,20 @@ export interface RunRuntime {
  * record's provider, the built-in workspace tools over `root`, and the record's MCP servers.
  *
  * @example
- * const { runtime, toolSet } = await createRunRuntime({ log, record, root: process.cwd(), mcpEnvironment: new Map(), mode: "ask" });
+ * const { runtime, toolSet } = await createRunRuntime({ log, record, root: process.cwd(), mcpEnvironment: new Map(), env: process.env, mode: "ask" });
  */
 export async function createRunRuntime(options: RunRuntimeOptions): Promise<RunRuntime> {
-  const { record, root } = options;
+  const { record, root, env } = options;
   // Commands run in bubblewrap where it works (DESIGN.md §8.3); the log is out of its reach.
   // Hidden from it: the log, the seal key and witnesses, and every run log (wherever XDG puts them).
   // A PostgreSQL log has no directory to hide: its password files are hidden instead, and
   // commandEnvironment keeps the URL and PG* variables out of every command's environment.
   // A witness directory given with --witness too (docs/security.md, "Where the witness is kept").
   const witnessDirectory = options.seals?.witness instanceof DirectoryWitness ? [options.seals.witness.file] : [];
-  const sandbox = runSandbox(options.recordedTools, [...logDirectoryOf(options.log), sealKeyDirectory(process.env), turnlogStateDirectory(process.env), ...witnessDirectory, ...postgresPasswordFiles(process.env)]);
+  const sandbox = runSandbox(options.recordedTools, [...logDirectoryOf(options.log), sealKeyDirectory(env), turnlogStateDirectory(env), ...witnessDirectory, ...postgresPasswordFiles(env)], homeOf(env));
   // The key's value is redacted wherever it appears — a model echoing it, a tool printing it —
   // whatever variable holds it; so are the MCP servers' secret-named variables.
-  const secrets = runSecrets(record, process.env, options.mcpEnvironment);
+  const secrets = runSecrets(record, env, options.mcpEnvironment);
   const redactor = createSecretRedactor({ secrets });
   let registered: readonly ToolDefinition[] = [];
   // Adds nothing: it only sees every tool registered before the last phase, MCP tools included.
@@ -171,7 +177,7 @@ export async function createRunRuntime(options: RunRuntimeOptions): Promise<RunR
   };
   const runtime = await createRuntime({
     log: options.log,
-    provider: runProvider(record),
+    provider: runProvider(record, env),
     // The log's own directory is often inside the workspace (./.turnlog): never a write target.
     // The model's shell never holds the provider's key, whatever its variable is called
     // (`--api-key-env LLM_AUTH` is not a secret-looking name).
@@ -182,7 +188,7 @@ export async function createRunRuntime(options: RunRuntimeOptions): Promise<RunR
       root,
       protectedPaths: logDirectoryOf(options.log),
       approvalPaths: selfEscalationPaths,
-      env: commandEnvironment(process.env, record.apiKeyEnv),
+      env: commandEnvironment(env, record.apiKeyEnv),
       ...(sandbox.sandbox !== undefined ? { sandbox: sandbox.sandbox } : {}),
     }),
     toolProviders: [witness],
@@ -209,8 +215,8 @@ export async function createRunRuntime(options: RunRuntimeOptions): Promise<RunR
  * hidden besides the credential stores; none (every command but a known-safe read then asks, from
  * decisions version 4) when it cannot. A continued session keeps what it recorded.
  */
-function runSandbox(recordedTools: readonly ToolSnapshot[] | undefined, hide: readonly string[]): { sandbox?: CommandSandbox; uncontained?: string } {
-  const sandbox = bubblewrapSandbox({ hide });
+function runSandbox(recordedTools: readonly ToolSnapshot[] | undefined, hide: readonly string[], home?: string): { sandbox?: CommandSandbox; uncontained?: string } {
+  const sandbox = bubblewrapSandbox({ hide, ...(home !== undefined ? { home } : {}) });
   if (recordedTools !== undefined) {
     const contained = recordedTools.find((tool) => tool.name === "run_command")?.flags.contained === true;
     return contained ? { sandbox } : { uncontained: "the session started without the command sandbox" };
@@ -263,10 +269,15 @@ function leadsToTheLogDatabase(name: string, value: string | undefined): boolean
  * `~/.pgpass` and `$PGPASSFILE`.
  */
 function postgresPasswordFiles(env: NodeJS.ProcessEnv): string[] {
-  const home = env.HOME !== undefined && path.isAbsolute(env.HOME) ? env.HOME : homedir();
+  const home = homeOf(env);
   const files = [path.join(home, ".pgpass")];
   if (env.PGPASSFILE !== undefined && env.PGPASSFILE !== "") files.push(path.resolve(env.PGPASSFILE));
   return files;
+}
+
+/** The home directory of the command's environment: its `HOME` when absolute, else this user's. */
+function homeOf(env: NodeJS.ProcessEnv): string {
+  return env.HOME !== undefined && path.isAbsolute(env.HOME) ? env.HOME : homedir();
 }
 
 /**

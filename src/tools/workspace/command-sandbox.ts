@@ -72,6 +72,11 @@ export interface BubblewrapOptions {
   protect?: readonly string[];
   /** Resource bounds (`defaultSandboxLimits` where not given). */
   limits?: SandboxLimits;
+  /**
+   * The person's home directory: made a private, empty one for commands, its credential stores
+   * never shown. Default `os.homedir()`; the CLI passes the `HOME` of the environment it was given.
+   */
+  home?: string;
 }
 
 /** What a command's environment may hold, by default: never a denylist. */
@@ -214,7 +219,7 @@ type Watched = { absolute: string; relative: string } & ({ was: "absent"; reposi
  * the command created (it cannot change those that existed: they are read-only mount points).
  */
 function fileSystemView(request: SandboxRequest, options: BubblewrapOptions, tmpBytes: number, searchPath: string): { args: string[]; restore: () => string[] } {
-  const home = homedir();
+  const home = options.home ?? homedir();
   const tmpfs = (target: string) => ["--size", String(tmpBytes), "--tmpfs", target];
   const args: string[] = [];
   // System directories read-only; the symlinks at `/` (merged /usr: /bin → usr/bin) as they are.

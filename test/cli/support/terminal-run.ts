@@ -6,7 +6,7 @@
 import { spawn } from "node:child_process";
 import path from "node:path";
 import { quote } from "shell-quote";
-import { repoRoot, type TurnlogRun } from "./turnlog-bin.js";
+import { processDeadlineMs, repoRoot, type TurnlogRun } from "./turnlog-bin.js";
 
 /** What to type, and after which output. */
 export interface TypedAnswer {
@@ -36,8 +36,8 @@ export function runTurnlogInTerminal(args: readonly string[], options: { cwd: st
     let typedUpTo = 0;
     const timer = setTimeout(() => {
       child.kill("SIGKILL");
-      reject(new Error(`turnlog in a terminal did not end within ${options.timeoutMs ?? 30_000} ms; it printed:\n${plainTerminalText(output)}`));
-    }, options.timeoutMs ?? 30_000);
+      reject(new Error(`turnlog in a terminal did not end within ${options.timeoutMs ?? processDeadlineMs} ms; it printed:\n${plainTerminalText(output)}`));
+    }, options.timeoutMs ?? processDeadlineMs);
     const typeWhenPrompted = () => {
       const next = pending[0];
       if (next === undefined) return;

@@ -13,6 +13,12 @@ export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)
 const builtCli = path.join(repoRoot, "dist", "cli.js");
 const bin = path.join(repoRoot, "bin", "turnlog.js");
 
+/**
+ * How long a CLI process may run before it is killed as hung: far above the one to three seconds a
+ * command takes, so that a loaded machine never fails a test; never a judgement on speed.
+ */
+export const processDeadlineMs = 120_000;
+
 export interface TurnlogRun {
   code: number;
   stdout: string;
@@ -113,13 +119,14 @@ async function newestMtime(directory: string): Promise<number> {
 /**
  * Runs `turnlog <args>` in `cwd` and resolves with its exit code and output (never rejects on a
  * non-zero exit). Colors and the log variables (`$TURNLOG_DIR`, `$TURNLOG_LOG`, `$TURNLOG_SCHEMA`) are
- * cleared unless `env` sets them.
+ * cleared unless `env` sets them. The deadline (`timeoutMs`, default {@link processDeadlineMs}) only
+ * guards against a hang: a command normally takes one to three seconds.
  */
 export function runTurnlog(args: readonly string[], options: { cwd: string; env?: Record<string, string | undefined>; timeoutMs?: number }): Promise<TurnlogRun> {
   const env: Record<string, string | undefined> = { ...process.env, FORCE_COLOR: undefined, NO_COLOR: undefined, TURNLOG_DIR: undefined, TURNLOG_LOG: undefined, TURNLOG_SCHEMA: undefined, TURNLOG_DEBUG: undefined, ...options.env };
   for (const key of Object.keys(env)) if (env[key] === undefined) delete env[key];
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, [bin, ...args], { cwd: options.cwd, env: env as NodeJS.ProcessEnv, timeout: options.timeoutMs ?? 30_000 }, (error, stdout, stderr) => {
+    execFile(process.execPath, [bin, ...args], { cwd: options.cwd, env: env as NodeJS.ProcessEnv, timeout: options.timeoutMs ?? processDeadlineMs }, (error, stdout, stderr) => {
       if (error !== null && typeof error.code !== "number") {
         reject(error);
         return;

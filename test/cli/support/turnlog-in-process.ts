@@ -7,6 +7,9 @@
  * The command runs with `cwd` as the working directory (relative paths such as `--dir log` resolve
  * against it) and with `env` as its environment, cleaned as {@link runTurnlog} cleans it. One call
  * runs at a time in a test process (the working directory is the process's), so calls are queued.
+ *
+ * A command that returns must leave no SIGINT or SIGTERM handler of its own behind (`turnlog run`
+ * listens for Ctrl-C only while a turn runs): one left installed is removed and the call rejects.
  */
 import { runCli } from "../../../src/cli/run-cli.js";
 import type { TurnlogRun } from "./turnlog-bin.js";
@@ -33,16 +36,25 @@ async function runOnce(args: readonly string[], options: InProcessOptions): Prom
   let stdout = "";
   let stderr = "";
   const previous = process.cwd();
+  const handlersBefore = new Map(watchedSignals.map((signal) => [signal, process.listeners(signal)]));
   process.chdir(options.cwd);
+  let code: number;
   try {
-    const code = await runCli(args, {
+    code = await runCli(args, {
       stdout: { write: (text: string) => (stdout += text) },
       stderr: { write: (text: string) => (stderr += text) },
       env: env as NodeJS.ProcessEnv,
       ...(options.stdin === undefined ? {} : { stdin: options.stdin }),
     });
-    return { code, stdout, stderr };
   } finally {
     process.chdir(previous);
   }
+  for (const signal of watchedSignals) {
+    const left = process.listeners(signal).filter((listener) => !handlersBefore.get(signal)?.includes(listener));
+    for (const listener of left) process.off(signal, listener);
+    if (left.length > 0) throw new Error(`turnlog ${args.join(" ")} returned with ${left.length} ${signal} handler(s) of its own still installed`);
+  }
+  return { code, stdout, stderr };
 }
+
+const watchedSignals = ["SIGINT", "SIGTERM"] as const;
