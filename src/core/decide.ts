@@ -96,7 +96,7 @@ export function decideAll(action: DecisionAction, inputs: DecisionInputs): Decis
   const context = inputs.turn;
   const provider = inputs.state.provider;
   if (context === undefined || provider === null) throw new Error("decide(requestProvider): no active turn or no provider");
-  const built = buildRequestHistory(inputs.state, inputs.compressor);
+  const built = buildRequestHistory(inputs.state, inputs.compressor, decisionsVersionOf(inputs));
   const events: TurnlogEvent[] = [];
   if (built.compaction !== undefined) events.push({ type: "session.history.compacted", data: built.compaction });
   for (const diagnostic of built.diagnostics) events.push({ type: "session.diagnostic.recorded", data: diagnostic });

@@ -38,6 +38,11 @@ export const decisionsVersions = [
     note:
       "the policy side of containment: without a sandbox only an exact, fully parsed known-safe read runs unasked (no assignments, substitutions, globs, wrappers, cd, config or exec-path options; rule containment:inexact-read otherwise); a writing tool's path in a protected entry (.git at any depth and what gitdir:/commondir/core.worktree name, .vscode, .idea, .devcontainer, .envrc, turnlog.config.json, the host's names) asks in every mode (rule protected:<name>); an \"always\" approval of a command tool covers only the exact argv the person saw (turn.approval.granted.commandScope)",
   },
+  {
+    version: 6,
+    note:
+      "token counts split pieces longer than 256 code units: a pre-tokenizer piece that long (a run of one character) is counted in chunks of at most 256, so counting is linear; history selection, the summary's cut and the recorded token counts follow",
+  },
 ] as const satisfies readonly DecisionsVersion[];
 
 /** The newest version: what new sessions are recorded under. */
@@ -55,7 +60,7 @@ export function isKnownDecisionsVersion(version: number): boolean {
  * Resolves what a host or the CLI asked for: a version number, or `"latest"`.
  *
  * @example
- * resolveDecisionsVersion("latest"); // 5
+ * resolveDecisionsVersion("latest"); // 6
  */
 export function resolveDecisionsVersion(requested: number | "latest"): number {
   if (requested === "latest") return latestDecisionsVersion;

@@ -70,28 +70,61 @@ export function boundedCount(text: string, countPiece: (text: string) => number)
 }
 
 /**
- * The default estimator: the `o200k_base` encoding (gpt-tokenizer), exact for current OpenAI
- * models and a close proxy for others. Characters divided by four is not used because it is off
- * by a factor of two or more exactly where budgets matter — JSON, code, non-Latin text and long
- * IDs — so a history chosen by it would overflow the context window or waste it.
- *
- * @example
- * defaultTokenEstimator.count("hello world"); // 2
+ * The decisions version from which token counts split pieces longer than `maxPieceLength`
+ * (`boundedCount`). Counts feed recorded decisions (history selection, the summary's cut), so a
+ * session recorded under an older version keeps counting each text whole with the encoder, exactly
+ * as it was recorded (docs/history.md, "Counting tokens"; docs/replay.md, "Decision versions").
  */
-export const defaultTokenEstimator: TokenEstimator = (() => {
+export const boundedCountingDecisionsVersion = 6;
+
+/** An estimator over `count`, with its own cache: a cache keyed by text holds one kind of count only. */
+function cachedEstimator(count: (text: string) => number): TokenEstimator {
   const cache = new Map<string, number>();
   return {
     count(text: string): number {
       if (text === "") return 0;
       const cached = cache.get(text);
       if (cached !== undefined) return cached;
-      const count = boundedCount(text, (part) => countTokens(part, asPlainText));
+      const counted = count(text);
       if (cache.size >= cacheLimit) cache.delete(cache.keys().next().value as string);
-      cache.set(text, count);
-      return count;
+      cache.set(text, counted);
+      return counted;
     },
   };
-})();
+}
+
+/**
+ * The default estimator: the `o200k_base` encoding (gpt-tokenizer), exact for current OpenAI
+ * models and a close proxy for others, counted in linear time (`boundedCount`). Characters divided
+ * by four is not used because it is off by a factor of two or more exactly where budgets matter —
+ * JSON, code, non-Latin text and long IDs — so a history chosen by it would overflow the context
+ * window or waste it. Sessions of decisions version 6 on count with it.
+ *
+ * @example
+ * defaultTokenEstimator.count("hello world"); // 2
+ */
+export const defaultTokenEstimator: TokenEstimator = cachedEstimator((text) => boundedCount(text, (part) => countTokens(part, asPlainText)));
+
+/**
+ * The estimator of decisions versions 1 to 5: the encoder's count of the whole text, whatever it
+ * holds — quadratic in a long piece (minutes for 800 KB of one character), but what those sessions
+ * recorded, so what they replay against.
+ *
+ * @example
+ * wholeTextTokenEstimator.count("=".repeat(300)); // 5, where defaultTokenEstimator counts 6
+ */
+export const wholeTextTokenEstimator: TokenEstimator = cachedEstimator((text) => countTokens(text, asPlainText));
+
+/**
+ * The built-in estimator a session of `decisionsVersion` counts with: `wholeTextTokenEstimator`
+ * before `boundedCountingDecisionsVersion`, `defaultTokenEstimator` from it on.
+ *
+ * @example
+ * tokenEstimatorFor(5) === wholeTextTokenEstimator; // true
+ */
+export function tokenEstimatorFor(decisionsVersion: number): TokenEstimator {
+  return decisionsVersion >= boundedCountingDecisionsVersion ? defaultTokenEstimator : wholeTextTokenEstimator;
+}
 
 /**
  * Tokens a chat format adds around every message (role and separators): OpenAI documents 3–4 per

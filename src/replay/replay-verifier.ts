@@ -13,7 +13,7 @@ import { isKnownDecisionsVersion, latestDecisionsVersion } from "../core/decisio
 import { SessionFold, UnexpectedEventError } from "../core/session-fold.js";
 import { ToolsInForce, type ToolsAtPosition } from "./tools-in-force.js";
 import { upcastEvent } from "../core/upcast.js";
-import { decisionChanges, turnChange, type DecisionChange } from "./what-if.js";
+import { decisionChanges, historyChange, turnChange, type DecisionChange } from "./what-if.js";
 import { gateNeedsHostCode } from "../tools/recorded-tool.js";
 import { lexicalRealPath } from "../policy/workspace-confinement.js";
 
@@ -60,7 +60,8 @@ export interface ReplayReport {
   unverifiable: Unverifiable[];
   /**
    * Every decision the recomputation changes: per call, a gate decision or deciding rule (`kind:
-   * "call"`); per turn, how it went on — retried, failed, stopped, continued (`kind: "turn"`).
+   * "call"`); per turn, how it went on — retried, failed, stopped, continued (`kind: "turn"`); per
+   * provider request, what it kept of the history and what it summarized (`kind: "history"`).
    * Empty when the session replays identical; under a what-if policy or an upgrade preview, the
    * answer to "what would change?".
    */
@@ -148,6 +149,8 @@ export async function verifyReplay(events: AsyncIterable<RecordedEvent> | Iterab
         }
         expected = typeof all === "string" ? [all] : all;
         turnChanges.recomputed(position, event, typeof all === "string" ? [] : all, fold.state.turns.at(-1)?.turnId);
+        const history = typeof all === "string" ? undefined : historyChange(position, event, all);
+        if (history !== undefined) changes.push(history);
       }
       const next = expected.shift() as TurnlogEvent | string;
       const toolOf = (callId: string) => fold.state.calls.get(callId)?.name ?? (event.data as { plan?: ToolPlan }).plan?.tool;

@@ -7,20 +7,30 @@ import type { GateDecision } from "../contracts/policy.js";
 export type TurnDecision = "request" | "retry" | "complete" | "continue" | "stop" | "fail";
 
 /**
- * A call's gate decision and the rule that decided it, or a turn's decision and its reason;
- * `null` when there is none on that side.
+ * What a provider request did with the history: sent every unit it had (`keep`), or summarized
+ * the earliest ones that no longer fit the budget (`compact`, recorded as
+ * `session.history.compacted`).
  */
-export type DecisionAndRule = { decision: GateDecision | TurnDecision; rule: string } | null;
+export type HistoryDecision = "keep" | "compact";
+
+/**
+ * A call's gate decision and the rule that decided it, a turn's decision and its reason, or a
+ * request's history decision and what it summarized; `null` when there is none on that side.
+ */
+export type DecisionAndRule = { decision: GateDecision | TurnDecision | HistoryDecision; rule: string } | null;
 
 /** One decision that differs between the log and the recomputation. */
 export interface DecisionChange {
   /** Stream position of the logged decision event. */
   position: number;
-  /** `call`: a call's gate decision or deciding rule; `turn`: how a turn went on. */
-  kind: "call" | "turn";
-  /** The call (empty for a turn change). */
+  /**
+   * `call`: a call's gate decision or deciding rule; `turn`: how a turn went on; `history`: what a
+   * provider request kept of the history and what it summarized.
+   */
+  kind: "call" | "turn" | "history";
+  /** The call (empty for a turn or history change). */
   callId: string;
-  /** The turn (for a turn change). */
+  /** The turn (for a turn or history change). */
   turnId?: string;
   /** The tool the call named (empty when unknown, e.g. a call the recomputation has not seen). */
   tool: string;
@@ -114,8 +124,10 @@ function turnDecisionOf(event: { type: string; data: unknown } | undefined): Dec
  * // { kind: "turn", turnId: "turn-1", before: { decision: "fail", … }, after: { decision: "retry", rule: "attempt 3" }, … }
  */
 export function turnChange(position: number, logged: { type: string; data: unknown }, recomputed: readonly { type: string; data: unknown }[]): DecisionChange | undefined {
-  // The log and the code agree on the start of a batch (its history decisions): nothing changed yet.
-  if (recomputed.length > 1 && recomputed[0]?.type === logged.type) return undefined;
+  // The log and the code agree on the start of a batch (its history decisions): nothing changed yet
+  // in how the turn goes on. (A batch that compacts where the other does not is a history change.)
+  const first = recomputed[0]?.type;
+  if (recomputed.length > 1 && (first === logged.type || (historyDecisionEventTypes.has(logged.type) && first !== undefined && historyDecisionEventTypes.has(first)))) return undefined;
   const before = turnDecisionOf(logged) ?? null;
   const after = turnDecisionOf(recomputed.at(-1)) ?? null;
   if (before === null && after === null) return undefined;
@@ -124,12 +136,45 @@ export function turnChange(position: number, logged: { type: string; data: unkno
   return { position, kind: "turn", callId: "", ...(typeof turnId === "string" ? { turnId } : {}), tool: "", before, after };
 }
 
+/** The history decisions a provider request's batch begins with (src/core/actions.ts). */
+const historyDecisionEventTypes: ReadonlySet<string> = new Set(["session.history.compacted", "session.diagnostic.recorded"]);
+
+/** The history decision a batch stands for, from its first event: a compaction, or every unit kept. */
+function historyDecisionOf(first: { type: string; data: unknown }): DecisionAndRule {
+  if (first.type !== "session.history.compacted") return { decision: "keep", rule: "every unit" };
+  const data = first.data as { unitsSummarized: number; beforePosition: number };
+  return { decision: "compact", rule: `${data.unitsSummarized} ${data.unitsSummarized === 1 ? "unit" : "units"} before #${data.beforePosition}` };
+}
+
+/**
+ * What a provider request did with the history, if the recomputation changes it: the logged
+ * batch's first event (a `session.history.compacted`, or a diagnostic when it kept every unit)
+ * against the batch the current code owes there. Token counts that differ (decisions version 6)
+ * or a budget that differs (a what-if) move where the history is cut. `undefined` when either side
+ * is not a provider request's batch, or both compact the same units.
+ *
+ * @example
+ * historyChange(44, loggedCompaction, [diagnostic, diagnostic, requested]);
+ * // { kind: "history", turnId: "turn-5", before: { decision: "compact", rule: "2 units before #21" }, after: { decision: "keep", rule: "every unit" }, … }
+ */
+export function historyChange(position: number, logged: { type: string; data: unknown }, recomputed: readonly { type: string; data: unknown }[]): DecisionChange | undefined {
+  const requested = recomputed.at(-1);
+  const first = recomputed[0];
+  if (!historyDecisionEventTypes.has(logged.type) || first === undefined || requested?.type !== "turn.provider.requested") return undefined;
+  const before = historyDecisionOf(logged);
+  const after = historyDecisionOf(first);
+  if (before?.decision === after?.decision && before?.rule === after?.rule) return undefined;
+  const turnId = (requested.data as { turnId?: unknown }).turnId;
+  return { position, kind: "history", callId: "", ...(typeof turnId === "string" ? { turnId } : {}), tool: "", before, after };
+}
+
 /**
  * `#12 call_2 write_file: ask (mode:ask) → allow (allow:tool=write_file)`, or for a turn
- * `#12 turn-1: fail (provider:transport:retries-exhausted) → retry (attempt 3)`.
+ * `#12 turn-1: fail (provider:transport:retries-exhausted) → retry (attempt 3)`, or for a history
+ * `#44 turn-5 history: compact (2 units before #21) → keep (every unit)`.
  */
 export function formatDecisionChange(change: DecisionChange): string {
   const side = (value: DecisionAndRule) => (value === null ? "none" : `${value.decision} (${value.rule})`);
-  const subject = change.kind === "turn" ? (change.turnId ?? "turn") : `${change.callId} ${change.tool || "?"}`;
+  const subject = change.kind === "turn" ? (change.turnId ?? "turn") : change.kind === "history" ? `${change.turnId ?? "turn"} history` : `${change.callId} ${change.tool || "?"}`;
   return `#${change.position} ${subject}: ${side(change.before)} → ${side(change.after)}`;
 }

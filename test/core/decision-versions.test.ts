@@ -65,6 +65,10 @@ const jsonGoldens: Record<string, JsonGolden> = {
   // .git/config, to .repo/hooks (through the gitdir link, recorded in gitLinks) and .vscode ask, a
   // benign write runs; "always" on `npm test` covers `npm test` and not `npm test --prefix=…`.
   "v5-policy-session.json": { versions: [5], tools: () => new ToolRegistry([...workspace().tools, fakeShell().runCommand]), gate: noMachine },
+  // Token counts of version 6, with a budget of 369 over a temp directory deleted after recording:
+  // a write of 4 000 `+` (one pre-tokenizer piece, counted in chunks of 256) costs 5 tokens more
+  // than the encoder's whole count, so the last request summarizes the first exchange.
+  "v6-token-counting-session.json": { versions: [6], tools: () => new ToolRegistry(workspace().tools), gate: noMachine },
 };
 
 /** The LevelDB directories of version 1, as `turnlog demo` and `turnlog run` wrote them. */
@@ -165,6 +169,24 @@ describe("the first real decision change: a crash-interrupted provider attempt (
       expect.stringMatching(/call_5 write_file: ask \(protected:\.vscode\) → allow \(mode:auto-edit\)$/),
       expect.stringMatching(/call_9 run_command: ask \(mode:auto-edit\) → allow \(approval:command=npm test\)$/),
     ]);
+  });
+
+  it("version 6 previewed the other way: under version 5 the whole count of the long piece fits, and the last request keeps every unit", async () => {
+    const report = await verifyReplay(load("v6-token-counting-session.json"), { registry: new ToolRegistry(workspace().tools), gate: noMachine, decisionsVersion: 5 });
+    expect(report.changes).toEqual([
+      { position: 44, kind: "history", callId: "", turnId: "turn-5", tool: "", before: { decision: "compact", rule: "2 units before #21" }, after: { decision: "keep", rule: "every unit" } },
+    ]);
+    expect(report.changes.map(formatDecisionChange)).toEqual(["#44 turn-5 history: compact (2 units before #21) → keep (every unit)"]);
+  });
+
+  it("version 6 changes no decision of the older golden logs: none holds a pre-tokenizer piece longer than 256 code units", async () => {
+    for (const [name, golden] of Object.entries(jsonGoldens)) {
+      if (golden.versions.includes(6)) continue;
+      const asFive = await verifyReplay(load(name), { registry: golden.tools(), gate: golden.gate, decisionsVersion: 5 });
+      const asSix = await verifyReplay(load(name), { registry: golden.tools(), gate: golden.gate, decisionsVersion: 6 });
+      expect(asSix.changes, name).toEqual(asFive.changes);
+      expect(asSix.divergences, name).toEqual(asFive.divergences);
+    }
   });
 
   it("a preview under the version a log already has changes nothing", async () => {

@@ -1,7 +1,17 @@
 import { describe, expect, it } from "vitest";
 import { BytePairEncodingCore } from "gpt-tokenizer/BytePairEncodingCore";
 import { countTokens } from "gpt-tokenizer/encoding/o200k_base";
-import { defaultTokenEstimator, estimateMessageTokens, maxPieceLength, messageOverheadTokens, partOverheadTokens, truncateToTokens, type TokenEstimator } from "../../src/history/token-estimator.js";
+import {
+  defaultTokenEstimator,
+  estimateMessageTokens,
+  maxPieceLength,
+  messageOverheadTokens,
+  partOverheadTokens,
+  tokenEstimatorFor,
+  truncateToTokens,
+  wholeTextTokenEstimator,
+  type TokenEstimator,
+} from "../../src/history/token-estimator.js";
 
 /** Runs `work` and returns the longest piece (in bytes) gpt-tokenizer's byte-pair merge was handed meanwhile. */
 function longestMerge(work: () => void): number {
@@ -53,6 +63,33 @@ describe("defaultTokenEstimator", () => {
   it("gives the same count every time (it is cached, and pure)", () => {
     const text = "the same text ".repeat(50);
     expect(defaultTokenEstimator.count(text)).toBe(defaultTokenEstimator.count(text));
+  });
+});
+
+describe("the estimator of a decisions version", () => {
+  const plain = { disallowedSpecial: new Set<string>() };
+
+  it("versions 1 to 5 count each text whole with the encoder, as they recorded; version 6 on counts a long piece in chunks", () => {
+    for (const version of [1, 2, 3, 4, 5]) expect(tokenEstimatorFor(version)).toBe(wholeTextTokenEstimator);
+    expect(tokenEstimatorFor(6)).toBe(defaultTokenEstimator);
+    // A write of 4 000 `+`: one pre-tokenizer piece, which the two rules count 5 tokens apart.
+    const text = JSON.stringify({ path: "banner.txt", content: "+".repeat(4_000) });
+    expect(tokenEstimatorFor(5).count(text)).toBe(countTokens(text, plain));
+    expect(tokenEstimatorFor(6).count(text)).toBe(countTokens(text, plain) + 5);
+  });
+
+  it("keeps the two kinds of count apart: whichever is asked first, each gives its own", () => {
+    for (const text of [`${"=".repeat(300)} first bounded`, `${"-".repeat(300)} first whole`]) {
+      const order = text.endsWith("bounded") ? [defaultTokenEstimator, wholeTextTokenEstimator] : [wholeTextTokenEstimator, defaultTokenEstimator];
+      for (const estimator of order) estimator.count(text);
+      expect(wholeTextTokenEstimator.count(text)).toBe(countTokens(text, plain));
+      expect(defaultTokenEstimator.count(text)).toBe(countTokens(text, plain) + 1);
+    }
+  });
+
+  it("a text without a piece longer than 256 code units counts the same under both", () => {
+    const ordinary = `${"The quick brown fox, 42 times; ".repeat(400)}\n${"=".repeat(256)}`;
+    expect(defaultTokenEstimator.count(ordinary)).toBe(wholeTextTokenEstimator.count(ordinary));
   });
 });
 

@@ -4,7 +4,9 @@ import type { RecordedEvent } from "../../src/index.js";
 import { verifyChain } from "../../src/log/hash-chain.js";
 import { foldEvents } from "../../src/projections/projection.js";
 import { sessionStateProjection } from "../../src/projections/session-state.js";
+import { tokenEstimatorFor } from "../../src/history/token-estimator.js";
 import { verifyReplay } from "../../src/replay/replay-verifier.js";
+import { formatDecisionChange } from "../../src/replay/what-if.js";
 import { ToolRegistry } from "../../src/tools/tool-registry.js";
 import { resolveRealPath } from "../../src/util/real-path.js";
 import { workspace } from "../support/tools.js";
@@ -48,5 +50,50 @@ describe("golden log: approval-session.json", () => {
     ]);
     expect(calls[2]?.approval).toEqual({ granted: true, by: "alice", note: "looks right", scope: "call", fingerprint: calls[2]?.decision?.fingerprint });
     expect(state.turns.map((turn) => turn.status)).toEqual(["continued", "continued", "completed"]);
+  });
+});
+
+describe("golden log: v6-token-counting-session.json (decisions version 6)", () => {
+  // A session over a temp directory deleted after recording, budget 369 tokens: a read of a file of
+  // 4 000 `~`, then a write of 4 000 `+` (its arguments one pre-tokenizer piece of 4 000+ code
+  // units), then a question. Version 6 counts that piece in chunks of 256: 5 tokens more than the
+  // encoder's whole count, just enough that the last request summarizes the first exchange.
+  const events = load("v6-token-counting-session.json");
+  const tools = () => new ToolRegistry(workspace().tools);
+  const writeArguments = () => {
+    const planned = events.find((event) => event.type === "turn.tool_calls.planned" && JSON.stringify(event.data).includes("call_banner"));
+    return (planned?.data as { plans: { input: unknown }[] }).plans[0]!.input;
+  };
+
+  it("replays identical under the current code, with an intact hash chain", async () => {
+    const report = await verifyReplay(events, { registry: tools() });
+    expect(report.divergences).toEqual([]);
+    expect(report).toMatchObject({ identical: true, changes: [] });
+    expect(verifyChain("session-v6-token-counting", events.map((event) => ({ position: event.meta.streamPosition, raw: JSON.stringify(event) })))).toMatchObject({ ok: true, checked: events.length });
+  });
+
+  it("records version 6 and the compaction its bounded count decided", () => {
+    expect((events[0]!.data as { decisionsVersion: number; history: unknown }).decisionsVersion).toBe(6);
+    expect((events[0]!.data as { history: unknown }).history).toEqual({ maxTokens: 369 });
+    const compactions = events.filter((event) => event.type === "session.history.compacted");
+    expect(compactions.map((event) => [event.meta.streamPosition, event.data])).toEqual([
+      [44, expect.objectContaining({ beforePosition: 21, unitsSummarized: 2, compressor: "deterministic" })],
+    ]);
+    const state = foldEvents(sessionStateProjection, events);
+    expect(state.lastOutcome).toEqual({ status: "completed", text: "done." });
+    expect(writeArguments()).toEqual({ path: "banner.txt", content: "+".repeat(4_000) });
+  });
+
+  it("its long piece counts differently under the two rules: version 5's whole count is lower", () => {
+    const text = JSON.stringify(writeArguments());
+    expect(tokenEstimatorFor(6).count(text) - tokenEstimatorFor(5).count(text)).toBe(5);
+  });
+
+  it("replayed under version 5 rules it diverges: the last request would have kept every unit", async () => {
+    const report = await verifyReplay(events, { registry: tools(), decisionsVersion: 5 });
+    expect(report.identical).toBe(false);
+    expect(report.divergences[0]).toMatchObject({ position: 37, path: "data.counts.estimated_tokens" });
+    expect(report.divergences).toContainEqual(expect.objectContaining({ position: 44, type: "session.history.compacted", path: "data.beforePosition", expected: 21 }));
+    expect(report.changes.map(formatDecisionChange)).toEqual(["#44 turn-5 history: compact (2 units before #21) → keep (every unit)"]);
   });
 });

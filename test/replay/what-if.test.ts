@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { createRuntime, MemoryEventLog } from "../../src/index.js";
 import { scriptedProvider } from "../../src/testing/index.js";
-import { decisionChanges, formatDecisionChange } from "../../src/replay/what-if.js";
+import { decisionChanges, formatDecisionChange, historyChange, turnChange } from "../../src/replay/what-if.js";
 import { sequentialIds, steppingClock, workspace } from "../support/tools.js";
 
 const read = (path: string) => ({ name: "read_file", arguments: JSON.stringify({ path }) });
@@ -122,5 +122,30 @@ describe("decisionChanges", () => {
       before: { decision: "ask", rule: "mode:ask" },
       after: { decision: "allow", rule: "mode:full-auto" },
     });
+  });
+});
+
+describe("historyChange: what a provider request does with the history", () => {
+  const compacted = (unitsSummarized: number, beforePosition: number) => ({ type: "session.history.compacted", data: { beforePosition, summary: "…", unitsSummarized, compressor: "deterministic" } });
+  const diagnostic = { type: "session.diagnostic.recorded", data: { name: "structured-tool-history-selected" } };
+  const requested = { type: "turn.provider.requested", data: { turnId: "turn-5", attempt: 1 } };
+
+  it("lists a request that compacts where the other kept every unit, or compacts other units, and nothing when both agree", () => {
+    const change = historyChange(44, compacted(2, 21), [diagnostic, diagnostic, requested]);
+    expect(change).toEqual({ position: 44, kind: "history", callId: "", turnId: "turn-5", tool: "", before: { decision: "compact", rule: "2 units before #21" }, after: { decision: "keep", rule: "every unit" } });
+    expect(formatDecisionChange(change!)).toBe("#44 turn-5 history: compact (2 units before #21) → keep (every unit)");
+    expect(formatDecisionChange(historyChange(44, diagnostic, [compacted(1, 9), diagnostic, requested])!)).toBe("#44 turn-5 history: keep (every unit) → compact (1 unit before #9)");
+    expect(historyChange(44, compacted(2, 21), [compacted(3, 30), diagnostic, requested])?.after).toEqual({ decision: "compact", rule: "3 units before #30" });
+    expect(historyChange(44, compacted(2, 21), [compacted(2, 21), diagnostic, requested])).toBeUndefined();
+    expect(historyChange(44, diagnostic, [diagnostic, requested])).toBeUndefined();
+  });
+
+  it("is not a request's batch on either side: no history change (a turn that fails instead is a turn change)", () => {
+    const failed = { type: "turn.failed", data: { turnId: "turn-1", reason: "provider:transport:retries-exhausted" } };
+    expect(historyChange(12, failed, [diagnostic, requested])).toBeUndefined();
+    expect(historyChange(12, diagnostic, [failed])).toBeUndefined();
+    // A batch that compacts where the other does not still requests the provider: no turn change.
+    expect(turnChange(44, compacted(2, 21), [diagnostic, diagnostic, requested])).toBeUndefined();
+    expect(turnChange(12, failed, [diagnostic, requested])).toMatchObject({ kind: "turn", before: { decision: "fail" }, after: { decision: "request" } });
   });
 });

@@ -3,8 +3,10 @@ import { homedir, tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { ConfigError, createRuntime, latestDecisionsVersion, LevelEventLog, parseEvent, SessionStateError, workspaceTools } from "../../src/index.js";
-import type { Provider, RecordedEvent, Runtime, RuntimeOptions, TurnlogEvent } from "../../src/index.js";
+import type { Provider, RecordedEvent, Runtime, RuntimeOptions, Session, TurnlogEvent } from "../../src/index.js";
 import { MemoryEventLog, scriptedProvider } from "../../src/testing/index.js";
+import { formatDecisionChange } from "../../src/replay/what-if.js";
+import { sessionHistory } from "../../src/history/session-history.js";
 import { workspace } from "../support/tools.js";
 
 /*
@@ -347,5 +349,61 @@ describe("the tools a session offered are in its log", () => {
     // The same tools again: nothing to record.
     await (await runtimeOf({ log, provider: scriptedProvider([]), tools: [readFile, writeTool] })).openSession("tools");
     expect(typesOf(await log.readStream("session-tools")).filter((type) => type === "session.tools.changed")).toHaveLength(1);
+  });
+});
+
+describe("token counts of a long piece (version 6)", () => {
+  /**
+   * The session of the version-6 golden log, with a 369-token budget: a read of 4 000 `~`, a write
+   * of 4 000 `+` (its arguments one pre-tokenizer piece of over 4 000 code units), then a question. Version 6 counts the piece in chunks of 256, 5
+   * tokens above the encoder's whole count, which version 5 keeps.
+   */
+  async function banner(decisionsVersion?: number) {
+    const provider = scriptedProvider([
+      { toolCalls: [{ id: "call_rule", name: "read_file", arguments: JSON.stringify({ path: "rule.txt" }) }] },
+      { content: "rule.txt is one long line of tildes." },
+      { toolCalls: [{ id: "call_banner", name: "write_file", arguments: JSON.stringify({ path: "banner.txt", content: "+".repeat(4_000) }) }] },
+      { content: "wrote the banner." },
+      { content: "done." },
+    ]);
+    const root = await tempDir("turnlog-v6-");
+    const runtime = await runtimeOf({
+      log: new MemoryEventLog(),
+      provider,
+      tools: workspace({ "a.txt": "alpha", "rule.txt": "~".repeat(4_000) }).tools,
+      policy: { approvalMode: "auto-edit", workspace: { root, trusted: true } },
+      history: { maxTokens: 369 },
+      ...(decisionsVersion !== undefined ? { decisionsVersion } : {}),
+    });
+    const session = await runtime.openSession("banner");
+    for (const text of ["read rule.txt", "write a banner of plus signs to banner.txt", "what did you write?"]) expect((await session.send(text)).status).toBe("completed");
+    const events = typed(await runtime.events("banner"));
+    const selected = events.flatMap((event) => (event.type === "session.diagnostic.recorded" && event.data.name === "structured-tool-history-selected" ? [event.data.counts] : []));
+    return { runtime, session, events, selected };
+  }
+
+  it("a version-5 session counts each text whole, as before version 6; a new session counts the long piece in chunks, and its last request compacts", async () => {
+    const five = await banner(5);
+    const six = await banner();
+    expect(five.events[0]).toMatchObject({ data: { decisionsVersion: 5 } });
+    expect(six.events[0]).toMatchObject({ data: { decisionsVersion: latestDecisionsVersion } });
+    // The request after the write: the same messages, counted 5 tokens apart.
+    expect(six.selected[3]!.estimated_tokens! - five.selected[3]!.estimated_tokens!).toBe(5);
+    expect(five.events.map((event) => event.type)).not.toContain("session.history.compacted");
+    expect(six.events.filter((event) => event.type === "session.history.compacted")).toHaveLength(1);
+    // What session.history() shows counts as the session's own version does.
+    const shown = (session: Session) => session.history({ format: "openai-chat" }).diagnostics[0]?.counts.estimated_tokens;
+    const counted = (session: Session, version: number) => sessionHistory(session.state(), { format: "openai-chat" }, undefined, version).diagnostics[0]?.counts.estimated_tokens;
+    expect(shown(five.session)).toBe(counted(five.session, 5));
+    expect(shown(five.session)).not.toBe(counted(five.session, 6));
+    expect((await five.runtime.replay("banner")).identical).toBe(true);
+    expect((await six.runtime.replay("banner")).identical).toBe(true);
+  });
+
+  it("the upgrade preview of the version-5 session lists the request whose history version 6 cuts", async () => {
+    const { runtime } = await banner(5);
+    const preview = await runtime.replay("banner", { decisionsVersion: "latest" });
+    expect(preview.changes.map(formatDecisionChange)).toEqual([expect.stringMatching(/^#\d+ turn-5 history: keep \(every unit\) → compact \(2 units before #\d+\)$/)]);
+    expect((await runtime.replay("banner", { decisionsVersion: 5 })).changes).toEqual([]);
   });
 });
