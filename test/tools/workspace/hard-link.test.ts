@@ -138,14 +138,17 @@ function startSwapper(target: string, canaryPath: string): Promise<ChildProcess>
     const [target, canary, text] = process.argv.slice(1);
     const quietly = (f) => { try { f(); } catch {} };
     const plain = target + ".plain", linked = target + ".linked";
+    const scratch = target + ".scratch";
     process.stdout.write("ready\\n");
+    // Each state lasts about as long as the other (a file written while it stands), so neither is
+    // rare however the machine schedules the swapper: both must be met for the race to be real.
+    fs.writeFileSync(plain, text);
     for (;;) {
-      quietly(() => fs.writeFileSync(plain, text));
       quietly(() => fs.renameSync(plain, target));
+      quietly(() => fs.writeFileSync(plain, text));
       quietly(() => fs.linkSync(canary, linked));
       quietly(() => fs.renameSync(linked, target));
-      quietly(() => fs.unlinkSync(target));
-      quietly(() => fs.linkSync(canary, target));
+      quietly(() => fs.writeFileSync(scratch, text));
     }`;
   return startReadyChild(script, [target, canaryPath, benign]);
 }
