@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import pg from "pg";
 import { ExpectedVersionConflictError, STREAM_DOES_NOT_EXIST } from "../../src/errors/expected-version-conflict-error.js";
 import { LogFormatError } from "../../src/errors/log-format-error.js";
@@ -211,6 +211,30 @@ describeWithPostgres("PostgreSQL", () => {
       await client.query(`DELETE FROM ${schema}.events WHERE stream_id = 'b' AND stream_position = 2`);
       expect(await log.verify({ stream: "b" })).toMatchObject({ ok: false, stream: "b" });
       expect((await log.verify({ stream: "b" })).reason).toMatch(/head-mismatch/);
+    });
+
+    it("verify of a stream another writer appends to meanwhile reports it intact (issue 31: turnlog verify failed while a host kept writing)", async () => {
+      const schema = schemaForTest("verify-live");
+      const log = await open(schema);
+      const writer = await open(schema);
+      await log.appendToStream("a", someEvents(3));
+      // Another writer's append lands after verify read the stream's head, before it reads the events.
+      const query = pg.Client.prototype.query;
+      let appended = false;
+      const spy = vi.spyOn(pg.Client.prototype, "query").mockImplementation(async function (this: pg.Client, ...args: unknown[]) {
+        if (!appended && typeof args[0] === "string" && args[0].includes("SELECT stream_position, global_position, event::text")) {
+          appended = true;
+          await writer.appendToStream("a", someEvents(2), { expectedStreamVersion: 3 });
+        }
+        return (query as (...a: unknown[]) => unknown).apply(this, args);
+      } as never);
+      try {
+        expect(await log.verify({ stream: "a" })).toMatchObject({ ok: true });
+      } finally {
+        spy.mockRestore();
+      }
+      expect(appended).toBe(true);
+      expect(await log.verify({ stream: "a" })).toEqual({ ok: true, checked: 5 });
     });
 
     // Found by the PostgreSQL soak's server restarts: a connection the server ends emits "error"

@@ -519,11 +519,29 @@ export class PostgresEventLog implements EventLog, SessionLeases {
   }
 
   async #verifyStream(stream: string): Promise<ChainVerification> {
-    const { rows: heads } = await this.#pool.query<StreamRow>(`SELECT version, head_hash FROM ${this.#s}.streams WHERE stream_id = $1`, [stream]);
+    // One snapshot for the head and every page: a host still appending to the stream commits its
+    // events and its head together, so what one snapshot holds agrees, and an append committed
+    // since is not counted against a head read before it (or the other way round).
+    const client = await this.#pool.connect();
+    try {
+      await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+      const verified = await this.#verifyStreamIn(client, stream);
+      await client.query("COMMIT");
+      return verified;
+    } catch (error) {
+      await client.query("ROLLBACK").catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
+  }
+
+  async #verifyStreamIn(client: pg.PoolClient, stream: string): Promise<ChainVerification> {
+    const { rows: heads } = await client.query<StreamRow>(`SELECT version, head_hash FROM ${this.#s}.streams WHERE stream_id = $1`, [stream]);
     const verifier = new ChainVerifier(stream);
     let after = 0;
     for (;;) {
-      const { rows } = await this.#pool.query<{ stream_position: string; global_position: string; event: string }>(
+      const { rows } = await client.query<{ stream_position: string; global_position: string; event: string }>(
         `SELECT stream_position, global_position, event::text AS event FROM ${this.#s}.events
          WHERE stream_id = $1 AND stream_position > $2 ORDER BY stream_position LIMIT ${PAGE_SIZE}`,
         [stream, after],
