@@ -39,12 +39,17 @@ function startSwapper(dir: string, parked: string, target: string): Promise<Chil
     const fs = require("node:fs");
     const [dir, parked, target] = process.argv.slice(1);
     const quietly = (f) => { try { f(); } catch {} };
+    const scratch = parked + ".scratch";
     process.stdout.write("ready\\n");
+    // Each state stands while a file is written elsewhere, so the real directory is not rare
+    // however the machine schedules the swapper (both states must be met for the race to be real).
     for (;;) {
       quietly(() => fs.renameSync(dir, parked));
       quietly(() => fs.symlinkSync(target, dir));
+      quietly(() => fs.writeFileSync(scratch, "symlink"));
       quietly(() => fs.unlinkSync(dir));
       quietly(() => fs.renameSync(parked, dir));
+      quietly(() => fs.writeFileSync(scratch, "directory"));
     }`;
   const child = spawn(process.execPath, ["-e", script, dir, parked, target], { stdio: ["ignore", "pipe", "inherit"] });
   return new Promise((resolve, reject) => {
@@ -71,7 +76,8 @@ describe("writes while a directory is swapped for a symlink out of the workspace
     swapper = await startSwapper(join(root, "dir"), join(root, "parked"), outside);
 
     let written = 0;
-    for (let index = 0; index < 200; index += 1) {
+    // At least 200 rounds, and on until some write went through (the race met the real directory), up to a bound.
+    for (let index = 0; index < 5_000 && (index < 200 || written === 0); index += 1) {
       const results = await Promise.all([
         run(writeFileTool, { path: `dir/file-${index}.txt`, content: `written ${index}\n` }),
         run(writeFileTool, { path: `dir/sub-${index}/file.txt`, content: `nested ${index}\n` }),
