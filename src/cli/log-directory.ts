@@ -20,6 +20,7 @@ import { CliError } from "./cli-error.js";
 import { defaultRunLogDirectory, sealKeyDirectory } from "../log/seal/user-directories.js";
 import { SealedLogRecord } from "../log/seal/sealed-log-record.js";
 import { SealWitness } from "../log/seal/seal-witness.js";
+import { describeThrown } from "../util/json-value.js";
 
 /**
  * The log a command reads (and `approve`, `deny`, `resume`, `fork` append to) when neither `--log`
@@ -204,7 +205,7 @@ export async function withLog<T>(location: ResolvedLogLocation, options: OpenLog
       if (options.readOnly !== undefined) return withCopyOfLog(directory, options.readOnly, work, error);
       throw new CliError(`the log at ${directory} is in use by another process — one process owns a log directory at a time (PostgreSQL, --log postgres://…, lets many share one); try again when it is done`, { cause: error });
     }
-    throw new CliError(`cannot open the log at ${directory}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    throw new CliError(`cannot open the log at ${directory}: ${describeThrown(error)}`, { cause: error });
   }
   try {
     return await work(log);
@@ -345,8 +346,8 @@ async function withCopyOfLog<T>(directory: string, readOnly: { notice(line: stri
   try {
     copy = await openCopyOfLogDirectory(directory);
   } catch (error) {
-    if (readOnly === undefined) throw new CliError(`copying the log at ${directory} to read it failed (${error instanceof Error ? error.message : String(error)})`, { cause: error });
-    throw new CliError(`the log at ${directory} is in use by another process, and copying it to read failed (${error instanceof Error ? error.message : String(error)}); try again when it is done`, { cause: locked });
+    if (readOnly === undefined) throw new CliError(`copying the log at ${directory} to read it failed (${describeThrown(error)})`, { cause: error });
+    throw new CliError(`the log at ${directory} is in use by another process, and copying it to read failed (${describeThrown(error)}); try again when it is done`, { cause: locked });
   }
   readOnly?.notice(`turnlog: the log at ${directory} is in use by another process; reading a copy taken just now`);
   try {

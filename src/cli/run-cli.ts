@@ -27,6 +27,7 @@ import { isPostgresLocation, parseLogLocation, schemaFromEnvironment, type Resol
 import { urlPasswords } from "../log/postgres/connection-string.js";
 import { assertSchemaName } from "../log/postgres/postgres-migrations.js";
 import { approverName } from "./run/run-driver.js";
+import { describeThrown } from "../util/json-value.js";
 
 /**
  * Runs the `turnlog` command line and returns its exit code (docs/cli-run.md, "Exit codes"): 0
@@ -369,7 +370,7 @@ function resolveLocation(options: { log?: string; dir?: string; schema?: string 
     try {
       assertSchemaName(location.schema);
     } catch (error) {
-      throw new CliError(`--schema: ${error instanceof Error ? error.message : String(error)}`, { exitCode: exitCodes.usage });
+      throw new CliError(`--schema: ${describeThrown(error)}`, { exitCode: exitCodes.usage });
     }
   }
   return location;
@@ -465,7 +466,7 @@ function reportError(error: unknown, io: CliIo): number {
     if (debug && error.cause instanceof Error) io.stderr.write(`${terminalText(error.cause.stack ?? "")}\n`);
     return error.exitCode;
   }
-  const message = error instanceof Error ? error.message : String(error);
+  const message = describeThrown(error);
   if (debug) {
     io.stderr.write(`turnlog: ${terminalText(error instanceof Error ? (error.stack ?? message) : message)}\n`);
   } else if (TurnlogError.isTurnlogError(error)) {

@@ -1,4 +1,5 @@
 import { hasCode, TurnlogError } from "./turnlog-error.js";
+import { describeThrown } from "../util/json-value.js";
 
 /**
  * The disk refused a write of the LevelDB log: no space left on device (`ENOSPC`), or an I/O
@@ -35,5 +36,5 @@ export class LogWriteError extends TurnlogError {
 }
 
 function causeText(cause: unknown): string {
-  return cause instanceof Error ? cause.message : String(cause);
+  return describeThrown(cause);
 }

@@ -44,6 +44,7 @@ import { describeDamage, fileNamedIn, findDamagedFile } from "./level-files.js";
 import { resolveReadAll, resolveStreamWindow } from "./read-options.js";
 import { SubscriberRegistry } from "./subscriber-registry.js";
 import type { ListenerErrorHandler } from "./subscriber-registry.js";
+import { describeThrown } from "../util/json-value.js";
 
 /** Options of {@link LevelEventLog.open}. */
 export interface LevelEventLogOptions {
@@ -944,7 +945,7 @@ async function explainStorageError(directory: string, error: unknown): Promise<u
   }
   const cause = storageCause(error);
   const code = errorCode(cause);
-  const message = cause instanceof Error ? cause.message : String(cause);
+  const message = describeThrown(cause);
   // LevelDB calls the MANIFEST its "descriptor" in the errors of reading one.
   const named = fileNamedIn(message) ?? (/descriptor/.test(message) ? await manifestOf(directory) : undefined);
   if (code !== "LEVEL_CORRUPTION" && !(code === "LEVEL_IO_ERROR" && named !== undefined && !/No space left|Input\/output error/.test(message))) return error;
@@ -962,7 +963,7 @@ function writeFailure(directory: string, error: unknown): unknown {
   const cause = storageCause(error);
   const code = errorCode(cause);
   if (code !== "LEVEL_IO_ERROR" && code !== "LEVEL_CORRUPTION") return error;
-  const message = cause instanceof Error ? cause.message : String(cause);
+  const message = describeThrown(cause);
   const errno = /No space left on device/i.test(message) ? "ENOSPC" : /Input\/output error/i.test(message) ? "EIO" : undefined;
   return new LogWriteError(directory, errno, { cause: error });
 }

@@ -40,6 +40,7 @@ import { sessionIdPattern, sessionStream } from "../core/session-stream.js";
 import type { OtelTracer } from "../otel/otel-tracer.js";
 import type { SpanEmitter } from "../otel/span-emitter.js";
 import { wellFormedText } from "../util/well-formed-text.js";
+import { describeThrown } from "../util/json-value.js";
 
 export interface RuntimeOptions {
   /**
@@ -273,7 +274,7 @@ async function spanEmitter(tracer: OtelTracer, options: { includeContent: boolea
   try {
     emitter = await import("../otel/span-emitter.js");
   } catch (error) {
-    throw new ConfigError([`tracer: live spans need the package @opentelemetry/api (npm install @opentelemetry/api): ${error instanceof Error ? error.message : String(error)}`]);
+    throw new ConfigError([`tracer: live spans need the package @opentelemetry/api (npm install @opentelemetry/api): ${describeThrown(error)}`]);
   }
   return emitter.createSpanEmitter(tracer, options);
 }

@@ -8,6 +8,7 @@ import type { CommandContext } from "../cli-io.js";
 import { CliError, exitCodes } from "../cli-error.js";
 import { readOnly, withLog } from "../log-directory.js";
 import { readSessionEvents } from "../session-events.js";
+import { describeThrown } from "../../util/json-value.js";
 
 export interface OtelOptions {
   location: ResolvedLogLocation;
@@ -101,7 +102,7 @@ export async function otelCommand(sessionId: string, options: OtelOptions, conte
     try {
       await writeFile(options.out, `${body}\n`);
     } catch (error) {
-      throw new CliError(`cannot write ${options.out}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+      throw new CliError(`cannot write ${options.out}: ${describeThrown(error)}`, { cause: error });
     }
     context.io.stderr.write(`wrote ${count} to ${options.out}\n`);
   }
@@ -125,7 +126,7 @@ async function send(url: URL, body: string, headers: Record<string, string>): Pr
   } catch (error) {
     const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error;
     const code = (cause as { code?: unknown } | undefined)?.code;
-    const reason = error instanceof Error && error.name === "TimeoutError" ? `no answer within ${sendTimeoutMs / 1000} s` : typeof code === "string" ? code : cause instanceof Error ? cause.message : String(cause);
+    const reason = error instanceof Error && error.name === "TimeoutError" ? `no answer within ${sendTimeoutMs / 1000} s` : typeof code === "string" ? code : describeThrown(cause);
     throw new CliError(`could not send the spans to ${shown(url)}: ${reason}`, { cause: error });
   }
 }

@@ -2,6 +2,7 @@ import { printJson, type CommandContext } from "../cli-io.js";
 import { CliError, exitCodes } from "../cli-error.js";
 import { logExists } from "../log-directory.js";
 import { describeRepair, repairLevelLog } from "../../log/level-repair.js";
+import { describeThrown } from "../../util/json-value.js";
 
 /**
  * `turnlog repair <log-dir> --out <new-dir>`: salvages every stream's valid prefix (its events up
@@ -17,7 +18,7 @@ export async function repairCommand(directory: string, options: { out?: string; 
   try {
     report = await repairLevelLog(directory, options.out);
   } catch (error) {
-    throw new CliError(`cannot repair ${directory}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    throw new CliError(`cannot repair ${directory}: ${describeThrown(error)}`, { cause: error });
   }
   if (options.json) printJson(context, report);
   else for (const line of describeRepair(report)) context.print(line);

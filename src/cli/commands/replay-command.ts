@@ -27,6 +27,7 @@ import { CliError, exitCodes } from "../cli-error.js";
 import { readOnly, withLog } from "../log-directory.js";
 import { readSessionEvents } from "../session-events.js";
 import { plural } from "../timeline.js";
+import { describeThrown } from "../../util/json-value.js";
 
 /**
  * `turnlog replay <session>`: recomputes every decision of the session with the current code and
@@ -57,7 +58,7 @@ function asCannotReplay(error: unknown): unknown {
     if (error.exitCode !== exitCodes.failure) return error;
     return new CliError(error.message, { exitCode: exitCodes.cannotReplay, ...(error.cause !== undefined ? { cause: error.cause } : {}) });
   }
-  const message = error instanceof Error ? error.message : String(error);
+  const message = describeThrown(error);
   const line = TurnlogError.isTurnlogError(error) ? message : `unexpected error: ${message} (set TURNLOG_DEBUG=1 for the stack trace)`;
   return new CliError(line, { exitCode: exitCodes.cannotReplay, cause: error });
 }

@@ -15,6 +15,7 @@ import { TurnlogError } from "../../errors/turnlog-error.js";
 import { salvageLevelLog } from "../../log/level-repair.js";
 import { describeDamage, findDamagedFile } from "../../log/level-files.js";
 import { sealKeyDirectory } from "../../log/seal/user-directories.js";
+import { describeThrown } from "../../util/json-value.js";
 
 /** What `turnlog verify` is given. */
 export interface VerifyOptions {
@@ -50,7 +51,7 @@ export async function verifyCommand(options: VerifyOptions, context: CommandCont
     const exitCode = error instanceof CliError ? error.exitCode : exitCodes.failure;
     const cause = error instanceof CliError && error.cause !== undefined ? error.cause : error;
     const code = TurnlogError.isTurnlogError(cause) ? cause.code : TurnlogError.isTurnlogError(error) ? error.code : "TURNLOG_CLI";
-    const message = error instanceof Error ? error.message : String(error);
+    const message = describeThrown(error);
     const report: SealedVerifyReport & { error: { code: string; message: string; exitCode: number } } = {
       ok: false,
       checked: 0,
@@ -76,7 +77,7 @@ async function verifyLog(options: VerifyOptions, context: CommandContext): Promi
   try {
     record = await recordFile.read();
   } catch (error) {
-    throw new CliError(error instanceof Error ? error.message : String(error), { cause: error });
+    throw new CliError(describeThrown(error), { cause: error });
   }
   /** What the log is checked against; its own seals say where it was witnessed, should it have moved. */
   const against = async (log?: EventLog) => {
@@ -84,7 +85,7 @@ async function verifyLog(options: VerifyOptions, context: CommandContext): Promi
     try {
       witness = await userWitness(location, keyDirectory, options.witness, recordFile, log !== undefined ? await witnessNamedBy(log) : undefined);
     } catch (error) {
-      throw new CliError(error instanceof Error ? error.message : String(error), { cause: error });
+      throw new CliError(describeThrown(error), { cause: error });
     }
     return { keys, witness, ...(record !== undefined ? { record } : {}) };
   };
@@ -143,13 +144,13 @@ async function trustedKeys(keyDirectory: string, publicKeyFiles: readonly string
     const own = await loadSealKey(keyDirectory);
     if (own !== undefined) keys.push(own);
   } catch (error) {
-    throw new CliError(error instanceof Error ? error.message : String(error), { cause: error });
+    throw new CliError(describeThrown(error), { cause: error });
   }
   for (const file of publicKeyFiles) {
     try {
       keys.push(sealKeyFromPem(await readFile(file, "utf8")));
     } catch (error) {
-      throw new CliError(`--public-key ${file}: ${error instanceof Error ? error.message : String(error)}`, { exitCode: exitCodes.usage, cause: error });
+      throw new CliError(`--public-key ${file}: ${describeThrown(error)}`, { exitCode: exitCodes.usage, cause: error });
     }
   }
   return keys;

@@ -8,6 +8,7 @@ import { forSession } from "../session-events.js";
 import { loadViewAssets } from "../view/view-assets.js";
 import { startViewServer } from "../view/view-server.js";
 import { directoryViewSource, postgresViewSource, type ViewSource } from "../view/view-source.js";
+import { describeThrown } from "../../util/json-value.js";
 
 /** Options of `turnlog view`. */
 export interface ViewOptions {
@@ -40,7 +41,7 @@ export async function viewCommand(sessionId: string | undefined, options: ViewOp
   try {
     source = await directoryViewSource(location.dir, { intervalMs });
   } catch (error) {
-    throw new CliError(`cannot read the log at ${location.dir}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    throw new CliError(`cannot read the log at ${location.dir}: ${describeThrown(error)}`, { cause: error });
   }
   return serve(source, sessionId, { port, assets, location }, context);
 }

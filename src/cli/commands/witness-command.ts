@@ -2,6 +2,7 @@ import { startWitnessServer } from "../../log/seal/witness-server.js";
 import type { CommandContext } from "../cli-io.js";
 import { untilInterrupted } from "../cli-io.js";
 import { CliError, exitCodes } from "../cli-error.js";
+import { describeThrown } from "../../util/json-value.js";
 
 /**
  * `turnlog witness serve --dir <records> [--host h] [--port p]`: the append-only witness service
@@ -15,7 +16,7 @@ export async function witnessServeCommand(options: { dir: string; host?: string;
   try {
     server = await startWitnessServer({ directory: options.dir, ...(options.host !== undefined ? { host: options.host } : {}), port });
   } catch (error) {
-    throw new CliError(`the witness cannot listen on ${options.host ?? "127.0.0.1"}:${port}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    throw new CliError(`the witness cannot listen on ${options.host ?? "127.0.0.1"}:${port}: ${describeThrown(error)}`, { cause: error });
   }
   // Listening for Ctrl-C before the URL is out: whoever reads the URL may stop the server at once.
   const interrupted = untilInterrupted();

@@ -12,6 +12,7 @@ import { painter } from "../terminal-style.js";
 import { createDemoRuntime, demoFiles, demoProviderId } from "./demo-runtime.js";
 import { demoApprover, demoQuestion, demoScript, demoWatchRequest } from "./demo-script.js";
 import { VirtualWorkspace } from "./virtual-workspace.js";
+import { describeThrown } from "../../util/json-value.js";
 
 /** Options of {@link runDemo}. */
 export interface RunDemoOptions {
@@ -149,7 +150,7 @@ export async function runDemo(options: RunDemoOptions): Promise<DemoResult> {
         try {
           provider.assertConsumed();
         } catch (error) {
-          throw new CliError(`the demo no longer matches its script: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+          throw new CliError(`the demo no longer matches its script: ${describeThrown(error)}`, { cause: error });
         }
       }
 

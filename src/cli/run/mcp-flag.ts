@@ -2,6 +2,7 @@ import path from "node:path";
 import { parse, type ParseEntry } from "shell-quote";
 import { containsSecret } from "../../policy/secrets/secret-detector.js";
 import { CliError, exitCodes } from "../cli-error.js";
+import { describeThrown } from "../../util/json-value.js";
 
 /** An MCP server started from a `--mcp "command args"` flag, before it is named. */
 export interface McpCommand {
@@ -27,7 +28,7 @@ export function parseMcpFlag(text: string): McpCommand {
     // Variables come back as objects, so that they can be refused instead of silently emptied.
     entries = parse(text, (name) => ({ variable: name }));
   } catch (error) {
-    throw usage(`cannot split it into words (${error instanceof Error ? error.message : String(error)})`);
+    throw usage(`cannot split it into words (${describeThrown(error)})`);
   }
   const words: string[] = [];
   for (const entry of entries) {

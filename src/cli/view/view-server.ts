@@ -6,6 +6,7 @@ import type { ViewAssets } from "./view-assets.js";
 import { positionState, sessionTimeline } from "./session-timeline.js";
 import type { ApiError, LiveSessionMessage, LiveSessionsMessage } from "./view-api.js";
 import type { ViewSource } from "./view-source.js";
+import { describeThrown } from "../../util/json-value.js";
 
 /** Options of {@link startViewServer}. */
 export interface ViewServerOptions {
@@ -244,5 +245,5 @@ function sendJson(response: ServerResponse, status: number, value: unknown, requ
 }
 
 function oneLine(error: unknown): string {
-  return (error instanceof Error ? error.message : String(error)).replace(/\s*\n\s*/g, " ");
+  return describeThrown(error).replace(/\s*\n\s*/g, " ");
 }

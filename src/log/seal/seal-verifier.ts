@@ -3,6 +3,7 @@ import { announcedEventOf, asSeal, isAlwaysSealed, isSealStream, sealEventType, 
 import type { SealKey } from "./seal-key.js";
 import type { SealWitnessStore, WitnessedSeal } from "./seal-witness.js";
 import type { SealedLogEntry } from "./sealed-log-record.js";
+import { describeThrown } from "../../util/json-value.js";
 
 /**
  * What is wrong, named:
@@ -138,7 +139,7 @@ export async function verifySealedLog(log: EventLog | undefined, options: SealVe
     try {
       witnessed = await options.witness.read();
     } catch (error) {
-      faults.push({ kind: "witness-unreadable", stream: "", reason: error instanceof Error ? error.message : String(error) });
+      faults.push({ kind: "witness-unreadable", stream: "", reason: describeThrown(error) });
     }
   }
 

@@ -13,6 +13,7 @@ import { mcpRiskClass } from "./mcp-risk.js";
 import { mcpToolName } from "./mcp-tool-name.js";
 import { mcpToolResult } from "./mcp-tool-result.js";
 import { wellFormedText, wellFormedValue } from "../../util/well-formed-text.js";
+import { describeThrown } from "../../util/json-value.js";
 
 /** What every MCP server entry of `createRuntime({ mcpServers })` may say. */
 interface McpServerOptions {
@@ -179,7 +180,7 @@ export async function connectMcpServer(config: McpServerConfig): Promise<McpServ
     })());
   const fail = async (doing: string, error: unknown): Promise<never> => {
     await close();
-    const detail = error instanceof Error ? error.message : String(error);
+    const detail = describeThrown(error);
     const tail = stderr.tail.trim();
     throw new McpServerError(name, `MCP server "${name}" ${doing}: ${detail}${tail ? ` (its stderr ended with: ${tail})` : ""}`, { cause: error });
   };
@@ -342,7 +343,7 @@ function toTurnlogTools(client: Client, config: McpServerConfig, listed: readonl
       try {
         input = jsonSchemaInput(parameters, { validator });
       } catch (error) {
-        throw new Error(`the input schema of tool "${tool.name}" cannot be compiled: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+        throw new Error(`the input schema of tool "${tool.name}" cannot be compiled: ${describeThrown(error)}`, { cause: error });
       }
       return defineTool({
         name: mcpToolName(server, tool.name),
@@ -359,7 +360,7 @@ function toTurnlogTools(client: Client, config: McpServerConfig, listed: readonl
             result = await client.callTool({ name: tool.name, arguments: args }, undefined, { signal: ctx.signal, timeout: timeoutMs + sdkTimeoutGraceMs });
           } catch (error) {
             // A protocol or transport failure (not a tool's own `isError`): the call fails as a thrown tool would.
-            throw new Error(`MCP server "${server}": ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+            throw new Error(`MCP server "${server}": ${describeThrown(error)}`, { cause: error });
           }
           // Only the pre-2024-11-05 compatibility schema yields `toolResult`; the default schema never does.
           return mcpToolResult(result as CallToolResult);

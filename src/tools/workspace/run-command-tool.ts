@@ -10,6 +10,7 @@ import { uncontainedEnvironment } from "./read-environment.js";
 import { resolveWorkspacePath } from "./workspace-path.js";
 import type { WorkspaceToolSettings } from "./workspace-tool-settings.js";
 import { resultHeadroomChars } from "./workspace-tool-settings.js";
+import { describeThrown } from "../../util/json-value.js";
 
 /**
  * The runtime's own timeout for the call sits this far above the command's, so the command's
@@ -118,7 +119,7 @@ function runShell(command: string, cwd: string, settings: WorkspaceToolSettings,
       });
     } catch (error) {
       contained?.finish?.(true);
-      resolve({ ok: false, content: `could not start ${settings.shell}: ${error instanceof Error ? error.message : String(error)}`, metadata: { exitCode: null, timedOut: false, signal: null } });
+      resolve({ ok: false, content: `could not start ${settings.shell}: ${describeThrown(error)}`, metadata: { exitCode: null, timedOut: false, signal: null } });
       return;
     }
     let timedOut = false;

@@ -15,6 +15,7 @@ import { linkProblem, linkRefusal, type LinkProblem } from "./single-link-file.j
 import { protectedPathOf, resolveWorkspacePath, type WorkspacePath } from "./workspace-path.js";
 import type { WorkspaceToolSettings } from "./workspace-tool-settings.js";
 import { resultHeadroomChars } from "./workspace-tool-settings.js";
+import { describeThrown } from "../../util/json-value.js";
 
 /** At most this many entries are listed; a bigger directory is summarized. */
 export const maxListEntries = 1_000;
@@ -353,7 +354,7 @@ export function fsFailure(action: string, display: string, error: unknown): stri
     ENAMETOOLONG: "the name is too long",
     EMFILE: "too many open files",
   };
-  const reason = code !== undefined && Object.hasOwn(why, code) ? why[code] : error instanceof Error ? error.message : String(error);
+  const reason = code !== undefined && Object.hasOwn(why, code) ? why[code] : describeThrown(error);
   return `could not ${action} ${display}: ${reason}`;
 }
 
