@@ -338,6 +338,12 @@ describe("findSecrets", () => {
       `${"eyJ".padEnd(100, "a")}.`.repeat(10_000),
     ];
     for (const text of inputs) expect(() => redactText(text)).not.toThrow();
+    // And it still answers: a long run of one letter is left as it is, a long run of fields is redacted.
+    expect(redactText(inputs[0]!)).toEqual({ text: inputs[0], redacted: false, kinds: [] });
+    const fields = redactText(inputs[5]!);
+    expect(fields.redacted).toBe(true);
+    expect(fields.kinds).toEqual(["secret-field"]);
+    expect(fields.text).not.toContain("abc");
   });
 });
 
