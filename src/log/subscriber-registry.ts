@@ -58,13 +58,7 @@ export class SubscriberRegistry {
   end(error?: unknown): void {
     const ending = [...this.subscriptions];
     this.subscriptions.clear();
-    for (const subscription of ending) {
-      try {
-        subscription.onEnd?.(error);
-      } catch {
-        // Like a throwing listener, a throwing onEnd never reaches whoever closed or broke the log.
-      }
-    }
+    tellEnded(ending, error);
   }
 
   private reportListenerError(error: unknown, event: RecordedEvent): void {
@@ -72,6 +66,21 @@ export class SubscriberRegistry {
       this.onListenerError(error, event);
     } catch {
       // The error handler itself failed; there is nobody left to tell, and the append stands.
+    }
+  }
+}
+
+/**
+ * Tells each subscription that nothing more will come (`SubscribeOptions.onEnd`): `error` when
+ * the log stopped after a failed write, nothing when it closed. Like a throwing listener, a
+ * throwing `onEnd` never reaches whoever closed or broke the log.
+ */
+export function tellEnded(subscriptions: Iterable<{ onEnd: ((error?: unknown) => void) | undefined }>, error?: unknown): void {
+  for (const subscription of subscriptions) {
+    try {
+      subscription.onEnd?.(error);
+    } catch {
+      // Nobody is left to tell; the close or the failure stands.
     }
   }
 }

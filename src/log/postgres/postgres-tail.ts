@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import pg from "pg";
 import type { RecordedEvent, SubscribeOptions } from "../event-log.js";
-import type { ListenerErrorHandler } from "../subscriber-registry.js";
+import { tellEnded, type ListenerErrorHandler } from "../subscriber-registry.js";
 
 interface Subscription {
   listener: (event: RecordedEvent) => void;
@@ -136,13 +136,7 @@ export class PostgresTail {
     this.#closed = true;
     const ending = [...this.#subscriptions];
     this.#subscriptions.clear();
-    for (const subscription of ending) {
-      try {
-        subscription.onEnd?.();
-      } catch {
-        // A throwing onEnd never reaches whoever closed the log.
-      }
-    }
+    tellEnded(ending);
     this.#poke();
     await this.#running;
   }
