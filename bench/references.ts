@@ -1,6 +1,6 @@
 /**
  * Each speed-up that keeps a reference beside it, timed against that reference on the same input
- * (docs/design.md#13-speed-ups-and-their-references): a recorded session of the bench scenario
+ * (docs/design.md#14-speed-ups-and-their-references): a recorded session of the bench scenario
  * (bench/run.ts: one user message, N tool turns of 4 calls, tool outputs of a few hundred
  * characters, then an answer) is read once into memory, and then
  *

@@ -1,0 +1,204 @@
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { dirname, extname, join, relative, resolve } from "node:path";
+import ts from "typescript";
+import { describe, expect, it } from "vitest";
+
+// Every repository path the documentation and the comments name is real, and every anchor into a
+// docs page names one of its headings (docs/design.md says so at its top: the
+// repository carries its own design, and its citations resolve). A stale path is reported as
+// `file:line: path (why)`.
+//
+// test/fixtures/logs/ is left out: its files are recorded decisions, never edited (its README names
+// paths of the time it was written; docs/replay.md describes the golden logs as they are now).
+const root = resolve(import.meta.dirname, "../..");
+
+/** Folders never read: installed packages, build output, the frozen golden logs. */
+const skipped = new Set(["node_modules", ".git", "dist", "test/fixtures/logs"]);
+
+/** The folders whose source comments are checked. */
+const commentedFolders = ["src", "machines", "bench", "soak", "scripts", "test", "property-tests"];
+const sourceExtensions = [".ts", ".tsx", ".mts", ".js", ".mjs"];
+
+/**
+ * A repository path as prose writes it: a top-level folder of this repository, then a file with
+ * an extension or a folder with a trailing slash, optionally `#anchor`. Not preceded by a path
+ * character, so `dist/src/x.js`, a URL or `../src` is not read as one.
+ */
+const repositoryPath =
+  /(?<![\w./@~$-])((?:src|docs|test|machines|bench|soak|scripts|property-tests|bin)\/[\w./-]*|\.ci\/run)(#[\w-]+)?/g;
+
+/** A relative Markdown link target: `[text](log.md#durability)`, `(#fork)`, `(../src/x.ts)`. */
+const markdownLink = /\]\(([^()\s]+)\)/g;
+
+/** A name this repository's pages would cite the design under before it had its own. */
+const foreignDesign = new RegExp(["DESIGN", "\\.md|\\.\\./shared/"].join(""), "g");
+
+interface Mention {
+  readonly file: string;
+  readonly line: number;
+  readonly target: string;
+}
+
+function walk(dir: string, keep: (path: string) => boolean): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    if (skipped.has(relative(root, path))) return [];
+    if (statSync(path).isDirectory()) return walk(path, keep);
+    return keep(path) ? [path] : [];
+  });
+}
+
+function lineOf(text: string, index: number): number {
+  let line = 1;
+  for (let at = text.indexOf("\n"); at !== -1 && at < index; at = text.indexOf("\n", at + 1)) line++;
+  return line;
+}
+
+/** The comments of one source file, each with its offset, found by TypeScript's own parser. */
+function comments(path: string, text: string): { offset: number; text: string }[] {
+  const kind = path.endsWith(".tsx") ? ts.ScriptKind.TSX : /\.m?js$/.test(path) ? ts.ScriptKind.JS : ts.ScriptKind.TS;
+  const source = ts.createSourceFile(path, text, ts.ScriptTarget.Latest, false, kind);
+  const found = new Map<number, string>();
+  const collect = (ranges: ts.CommentRange[] | undefined) => {
+    for (const range of ranges ?? []) found.set(range.pos, text.slice(range.pos, range.end));
+  };
+  // getChildren includes tokens, so a comment before a closing brace or the end of the file is seen.
+  const visit = (node: ts.Node) => {
+    collect(ts.getLeadingCommentRanges(text, node.getFullStart()));
+    collect(ts.getTrailingCommentRanges(text, node.getEnd()));
+    for (const child of node.getChildren(source)) visit(child);
+  };
+  visit(source);
+  return [...found].map(([offset, comment]) => ({ offset, text: comment }));
+}
+
+/** The repository paths written in one piece of text that starts at `offset` of its file. */
+function pathMentions(file: string, whole: string, piece: string, offset: number): Mention[] {
+  const mentions: Mention[] = [];
+  for (const match of piece.matchAll(repositoryPath)) {
+    const after = piece[match.index + match[0].length] ?? "";
+    // A glob (`test/**/*.test.ts`), a placeholder (`src/providers/<format>/`) or an elision names no one file.
+    if ("*<{…".includes(after) && after !== "") continue;
+    const path = (match[1] as string).replace(/[.]+$/, "");
+    const lastSegment = path.slice(path.lastIndexOf("/") + 1);
+    if (!path.endsWith("/") && !/\.[A-Za-z0-9]+$/.test(lastSegment) && path !== ".ci/run") continue;
+    mentions.push({ file, line: lineOf(whole, offset + match.index), target: path + (match[2] ?? "") });
+  }
+  return mentions;
+}
+
+/** The relative link targets of a Markdown page, made relative to the repository. */
+function linkMentions(file: string, text: string): Mention[] {
+  const mentions: Mention[] = [];
+  for (const match of text.matchAll(markdownLink)) {
+    const target = match[1] as string;
+    if (/^[a-z]+:/i.test(target)) continue;
+    const [path, anchor] = target.split("#", 2) as [string, string | undefined];
+    const resolved = path === "" ? file : relative(root, resolve(root, dirname(file), path)) + (path.endsWith("/") ? "/" : "");
+    mentions.push({ file, line: lineOf(text, match.index), target: resolved + (anchor === undefined ? "" : `#${anchor}`) });
+  }
+  return mentions;
+}
+
+/**
+ * GitHub's anchor for a heading (github-slugger's rule): lower case, punctuation other than `-` and
+ * `_` dropped, each space a hyphen; a repeated heading gets `-1`, `-2`, ….
+ */
+export function headingAnchor(heading: string): string {
+  const text = heading
+    .replace(/!?\[([^\]]*)\]\([^)]*\)/g, "$1")
+    .replace(/<[^>]+>/g, "")
+    .replace(/[`*]/g, "");
+  return text
+    .toLowerCase()
+    .replace(/[^\p{L}\p{M}\p{N}\p{Pc} -]/gu, "")
+    .replace(/ /g, "-");
+}
+
+function anchorsOf(markdown: string): Set<string> {
+  const anchors = new Set<string>();
+  let fenced = false;
+  for (const line of markdown.split("\n")) {
+    if (/^\s*```/.test(line)) fenced = !fenced;
+    const heading = fenced ? null : /^#{1,6}\s+(.*?)\s*#*\s*$/.exec(line);
+    if (!heading) continue;
+    const base = headingAnchor(heading[1] as string);
+    let anchor = base;
+    for (let n = 1; anchors.has(anchor); n++) anchor = `${base}-${n}`;
+    anchors.add(anchor);
+  }
+  return anchors;
+}
+
+/** Why a mention does not resolve, or null when it does. */
+function problemOf(target: string): string | null {
+  const [path, anchor] = target.split("#", 2) as [string, string | undefined];
+  const absolute = join(root, path);
+  if (!existsSync(absolute)) return "no such file";
+  if (path.endsWith("/") && !statSync(absolute).isDirectory()) return "not a folder";
+  if (anchor === undefined || extname(path) !== ".md") return null;
+  return anchorsOf(readFileSync(absolute, "utf8")).has(anchor) ? null : "no heading has this anchor";
+}
+
+function markdownPages(): string[] {
+  return [join(root, "README.md"), ...readdirSync(join(root, "docs")).filter((name) => name.endsWith(".md")).map((name) => join(root, "docs", name))];
+}
+
+function allMentions(): Mention[] {
+  const mentions: Mention[] = [];
+  for (const page of markdownPages()) {
+    const file = relative(root, page);
+    const text = readFileSync(page, "utf8");
+    mentions.push(...pathMentions(file, text, text, 0), ...linkMentions(file, text));
+  }
+  for (const folder of commentedFolders) {
+    for (const path of walk(join(root, folder), (path) => sourceExtensions.includes(extname(path)))) {
+      const file = relative(root, path);
+      const text = readFileSync(path, "utf8");
+      for (const comment of comments(path, text)) mentions.push(...pathMentions(file, text, comment.text, comment.offset));
+    }
+  }
+  return mentions;
+}
+
+describe("every repository path the docs and comments name exists", () => {
+  it("reads paths, links and anchors the way a reader follows them", () => {
+    expect(headingAnchor("4. The log")).toBe("4-the-log");
+    expect(headingAnchor("`recordedAt` never decreases")).toBe("recordedat-never-decreases");
+    expect(headingAnchor("The global order, and why positions come with the transaction ID")).toBe(
+      "the-global-order-and-why-positions-come-with-the-transaction-id",
+    );
+    expect(headingAnchor("Speed-ups — and their references")).toBe("speed-ups--and-their-references");
+    const text = "see src/log/event-log.ts, docs/log.md#durability and `test/**/*.test.ts` or src/providers/<format>/.";
+    expect(pathMentions("x.md", text, text, 0).map((mention) => mention.target)).toEqual(["src/log/event-log.ts", "docs/log.md#durability"]);
+    expect(pathMentions("x.md", "dist/src/index.js and https://example.com/src/a.ts", "dist/src/index.js and https://example.com/src/a.ts", 0)).toEqual([]);
+    expect(linkMentions("docs/policy.md", "[log](log.md#durability) [here](#secrets) [web](https://x.org/a.md)").map((mention) => mention.target)).toEqual([
+      "docs/log.md#durability",
+      "docs/policy.md#secrets",
+    ]);
+    expect(problemOf("docs/no-such-page.md")).toBe("no such file");
+    expect(problemOf("docs/log.md#no-such-heading")).toBe("no heading has this anchor");
+    expect(problemOf("src/log/")).toBeNull();
+  });
+
+  it("finds the comments of a source file, wherever they sit", () => {
+    const text = "const a = `x ${1} // not a comment`;\n/** one */\nfunction f() {\n  g(); // two\n  // three\n}\n// four\n";
+    expect(comments("x.ts", text).map((comment) => comment.text)).toEqual(["/** one */", "// two", "// three", "// four"]);
+  });
+
+  it("holds for docs/*.md, README.md and the comments of the source, tests, bench and scripts", () => {
+    const problems = allMentions().flatMap((mention) => {
+      const problem = problemOf(mention.target);
+      return problem === null ? [] : [`${mention.file}:${mention.line}: ${mention.target} (${problem})`];
+    });
+    expect(problems).toEqual([]);
+  });
+
+  it("cites the design in docs/, never a design file the repository does not hold", () => {
+    const citations = walk(root, (path) => !/\.(png|jpg|ico|woff2?)$/.test(path)).flatMap((path) => {
+      const text = readFileSync(path, "utf8");
+      return [...text.matchAll(foreignDesign)].map((match) => `${relative(root, path)}:${lineOf(text, match.index)}: ${match[0]}`);
+    });
+    expect(citations).toEqual([]);
+  });
+});
