@@ -133,7 +133,7 @@ export interface RuntimeOptions {
   /**
    * Values the host knows to be secret — the provider's API key, a deploy token — redacted
    * wherever they would reach the log, whatever holds them: a model echoing the key, a tool
-   * printing it, an error quoting it (docs/policy.md, "Secret detection"). Matched literally (and
+   * printing it, an error quoting it (docs/policy.md, "Secrets"). Matched literally (and
    * in their JSON-escaped and URL-encoded forms), on top of everything the detector finds by
    * itself; each at least 8 characters. `turnlog run` registers the key it reads.
    *

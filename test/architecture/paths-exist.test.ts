@@ -15,6 +15,13 @@ const root = resolve(import.meta.dirname, "../..");
 /** Folders never read: installed packages, build output, the frozen golden logs. */
 const skipped = new Set(["node_modules", ".git", "dist", "test/fixtures/logs"]);
 
+/**
+ * Paths that name a file of a user's workspace, not of this repository: `src/git.ts` is the file
+ * the v5 golden log's session writes (docs/replay.md) and the benign twin of `.git` that stays
+ * writable (docs/security.md).
+ */
+const workspacePaths = new Set(["src/git.ts"]);
+
 /** The folders whose source comments are checked. */
 const commentedFolders = ["src", "machines", "bench", "soak", "scripts", "test", "property-tests"];
 const sourceExtensions = [".ts", ".tsx", ".mts", ".js", ".mjs"];
@@ -30,8 +37,14 @@ const repositoryPath =
 /** A relative Markdown link target: `[text](log.md#durability)`, `(#fork)`, `(../src/x.ts)`. */
 const markdownLink = /\]\(([^()\s]+)\)/g;
 
-/** A name this repository's pages would cite the design under before it had its own. */
-const foreignDesign = new RegExp(["DESIGN", "\\.md|\\.\\./shared/"].join(""), "g");
+/**
+ * A section cited by its title: `docs/log.md, "Event data"`, `(log.md, "Durability")`. The title
+ * must be (part of) a heading or a bold lead-in (`**What the runtime asks for**`) of that page.
+ */
+const titledCitation = /(?<![\w./-])((?:docs\/)?[a-z][\w-]*\.md)(?:#[\w-]+)?\)?[,:]?(?:\s|\*(?!\*)|\/\/)+["“]([^"”\n]{2,100})["”]/g;
+
+/** How the design was cited before the repository had its own: a file it never held. */
+const foreignDesign = new RegExp(["DESIGN", "(?:\\.md| §)|\\.\\./shared/"].join(""), "g");
 
 interface Mention {
   readonly file: string;
@@ -82,9 +95,41 @@ function pathMentions(file: string, whole: string, piece: string, offset: number
     const path = (match[1] as string).replace(/[.]+$/, "");
     const lastSegment = path.slice(path.lastIndexOf("/") + 1);
     if (!path.endsWith("/") && !/\.[A-Za-z0-9]+$/.test(lastSegment) && path !== ".ci/run") continue;
+    if (workspacePaths.has(path)) continue;
     mentions.push({ file, line: lineOf(whole, offset + match.index), target: path + (match[2] ?? "") });
   }
   return mentions;
+}
+
+/** The sections cited by title in one piece of text that starts at `offset` of its file. */
+function titleMentions(file: string, whole: string, piece: string, offset: number): (Mention & { title: string })[] {
+  const mentions: (Mention & { title: string })[] = [];
+  for (const match of piece.matchAll(titledCitation)) {
+    const name = match[1] as string;
+    const page = name.startsWith("docs/") ? name : existsSync(join(root, "docs", name)) ? `docs/${name}` : name;
+    // A name that is no page of this repository (a file in a user's workspace) is not a citation.
+    if (!existsSync(join(root, page))) continue;
+    mentions.push({ file, line: lineOf(whole, offset + match.index), target: page, title: match[2] as string });
+  }
+  return mentions;
+}
+
+/** What a page's sections can be cited by: its headings and its bold lead-ins, lower case, without backticks. */
+function titlesOf(markdown: string): string[] {
+  const titles: string[] = [];
+  let fenced = false;
+  for (const line of markdown.split("\n")) {
+    if (/^\s*```/.test(line)) fenced = !fenced;
+    if (fenced) continue;
+    const heading = /^#{1,6}\s+(.*)$/.exec(line);
+    if (heading) titles.push(heading[1] as string);
+    for (const bold of line.matchAll(/\*\*(.+?)\*\*/g)) titles.push(bold[1] as string);
+  }
+  return titles.map(plainTitle);
+}
+
+function plainTitle(title: string): string {
+  return title.replace(/[`*]/g, "").toLowerCase();
 }
 
 /** The relative link targets of a Markdown page, made relative to the repository. */
@@ -144,21 +189,20 @@ function markdownPages(): string[] {
   return [join(root, "README.md"), ...readdirSync(join(root, "docs")).filter((name) => name.endsWith(".md")).map((name) => join(root, "docs", name))];
 }
 
-function allMentions(): Mention[] {
-  const mentions: Mention[] = [];
+/** Every piece of text that is read: each docs page and the README whole, each source comment. */
+function texts(): { file: string; whole: string; piece: string; offset: number; markdown: boolean }[] {
+  const found: { file: string; whole: string; piece: string; offset: number; markdown: boolean }[] = [];
   for (const page of markdownPages()) {
-    const file = relative(root, page);
     const text = readFileSync(page, "utf8");
-    mentions.push(...pathMentions(file, text, text, 0), ...linkMentions(file, text));
+    found.push({ file: relative(root, page), whole: text, piece: text, offset: 0, markdown: true });
   }
   for (const folder of commentedFolders) {
     for (const path of walk(join(root, folder), (path) => sourceExtensions.includes(extname(path)))) {
-      const file = relative(root, path);
       const text = readFileSync(path, "utf8");
-      for (const comment of comments(path, text)) mentions.push(...pathMentions(file, text, comment.text, comment.offset));
+      for (const comment of comments(path, text)) found.push({ file: relative(root, path), whole: text, piece: comment.text, offset: comment.offset, markdown: false });
     }
   }
-  return mentions;
+  return found;
 }
 
 describe("every repository path the docs and comments name exists", () => {
@@ -179,6 +223,15 @@ describe("every repository path the docs and comments name exists", () => {
     expect(problemOf("docs/no-such-page.md")).toBe("no such file");
     expect(problemOf("docs/log.md#no-such-heading")).toBe("no heading has this anchor");
     expect(problemOf("src/log/")).toBeNull();
+    const cited = 'as log.md, "What a consumer is handed" says; (docs/policy.md, "No such section"); notes.md, "a file"';
+    expect(titleMentions("x.ts", cited, cited, 0).map(({ target, title }) => `${target}: ${title}`)).toEqual([
+      "docs/log.md: What a consumer is handed",
+      "docs/policy.md: No such section",
+    ]);
+    expect(titlesOf("## `recordedAt` never decreases\n- **What the runtime asks for** (x)\n```\n# not a heading\n```")).toEqual([
+      "recordedat never decreases",
+      "what the runtime asks for",
+    ]);
   });
 
   it("finds the comments of a source file, wherever they sit", () => {
@@ -187,14 +240,37 @@ describe("every repository path the docs and comments name exists", () => {
   });
 
   it("holds for docs/*.md, README.md and the comments of the source, tests, bench and scripts", () => {
-    const problems = allMentions().flatMap((mention) => {
-      const problem = problemOf(mention.target);
-      return problem === null ? [] : [`${mention.file}:${mention.line}: ${mention.target} (${problem})`];
-    });
+    const problems = texts().flatMap(({ file, whole, piece, offset, markdown }) =>
+      [...pathMentions(file, whole, piece, offset), ...(markdown ? linkMentions(file, whole) : [])].flatMap((mention) => {
+        const problem = problemOf(mention.target);
+        return problem === null ? [] : [`${mention.file}:${mention.line}: ${mention.target} (${problem})`];
+      }),
+    );
+    expect(problems).toEqual([]);
+  });
+
+  it("a section cited by its title is a heading or a bold lead-in of that page", () => {
+    const titles = new Map<string, string[]>();
+    const titlesOfPage = (page: string) => titles.get(page) ?? titles.set(page, titlesOf(readFileSync(join(root, page), "utf8"))).get(page)!;
+    const problems = texts().flatMap(({ file, whole, piece, offset }) =>
+      titleMentions(file, whole, piece, offset).flatMap((mention) => {
+        const title = plainTitle(mention.title);
+        return titlesOfPage(mention.target).some((candidate) => candidate.includes(title)) ? [] : [`${mention.file}:${mention.line}: ${mention.target}, "${mention.title}" (no such section)`];
+      }),
+    );
     expect(problems).toEqual([]);
   });
 
   it("cites the design in docs/, never a design file the repository does not hold", () => {
+    // Spelled in parts, so that this file does not hold what it looks for.
+    const design = ["DES", "IGN"].join("");
+    const shared = ["..", "shared", ""].join("/");
+    expect([`${design}.md §3`, `(${design} §8.2)`, `${shared}STYLE.md`, "docs/design.md#4-the-log"].map((text) => text.match(foreignDesign)?.[0] ?? null)).toEqual([
+      `${design}.md`,
+      `${design} §`,
+      shared,
+      null,
+    ]);
     const citations = walk(root, (path) => !/\.(png|jpg|ico|woff2?)$/.test(path)).flatMap((path) => {
       const text = readFileSync(path, "utf8");
       return [...text.matchAll(foreignDesign)].map((match) => `${relative(root, path)}:${lineOf(text, match.index)}: ${match[0]}`);

@@ -559,7 +559,7 @@ export function classifyCommand(text: string, options: ClassifyCommandOptions = 
   try {
     const visible = visibleCommandText(text);
     const findings = analyzeScript(visible, settings, 0).findings;
-    // What a shell would run can differ from what a terminal shows (see command-safety-normalize.ts).
+    // What a shell would run can differ from what a terminal shows (see normalize.ts).
     const executed = executedCommandText(text);
     if (executed !== visible) {
       settings.budget.scripts = 0;
