@@ -12,7 +12,7 @@
  *   available to the runtime (the provider's `complete()` resolved with the answer that asked for
  *   the call) to the append holding the call's outcome event (`turn.tool.succeeded`, `.failed`)
  *   resolving, i.e. the call's result being in the log. The noop tool is read-only, so that
- *   append may not yet be fsynced (DESIGN.md §3: read-only work rides on the next synced append,
+ *   append may not yet be fsynced (docs/design.md#4-the-log: read-only work rides on the next synced append,
  *   at the latest at the turn's end); the turn latency below covers the fsync;
  * - **per-turn latency, p50 / p99**: from the model's answer to the runtime's next request to the
  *   model, i.e. the answer's 4 calls run, their results logged durably and the next request built;

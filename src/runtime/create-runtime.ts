@@ -234,7 +234,7 @@ export interface Runtime {
    * unfinished turn that `openSession(to)` recovers as usual.
    */
   fork(sessionId: string, options: { at: number; to: string }): Promise<ForkResult>;
-  /** The audit trail: one row per tool call of a session (DESIGN.md §4). */
+  /** The audit trail: one row per tool call of a session (docs/audit.md). */
   audit(sessionId: string): Promise<AuditRow[]>;
   /**
    * Walks every hash chain in the log and checks every seal against the runtime's seal key and

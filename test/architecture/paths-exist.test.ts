@@ -44,7 +44,7 @@ const markdownLink = /\]\(([^()\s]+)\)/g;
 const titledCitation = /(?<![\w./-])((?:docs\/)?[a-z][\w-]*\.md)(?:#[\w-]+)?\)?[,:]?(?:\s|\*(?!\*)|\/\/)+["“]([^"”\n]{2,100})["”]/g;
 
 /** How the design was cited before the repository had its own: a file it never held. */
-const foreignDesign = new RegExp(["DESIGN", "(?:\\.md| §)|\\.\\./shared/"].join(""), "g");
+const foreignDesign = new RegExp(["\\bDESIGN", "\\b|\\.\\./shared/"].join(""), "g");
 
 interface Mention {
   readonly file: string;
@@ -265,10 +265,12 @@ describe("every repository path the docs and comments name exists", () => {
     // Spelled in parts, so that this file does not hold what it looks for.
     const design = ["DES", "IGN"].join("");
     const shared = ["..", "shared", ""].join("/");
-    expect([`${design}.md §3`, `(${design} §8.2)`, `${shared}STYLE.md`, "docs/design.md#4-the-log"].map((text) => text.match(foreignDesign)?.[0] ?? null)).toEqual([
-      `${design}.md`,
-      `${design} §`,
+    expect([`${design}.md §3`, `(${design} §8.2)`, `${design}'s rule`, `${shared}STYLE.md`, "docs/design.md#4-the-log", `${design}_NOTE`].map((text) => text.match(foreignDesign)?.[0] ?? null)).toEqual([
+      design,
+      design,
+      design,
       shared,
+      null,
       null,
     ]);
     const citations = walk(root, (path) => !/\.(png|jpg|ico|woff2?)$/.test(path)).flatMap((path) => {
