@@ -41,7 +41,7 @@ export type { SecretFinding, SecretKind, SecretRedactor } from "./policy/secrets
 export { callFingerprint } from "./policy/fingerprint.js";
 
 export { MemoryEventLog } from "./log/memory-event-log.js";
-export { LevelEventLog } from "./log/level-event-log.js";
+export { LevelEventLog } from "./log/level/level-event-log.js";
 export { PostgresEventLog } from "./log/postgres/postgres-event-log.js";
 export type { PostgresEventLogOptions } from "./log/postgres/postgres-event-log.js";
 export type { PostgresPool, PostgresQueryResult } from "./log/postgres/postgres-pool.js";
@@ -82,7 +82,7 @@ export { isSealStream, sealEventType, sealSignatureValid, sealStreamOf } from ".
 export type { Seal, SealStatement } from "./log/seal/seal-record.js";
 export { verifySealedLog } from "./log/seal/seal-verifier.js";
 export type { SealedVerifyReport, SealFault, SealFaultKind, SealVerifyOptions, UnsealedTail } from "./log/seal/seal-verifier.js";
-export { defaultRunLogDirectory, sealKeyDirectory, turnlogStateDirectory } from "./log/seal/user-directories.js";
+export { defaultRunLogDirectory, sealKeyDirectory, turnlogStateDirectory } from "./util/state-directories.js";
 
 export {
   ExpectedVersionConflictError,
@@ -138,8 +138,8 @@ export type { AuditOutcome, AuditRow } from "./projections/audit.js";
 export type { Divergence, ReplayReport, Unverifiable } from "./replay/replay-verifier.js";
 export type { DecisionAndRule, DecisionChange } from "./replay/what-if.js";
 export { currentSchemaVersion, upcastEvent } from "./core/upcast.js";
-export { followSession } from "./core/follow-session.js";
-export type { FollowSessionOptions, RecordedTurnlogEvent } from "./core/follow-session.js";
+export { followSession } from "./reader/follow-session.js";
+export type { FollowSessionOptions, RecordedTurnlogEvent } from "./reader/follow-session.js";
 export { decisionsVersions, latestDecisionsVersion, resolveDecisionsVersion } from "./core/decision-versions.js";
 export type { DecisionsVersion } from "./core/decision-versions.js";
 export { SnapshotCache } from "./replay/snapshot-cache.js";

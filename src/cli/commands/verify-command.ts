@@ -12,9 +12,9 @@ import { userWitness } from "../../log/seal/user-seals.js";
 import { verifySealedLog, witnessNamedBy, type SealFault, type SealedVerifyReport } from "../../log/seal/seal-verifier.js";
 import type { EventLog } from "../../log/event-log.js";
 import { TurnlogError } from "../../errors/turnlog-error.js";
-import { salvageLevelLog } from "../../log/level-repair.js";
-import { describeDamage, findDamagedFile } from "../../log/level-files.js";
-import { sealKeyDirectory } from "../../log/seal/user-directories.js";
+import { salvageLevelLog } from "../../log/level/level-repair.js";
+import { describeDamage, findDamagedFile } from "../../log/level/level-files.js";
+import { sealKeyDirectory } from "../../util/state-directories.js";
 import { describeThrown } from "../../util/json-value.js";
 
 /** What `turnlog verify` is given. */

@@ -3,7 +3,7 @@ import { chmod, mkdir, open, readFile, rename, rm, stat } from "node:fs/promises
 import path from "node:path";
 import { z } from "zod";
 import { createPrivatelyOnce } from "../../log/seal/seal-key.js";
-import { sealKeyDirectory } from "../../log/seal/user-directories.js";
+import { sealKeyDirectory } from "../../util/state-directories.js";
 import { canonicalJson } from "../../util/digest.js";
 import { CliError, exitCodes } from "../cli-error.js";
 

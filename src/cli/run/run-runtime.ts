@@ -16,7 +16,7 @@ import type { Provider } from "../../providers/provider.js";
 import { createRuntime, type Runtime } from "../../runtime/create-runtime.js";
 import { logDirectoryOf } from "../../runtime/tool-plan-runner.js";
 import type { DiscardedAttempt } from "../../runtime/provider-turn-loop.js";
-import { sealKeyDirectory, turnlogStateDirectory } from "../../log/seal/user-directories.js";
+import { sealKeyDirectory, turnlogStateDirectory } from "../../util/state-directories.js";
 import type { ToolDefinition } from "../../tools/define-tool.js";
 import { connectMcpServers, type McpServerConfig } from "../../tools/mcp/mcp-tools.js";
 import { ToolRegistry, type ToolProvider } from "../../tools/tool-registry.js";
