@@ -16,7 +16,7 @@ import {
 } from "../log/log-location.js";
 import { urlHasPassword, urlPasswords, urlWithoutPassword } from "../log/postgres/connection-string.js";
 import { PostgresEventLog } from "../log/postgres/postgres-event-log.js";
-import { CliError } from "./cli-error.js";
+import { CliError } from "../errors/cli-error.js";
 import { defaultRunLogDirectory, sealKeyDirectory } from "../util/state-directories.js";
 import { SealedLogRecord } from "../log/seal/sealed-log-record.js";
 import { SealWitness } from "../log/seal/seal-witness.js";

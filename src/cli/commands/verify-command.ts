@@ -2,7 +2,7 @@ import { isPostgresLocation, type ResolvedLogLocation } from "../../log/log-loca
 import { terminalSafe, terminalText } from "../terminal-text.js";
 import { readFile } from "node:fs/promises";
 import { printJson, type CommandContext } from "../cli-io.js";
-import { CliError, exitCodes } from "../cli-error.js";
+import { CliError, exitCodes } from "../../errors/cli-error.js";
 import { describeLocation, isMissingPostgresLog, logExists, readOnly, withLog, withSalvagedCopyOfLogDirectory } from "../log-directory.js";
 import { LogCorruptedError } from "../../errors/log-corrupted-error.js";
 import { loadSealKey, sealKeyFromPem, type SealKey } from "../../log/seal/seal-key.js";

@@ -5,7 +5,7 @@ import { z } from "zod";
 import { createPrivatelyOnce } from "../../log/seal/seal-key.js";
 import { sealKeyDirectory } from "../../util/state-directories.js";
 import { canonicalJson } from "../../util/digest.js";
-import { CliError, exitCodes } from "../cli-error.js";
+import { CliError, exitCodes } from "../../errors/cli-error.js";
 
 /**
  * The person's own turnlog directory, outside every workspace: `$XDG_CONFIG_HOME/turnlog`, else

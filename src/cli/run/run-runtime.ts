@@ -22,7 +22,7 @@ import { connectMcpServers, type McpServerConfig } from "../../tools/mcp/mcp-too
 import { ToolRegistry, type ToolProvider } from "../../tools/tool-registry.js";
 import { bubblewrapSandbox, type CommandSandbox } from "../../tools/workspace/command-sandbox.js";
 import { withoutSecretVariables, workspaceTools } from "../../tools/workspace/workspace-tools.js";
-import { CliError, exitCodes } from "../cli-error.js";
+import { CliError, exitCodes } from "../../errors/cli-error.js";
 import { isConfigConfirmed } from "./config-confirmation.js";
 import { readRunConfigFile } from "./run-config-file.js";
 import type { RunRecord } from "./run-record.js";
