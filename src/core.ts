@@ -16,7 +16,8 @@
 export { providerTurnMachine } from "../machines/provider-turn.machine.js";
 export type { ProviderTurnActionType, ProviderTurnContext, ProviderTurnInput } from "../machines/provider-turn.machine.js";
 
-export { SessionFold, turnEndings, UnexpectedEventError } from "./core/session-fold.js";
+export { SessionFold, turnEndings } from "./core/session-fold.js";
+export { UnexpectedEventError } from "./errors/unexpected-event-error.js";
 export type { SessionFoldOptions, TurnSnapshot } from "./core/session-fold.js";
 
 export { nextStep } from "./core/next-step.js";
@@ -25,7 +26,8 @@ export type { Step } from "./core/next-step.js";
 export { actionKind, actionTable, isAction, isDecisionAction } from "./core/actions.js";
 export type { ActionKind, ActionName, ActionOfKind, DecisionAction, EffectAction, WaitAction } from "./core/actions.js";
 
-export { decide, decideAll, decisionsVersionOf, NoDecisionOwedError, providerRequest } from "./core/decide.js";
+export { decide, decideAll, decisionsVersionOf, providerRequest } from "./core/decide.js";
+export { NoDecisionOwedError } from "./errors/no-decision-owed-error.js";
 export type { Decision, DecisionInputs } from "./core/decide.js";
 export { decideObserving } from "./core/decide-observing.js";
 export { executionGroups, isConcurrencySafe, nextToolStart, runnableCalls, startedCalls } from "./core/tool-schedule.js";

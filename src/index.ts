@@ -18,12 +18,15 @@ export type { OtelTracer } from "./otel/otel-tracer.js";
 export { defineTool } from "./tools/define-tool.js";
 export type { ToolContext, ToolDefinition, ToolOptions, ToolResult } from "./tools/define-tool.js";
 export { registrationPhases, ToolRegistry } from "./tools/tool-registry.js";
-export type { ProviderToolSchema, RegistrationPhase, ToolProvider, ToolRegistrationContext } from "./tools/tool-registry.js";
+export type { ProviderToolSchema } from "./contracts/tools.js";
+export type { RegistrationPhase, ToolProvider, ToolRegistrationContext } from "./tools/tool-registry.js";
 export { stableToolCallId } from "./tools/stable-tool-call-id.js";
 export { planToolCalls } from "./tools/tool-call-planner.js";
 export { workspaceTools } from "./tools/workspace/workspace-tools.js";
-export { bubblewrapSandbox, defaultHiddenHomePaths, defaultReadableHomePaths, defaultSandboxEnv, defaultSandboxLimits } from "./tools/workspace/command-sandbox.js";
-export type { BubblewrapOptions, CommandSandbox, ExceededLimit, SandboxLimits, SandboxReport, SandboxRequest, WrappedCommand } from "./tools/workspace/command-sandbox.js";
+export { bubblewrapSandbox, defaultHiddenHomePaths, defaultReadableHomePaths, defaultSandboxEnv } from "./tools/workspace/command-sandbox.js";
+export { defaultSandboxLimits } from "./tools/workspace/sandbox-limits.js";
+export type { BubblewrapOptions, CommandSandbox, SandboxReport, SandboxRequest, WrappedCommand } from "./tools/workspace/command-sandbox.js";
+export type { ExceededLimit, SandboxLimits } from "./tools/workspace/sandbox-limits.js";
 export type { WorkspaceToolsOptions } from "./tools/workspace/workspace-tools.js";
 export { jsonSchemaInput } from "./tools/json-schema-input.js";
 export { connectMcpServer, connectMcpServers } from "./tools/mcp/mcp-tools.js";
@@ -35,13 +38,13 @@ export { mcpToolResult } from "./tools/mcp/mcp-tool-result.js";
 export { gateToolCall } from "./policy/gate.js";
 export type { GatedTool, GateEnvironment } from "./policy/gate.js";
 export { classifyCommand } from "./policy/command-safety/command-safety.js";
-export type { CommandVerdict } from "./policy/command-safety/command-safety.js";
+export type { CommandVerdict } from "./policy/command-safety/catalogue.js";
 export { containsSecret, createSecretRedactor, findSecrets, redactJsonText, redactText, redactValue } from "./policy/secrets/secret-detector.js";
 export type { SecretFinding, SecretKind, SecretRedactor } from "./policy/secrets/secret-detector.js";
 export { callFingerprint } from "./policy/fingerprint.js";
 
 export { MemoryEventLog } from "./log/memory-event-log.js";
-export { LevelEventLog } from "./log/level-event-log.js";
+export { LevelEventLog } from "./log/level/level-event-log.js";
 export { PostgresEventLog } from "./log/postgres/postgres-event-log.js";
 export type { PostgresEventLogOptions } from "./log/postgres/postgres-event-log.js";
 export type { PostgresPool, PostgresQueryResult } from "./log/postgres/postgres-pool.js";
@@ -82,7 +85,7 @@ export { isSealStream, sealEventType, sealSignatureValid, sealStreamOf } from ".
 export type { Seal, SealStatement } from "./log/seal/seal-record.js";
 export { verifySealedLog } from "./log/seal/seal-verifier.js";
 export type { SealedVerifyReport, SealFault, SealFaultKind, SealVerifyOptions, UnsealedTail } from "./log/seal/seal-verifier.js";
-export { defaultRunLogDirectory, sealKeyDirectory, turnlogStateDirectory } from "./log/seal/user-directories.js";
+export { defaultRunLogDirectory, sealKeyDirectory, turnlogStateDirectory } from "./util/state-directories.js";
 
 export {
   ExpectedVersionConflictError,
@@ -138,15 +141,15 @@ export type { AuditOutcome, AuditRow } from "./projections/audit.js";
 export type { Divergence, ReplayReport, Unverifiable } from "./replay/replay-verifier.js";
 export type { DecisionAndRule, DecisionChange } from "./replay/what-if.js";
 export { currentSchemaVersion, upcastEvent } from "./core/upcast.js";
-export { followSession } from "./core/follow-session.js";
-export type { FollowSessionOptions, RecordedTurnlogEvent } from "./core/follow-session.js";
+export { followSession } from "./reader/follow-session.js";
+export type { FollowSessionOptions, RecordedTurnlogEvent } from "./reader/follow-session.js";
 export { decisionsVersions, latestDecisionsVersion, resolveDecisionsVersion } from "./core/decision-versions.js";
 export type { DecisionsVersion } from "./core/decision-versions.js";
 export { SnapshotCache } from "./replay/snapshot-cache.js";
 export type { SnapshotCacheOptions } from "./replay/snapshot-cache.js";
 export { forkSession } from "./replay/fork.js";
 export type { ForkResult } from "./replay/fork.js";
-export { sessionStream } from "./runtime/session-store.js";
+export { sessionStream } from "./core/session-stream.js";
 
 export { createLogReader, openLog } from "./reader/index.js";
 export type {

@@ -3,7 +3,7 @@ import { terminalText } from "./terminal-text.js";
 import packageJson from "../../package.json" with { type: "json" };
 import { TurnlogError } from "../errors/turnlog-error.js";
 import { commandContext, type CliIo, type TextSink } from "./cli-io.js";
-import { CliError, exitCodes } from "./cli-error.js";
+import { CliError, exitCodes } from "../errors/cli-error.js";
 import { approveCommand, denyCommand, type AnswerOptions } from "./commands/approve-command.js";
 import { auditCommand, type AuditOptions } from "./commands/audit-command.js";
 import { demoCommand } from "./commands/demo-command.js";

@@ -19,8 +19,6 @@ import type { ProviderTurnContext } from "../../machines/provider-turn.machine.j
 import type { DecisionAction } from "./actions.js";
 import { nextToolStart } from "./tool-schedule.js";
 
-export type { DecisionAction, EffectAction, WaitAction } from "./actions.js";
-
 /** What a decision is computed from: the state before it, and the configuration it is judged by. */
 export interface DecisionInputs {
   state: SessionState;
@@ -338,9 +336,6 @@ function gateEnvironment(inputs: DecisionInputs): GateEnvironment {
     decisionsVersion: version,
   };
 }
-
-// Declared in src/errors with every coded error; still importable from the decider that throws it.
-export { NoDecisionOwedError };
 
 function findTurn(state: SessionState, turnId: string): TurnState {
   const turn = state.turns.findLast((candidate) => candidate.turnId === turnId);

@@ -11,9 +11,6 @@ import { startTurn, stepTurn, type ProviderTurnState, type ProviderTurnStep } fr
 
 export type TurnSnapshot = SnapshotFrom<typeof providerTurnMachine>;
 
-// Declared in src/errors with every coded error; still importable from the fold that throws it.
-export { UnexpectedEventError };
-
 /** How a `SessionFold` evolves and what it keeps. */
 export interface SessionFoldOptions {
   /**

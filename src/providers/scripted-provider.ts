@@ -2,7 +2,7 @@ import type { FinishReason, ProviderFailureKind, ProviderFormat, Usage } from ".
 import { finalizeAnthropicMessagesEvents } from "./anthropic-messages-finalizer.js";
 import { finalizeOpenAiChatChunks } from "./openai-chat-finalizer.js";
 import type { FinalizedResponse, Provider, ProviderRequest } from "./provider.js";
-import { ProviderError } from "./provider.js";
+import { ProviderError } from "../errors/provider-error.js";
 import { unwrapFinalization } from "./stream-finalization.js";
 
 /**

@@ -6,7 +6,7 @@ import { isValidSessionId, sessionIdOfStream, sessionIdPattern, sessionStream } 
 import { LogClosedError } from "../errors/log-closed-error.js";
 import { LogCorruptedError } from "../errors/log-corrupted-error.js";
 import { findChangedEvent } from "../log/hash-chain.js";
-import { UnknownSessionError } from "../errors/session-state-error.js";
+import { UnknownSessionError } from "../errors/unknown-session-error.js";
 import type { HistoryCompressor } from "../history/history-compressor.js";
 import { sessionHistory, type DiagnosticRecord } from "../history/session-history.js";
 import type { EventLog, RecordedEvent } from "../log/event-log.js";
@@ -22,7 +22,8 @@ import { foldEvents } from "../projections/projection.js";
 import { pendingApprovals, sessionStateProjection, type CallState, type SessionState } from "../projections/session-state.js";
 import { forkSession, type ForkResult } from "../replay/fork.js";
 import { verifyReplay, type ReplayReport } from "../replay/replay-verifier.js";
-import { PositionOutOfRangeError, SnapshotCache, type SnapshotCacheOptions } from "../replay/snapshot-cache.js";
+import { PositionOutOfRangeError } from "../errors/position-out-of-range-error.js";
+import { SnapshotCache, type SnapshotCacheOptions } from "../replay/snapshot-cache.js";
 import type { ToolDefinition } from "../tools/define-tool.js";
 import { ToolRegistry } from "../tools/tool-registry.js";
 import { resolveRealPath } from "../util/real-path.js";

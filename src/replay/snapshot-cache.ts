@@ -1,6 +1,6 @@
 import { PositionOutOfRangeError } from "../errors/position-out-of-range-error.js";
 import { LogCorruptedError } from "../errors/log-corrupted-error.js";
-import { UnknownSessionError } from "../errors/session-state-error.js";
+import { UnknownSessionError } from "../errors/unknown-session-error.js";
 import type { EventLog, RecordedEvent } from "../log/event-log.js";
 import { applyEventInPlace, applyEvents } from "../projections/projection.js";
 import { freezeState, sessionStateProjection, thawState, type SessionState } from "../projections/session-state.js";
@@ -15,9 +15,6 @@ export interface SnapshotCacheOptions {
   /** Events read per `readStream` call while folding. Default 1 000. */
   pageSize?: number;
 }
-
-// Declared in src/errors with every coded error; still importable from the cache that throws it.
-export { PositionOutOfRangeError };
 
 /**
  * Time travel (docs/design.md#5-projections, docs/design.md#6-replay-and-decision-versions): the session state right after any stream position, folded from

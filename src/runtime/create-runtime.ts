@@ -3,7 +3,8 @@ import { createSecretRedactor, type SecretRedactor } from "../policy/secrets/sec
 import type { Budgets } from "../contracts/budgets.js";
 import { resolveBudgets } from "../contracts/budgets.js";
 import type { PolicyInput } from "../contracts/policy.js";
-import { SessionStateError, UnknownSessionError } from "../errors/session-state-error.js";
+import { SessionStateError } from "../errors/session-state-error.js";
+import { UnknownSessionError } from "../errors/unknown-session-error.js";
 import { ConfigError } from "../errors/config-error.js";
 import { ExpectedVersionConflictError } from "../errors/expected-version-conflict-error.js";
 import { RuntimeClosedError } from "../errors/runtime-closed-error.js";

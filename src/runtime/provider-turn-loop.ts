@@ -4,7 +4,7 @@ import type { HistoryCompressor } from "../history/history-compressor.js";
 import { activeTurn, pendingApprovals, type SessionState } from "../projections/session-state.js";
 import type { Provider, ProviderRequest } from "../providers/provider.js";
 import { ProviderFailureKindSchema } from "../contracts/provider.js";
-import { ProviderError } from "../providers/provider.js";
+import { ProviderError } from "../errors/provider-error.js";
 import { buildRequestHistory } from "../history/session-history.js";
 import type { DecisionAction } from "../core/actions.js";
 import { nextStep } from "../core/next-step.js";

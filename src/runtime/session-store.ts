@@ -13,8 +13,6 @@ import { ExpectedVersionConflictError } from "../errors/expected-version-conflic
 import { EventRefusedError } from "../errors/event-refused-error.js";
 import { TurnlogError } from "../errors/turnlog-error.js";
 
-export { sessionStream } from "../core/session-stream.js";
-
 /**
  * How many lost races in a row one append (or one operation) carries on through before the
  * conflict is thrown after all. Each lost race means another writer appended — progress, not a

@@ -10,8 +10,8 @@ import { HostToolExecutor, type HostToolOptions, type HostToolResult } from "./h
 import { commandPrefix, commandScope } from "../policy/command-prefix.js";
 import type { ToolDefinition } from "../tools/define-tool.js";
 import type { StreamSealer } from "../log/seal/stream-sealer.js";
-import { sessionStream } from "./session-store.js";
-import { followSession, type FollowSessionOptions, type RecordedTurnlogEvent } from "../core/follow-session.js";
+import { sessionStream } from "../core/session-stream.js";
+import { followSession, type FollowSessionOptions, type RecordedTurnlogEvent } from "../reader/follow-session.js";
 import type { SessionLeases } from "../log/event-log.js";
 import { SessionBusyError } from "../errors/session-busy-error.js";
 import { recover, type RecoveryDependencies } from "./session-recovery.js";

@@ -4,7 +4,8 @@ import { parseEvent } from "../contracts/events.js";
 import type { RecordedEvent } from "../log/event-log.js";
 import { resolveBudgets } from "../contracts/budgets.js";
 import { resolvePolicy } from "../policy/default-policy.js";
-import { decide, type DecisionAction } from "../core/decide.js";
+import { decide } from "../core/decide.js";
+import { type DecisionAction } from "../core/actions.js";
 import { SessionFold } from "../core/session-fold.js";
 import type { ToolRegistry } from "../tools/tool-registry.js";
 

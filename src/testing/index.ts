@@ -4,4 +4,5 @@ export { scriptedProvider } from "../providers/scripted-provider.js";
 export type { ScriptedProvider, ScriptStep } from "../providers/scripted-provider.js";
 export { given, recordForTest } from "./given-when-then.js";
 export type { ThenExpectation } from "./given-when-then.js";
-export { SessionFold, UnexpectedEventError } from "../core/session-fold.js";
+export { SessionFold } from "../core/session-fold.js";
+export { UnexpectedEventError } from "../errors/unexpected-event-error.js";

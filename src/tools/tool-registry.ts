@@ -4,8 +4,6 @@ import { canonicalJson, sha256 } from "../util/digest.js";
 import type { ToolDefinition } from "./define-tool.js";
 import { wellFormedText, wellFormedValue } from "../util/well-formed-text.js";
 
-export type { ProviderToolSchema };
-
 /**
  * Registration phases, in order (docs/embedding.md#registering-tools-in-phases): MCP tools first, then the four host phases. A
  * tool provider registers in one named phase and sees what earlier phases registered.

@@ -1,7 +1,7 @@
 import type { ResolvedLogLocation } from "../../log/log-location.js";
 import { runDemo } from "../demo/demo-session.js";
 import type { CommandContext } from "../cli-io.js";
-import { exitCodes } from "../cli-error.js";
+import { exitCodes } from "../../errors/cli-error.js";
 
 /**
  * `turnlog demo [--pause]`: records the built-in scripted session and prints its timeline. Exits 0

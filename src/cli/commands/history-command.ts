@@ -3,7 +3,7 @@ import type { ProviderFormat } from "../../contracts/provider.js";
 import { createLogReader } from "../../reader/index.js";
 import { printJson, type CommandContext } from "../cli-io.js";
 import { jsonText } from "../terminal-text.js";
-import { CliError, exitCodes } from "../cli-error.js";
+import { CliError, exitCodes } from "../../errors/cli-error.js";
 import { readOnly, withLog } from "../log-directory.js";
 import { forSession } from "../session-events.js";
 

@@ -22,15 +22,16 @@ import type { Pipeline, SimpleCommand } from "./parse.js";
 import { WRITE_REDIRECTIONS, parsePipelines } from "./parse.js";
 import type { PathContext, WorkingDirectory } from "./paths.js";
 import { isHarmlessSink } from "./paths.js";
-import type { Invocation, RuleHost } from "./rules.js";
-import { DOES_NOT_READ, SQL_CLIENTS, SQL_DESTRUCTIVE, checkCommand, checkRedirections } from "./rules.js";
+import type { Invocation, RuleHost } from "./rules/rule-host.js";
+import { DOES_NOT_READ } from "./rules/credentials-and-secrets.js";
+import { SQL_CLIENTS, SQL_DESTRUCTIVE } from "./rules/packages-and-infrastructure.js";
+import { checkCommand } from "./rules.js";
+import { checkRedirections } from "./rules/files-and-disks.js";
 import type { Heredoc, ScannedScript } from "./scanner.js";
-import { PLACEHOLDER, PLACEHOLDER_MARK, UnparsableCommandError, scanShellText } from "./scanner.js";
+import { PLACEHOLDER, PLACEHOLDER_MARK, scanShellText } from "./scanner.js";
+import { UnparsableCommandError } from "../../errors/unparsable-command-error.js";
 import { unwrap } from "./wrappers.js";
 import { ASSIGNMENT, brief, commandName, isDynamicName } from "./words.js";
-
-export { COMMAND_SAFETY_RULES } from "./catalogue.js";
-export type { CommandSafetyRule, CommandSafetyRuleId, CommandSafetyVerdict, CommandVerdict } from "./catalogue.js";
 
 /** Where relative and absolute paths in the command are judged from. */
 export interface ClassifyCommandOptions {

@@ -30,11 +30,6 @@ import {
 import type { CheckResult, Invocation, RuleHost } from "./rules/rule-host.js";
 import { checkGit } from "./rules/version-control.js";
 
-export type { CheckResult, Invocation, RuleHost, SafeRuleId } from "./rules/rule-host.js";
-export { checkRedirections } from "./rules/files-and-disks.js";
-export { DOES_NOT_READ } from "./rules/credentials-and-secrets.js";
-export { SQL_CLIENTS, SQL_DESTRUCTIVE } from "./rules/packages-and-infrastructure.js";
-
 /** The families of the catalogue's per-command rules, one file each under `rules/`. */
 export type RuleFamily =
   | "files-and-disks"

@@ -34,9 +34,6 @@ export interface ScannedScript {
   heredocs: Heredoc[];
 }
 
-// Declared in src/errors with every coded error; still importable from the scanner that throws it.
-export { UnparsableCommandError };
-
 /**
  * Placeholder words use NUL, which normalization has removed from the text, so a placeholder can
  * never be confused with anything the command itself says. `S` marks a substitution, `H` a heredoc;

@@ -54,9 +54,6 @@ import { isSecretFieldName } from "../../util/secret-names.js";
 import { isKeyLikeExemptName, isKeyLikeValue } from "./secret-entropy.js";
 import { isWorthRedacting, KnownSecrets, redactionMarker, scanForSecrets } from "./secret-patterns.js";
 
-export { redactionMarker } from "./secret-patterns.js";
-export { isSecretFieldName, isSecretQueryParameterName, isSecretVariableName } from "../../util/secret-names.js";
-
 /**
  * The kinds of secret, most specific first: when two findings cover the same span, the earlier
  * kind names it.

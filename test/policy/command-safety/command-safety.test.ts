@@ -1,8 +1,10 @@
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import type { ClassifyCommandOptions, CommandSafetyRule, CommandSafetyRuleId } from "../../../src/policy/command-safety/command-safety.js";
-import { COMMAND_SAFETY_RULES, classifyCommand } from "../../../src/policy/command-safety/command-safety.js";
+import type { ClassifyCommandOptions } from "../../../src/policy/command-safety/command-safety.js";
+import type { CommandSafetyRule, CommandSafetyRuleId } from "../../../src/policy/command-safety/catalogue.js";
+import { COMMAND_SAFETY_RULES } from "../../../src/policy/command-safety/catalogue.js";
+import { classifyCommand } from "../../../src/policy/command-safety/command-safety.js";
 import { severityOf, verdictOfRule } from "../../../src/policy/command-safety/catalogue.js";
 
 /** A benign twin and the rule it must classify to instead. */

@@ -1,14 +1,7 @@
 import { describe, expect, it } from "vitest";
-import {
-  containsSecret,
-  createSecretRedactor,
-  findSecrets,
-  isSecretFieldName,
-  redactJsonText,
-  redactText,
-  redactValue,
-  redactionMarker,
-} from "../../../src/policy/secrets/secret-detector.js";
+import { containsSecret, createSecretRedactor, findSecrets, redactJsonText, redactText, redactValue } from "../../../src/policy/secrets/secret-detector.js";
+import { isSecretFieldName } from "../../../src/util/secret-names.js";
+import { redactionMarker } from "../../../src/policy/secrets/secret-patterns.js";
 import type { SecretKind } from "../../../src/policy/secrets/secret-detector.js";
 import {
   detectedSecretKinds,

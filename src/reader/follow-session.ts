@@ -1,8 +1,8 @@
 import type { EventOf, TurnlogEventType } from "../contracts/events.js";
 import type { EventLog, RecordedEvent } from "../log/event-log.js";
 import { followStream, type FollowStreamOptions } from "../log/follow-stream.js";
-import { sessionStream } from "./session-stream.js";
-import { upcastEvent } from "./upcast.js";
+import { sessionStream } from "../core/session-stream.js";
+import { upcastEvent } from "../core/upcast.js";
 
 /**
  * A recorded turnlog event: the log's `meta` around one event of the catalogue. It is a union
