@@ -1,6 +1,6 @@
 /**
  * Many sessions (issue 15, deliverable 4): one process drives `--sessions` (default 1 000)
- * scripted sessions at once on one LevelEventLog with durability `sync`. Each session is the §15
+ * scripted sessions at once on one LevelEventLog with durability `sync`. Each session is the bench
  * scenario, shorter: one user message, the model answers `--turns` times with 4 no-op tool calls,
  * then a final answer. Each session has a runtime and a scripted provider of its own; they share
  * the log, whose group commit puts concurrent appends into one fsynced batch.

@@ -42,7 +42,7 @@ const callsPerTurn = 4;
 
 const noop = defineTool({ name: "noop", description: "does nothing", risk: "read-only-local", input: z.object({ n: z.number() }), run: () => "ok" });
 
-/** µs per tool call of the §15 scenario at `turns` turns, on a fresh LevelEventLog. */
+/** µs per tool call of the bench scenario at `turns` turns, on a fresh LevelEventLog. */
 async function scenario(turns: number, durability: Durability): Promise<number> {
   const dir = await mkdtemp(join(tmpdir(), "turnlog-bench-"));
   try {
