@@ -3,10 +3,10 @@ import { dirname, extname, join, relative, resolve } from "node:path";
 import ts from "typescript";
 import { describe, expect, it } from "vitest";
 
-// Every repository path the documentation and the comments name is real, and every anchor into a
-// docs page names one of its headings (docs/design.md says so at its top: the
-// repository carries its own design, and its citations resolve). A stale path is reported as
-// `file:line: path (why)`.
+// The repository carries its own design (docs/design.md), and every citation resolves: each
+// repository path the docs and the comments name is real, each anchor into a docs page names one
+// of its headings, and each section cited by its title is one of its sections. A stale citation is
+// reported as `file:line: path (why)`.
 //
 // test/fixtures/logs/ is left out: its files are recorded decisions, never edited (its README names
 // paths of the time it was written; docs/replay.md describes the golden logs as they are now).
@@ -149,7 +149,7 @@ function linkMentions(file: string, text: string): Mention[] {
  * GitHub's anchor for a heading (github-slugger's rule): lower case, punctuation other than `-` and
  * `_` dropped, each space a hyphen; a repeated heading gets `-1`, `-2`, ….
  */
-export function headingAnchor(heading: string): string {
+function headingAnchor(heading: string): string {
   const text = heading
     .replace(/!?\[([^\]]*)\]\([^)]*\)/g, "$1")
     .replace(/<[^>]+>/g, "")
