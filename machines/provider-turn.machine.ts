@@ -2,7 +2,7 @@ import { assign, setup } from "xstate";
 import type { TurnEvent } from "../src/contracts/events.js";
 
 /**
- * One provider turn (DESIGN.md §1): finalize → normalize IDs → plan → gate → (approve) → run →
+ * One provider turn (docs/design.md#2-the-turn-machine): finalize → normalize IDs → plan → gate → (approve) → run →
  * packetize → continue. Pure: it is driven with XState's `initialTransition` / `transition`, every
  * event it receives is a logged turnlog event, and the actions it returns are only *names* that
  * the runtime interprets — a decision to compute and append, or an effect to perform.

@@ -54,13 +54,13 @@ export function renderEventsDoc(): string {
     "Every event turnlog writes, in the order a turn produces them. **Input** events record what the",
     "world did (a user, a provider, a tool, a person approving) and are taken as given by replay;",
     "**decision** events record what turnlog decided and are recomputed and compared by replay",
-    "(see [replay.md](replay.md) and DESIGN.md §2). Each event is `{ type, data }`; the log adds",
+    "(see [replay.md](replay.md) and [design.md](design.md#3-events-and-the-deciders)). Each event is `{ type, data }`; the log adds",
     "`meta` (`eventId`, `stream`, `streamPosition`, `globalPosition`, `recordedAt`, `schemaVersion`,",
     "`prevHash`, `hash`). One session is one stream, `session-<sessionId>`.",
     "",
     "| event | kind | what it records |",
     "| --- | --- | --- |",
-    ...eventTypes.map((type) => `| [\`${type}\`](#${type.replace(/[._]/g, "")}) | ${eventCatalogue[type].kind} | ${eventCatalogue[type].summary} |`),
+    ...eventTypes.map((type) => `| [\`${type}\`](#${type.replace(/\./g, "")}) | ${eventCatalogue[type].kind} | ${eventCatalogue[type].summary} |`),
     "",
   ];
   const shared = new Map<string, Schema>();

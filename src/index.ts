@@ -1,6 +1,6 @@
 /**
  * turnlog: an event-sourced runtime for the tool path of an LLM agent. Public names only; the
- * list is a contract (DESIGN.md §11).
+ * list is a contract (docs/design.md#12-the-public-surface).
  */
 export { createRuntime } from "./runtime/create-runtime.js";
 export type { AutoResumeOptions, OpenSessionOptions, Runtime, RuntimeOptions } from "./runtime/create-runtime.js";

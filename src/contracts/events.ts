@@ -12,7 +12,7 @@ import { RiskClassSchema } from "./risk.js";
 import { ToolSnapshotSchema } from "./tools.js";
 
 /*
- * The event catalogue (DESIGN.md §2). One schema per event type; the TypeScript union is inferred
+ * The event catalogue (docs/events.md). One schema per event type; the TypeScript union is inferred
  * from them. Add fields freely; rename nothing without a schema version bump.
  */
 

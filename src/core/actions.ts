@@ -38,7 +38,7 @@ export const actionTable = {
    * for a running call): run the started calls and record how each ended.
    */
   runToolCalls: { kind: "effect", settledBy: ["turn.tool.succeeded", "turn.tool.failed"] },
-  /** While `running`: the next cleared call in call order starts (DESIGN.md §14). */
+  /** While `running`: the next cleared call in call order starts (docs/architecture.md#running-tools). */
   startTool: { kind: "decision", settledBy: ["turn.tool.started"] },
   packetizeResults: { kind: "decision", settledBy: ["turn.results.packetized"] },
   decideContinuation: { kind: "decision", settledBy: ["turn.continued", "turn.stopped"] },

@@ -231,7 +231,7 @@ export function decide(action: DecisionAction, inputs: DecisionInputs): TurnlogE
   }
 }
 
-/** The budget a continuation would exceed, if any (DESIGN.md §8). */
+/** The budget a continuation would exceed, if any (docs/design.md#8-policy-and-containment). */
 function budgetExceeded(state: SessionState, budgets: Budgets): string | undefined {
   const current = state.current;
   if (current.iterations >= budgets.maxIterations) return "budget:max-iterations";
@@ -265,7 +265,7 @@ function redactPlan(plan: ToolPlan, redactor: SecretRedactor = defaultSecretReda
 }
 
 /**
- * A host-routed call (DESIGN.md §11, HostToolExecutor): planned against its tool's schema and
+ * A host-routed call (docs/embedding.md#host-routed-calls, HostToolExecutor): planned against its tool's schema and
  * gated exactly like a model's call. It runs when allowed, or when the gate asks and a person
  * approved it up front; it never joins a provider turn or the native history.
  */

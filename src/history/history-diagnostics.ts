@@ -28,7 +28,7 @@ export interface SelectionFacts {
 }
 
 /**
- * The diagnostics of one history build (DESIGN.md §7): `-selected` always; `-skipped` when a group
+ * The diagnostics of one history build (docs/history.md#diagnostics): `-selected` always; `-skipped` when a group
  * went flat or an echo was stripped; `-repaired` when anything was repaired; `-serialized` always,
  * counted from the messages the serializer produced, not from its input.
  *
@@ -55,7 +55,7 @@ export function historyDiagnostics(input: {
 /**
  * The same diagnostics as `historyDiagnostics`, from the tallies of the serialized units, the
  * serializer's report and the output messages: a build that keeps running tallies of its units
- * gets them without walking every unit and message (DESIGN.md §15).
+ * gets them without walking every unit and message (docs/performance.md#what-makes-a-tool-call-cheap-issue-15).
  *
  * @example
  * const diagnostics = historyDiagnosticsFromTallies({ format, selection, tallies, ignoredResults });

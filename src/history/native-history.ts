@@ -55,7 +55,7 @@ export interface NativeHistory {
 }
 
 /**
- * Builds a provider request history from the session-state projection (DESIGN.md §7): cuts it
+ * Builds a provider request history from the session-state projection (docs/design.md#9-history): cuts it
  * into atomic units, keeps the largest chronological suffix of earlier units that fits the budget
  * left after the system text, the summary, the current user message and the working set, and
  * serializes summary, suffix, current message (once) and working set in the provider's format.

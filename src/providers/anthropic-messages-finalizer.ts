@@ -71,7 +71,7 @@ export function normalizeAnthropicStopReason(reason: string): FinishReason {
 }
 
 /**
- * An incremental finalizer for one Anthropic Messages stream (DESIGN.md §9).
+ * An incremental finalizer for one Anthropic Messages stream (docs/design.md#10-providers-and-formats).
  *
  * - `text` blocks and `text_delta`s are the visible text (each piece also goes to `onText`).
  * - A `tool_use` block's arguments are its `input_json_delta.partial_json` pieces concatenated

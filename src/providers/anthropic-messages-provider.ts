@@ -79,7 +79,7 @@ export function anthropicMessagesProvider(options: AnthropicMessagesProviderOpti
 
 /** The Messages request for a turnlog request. */
 function requestBody(request: ProviderRequest, options: { model: string; maxTokens: number; temperature: number | undefined }): MessageCreateParamsStreaming {
-  // The history projection already built the messages in this exact wire format (DESIGN.md §7).
+  // The history projection already built the messages in this exact wire format (docs/history.md#serializers).
   const messages = request.messages as MessageParam[];
   const tools: Tool[] = request.tools.map((tool) => ({
     name: tool.name,

@@ -59,7 +59,7 @@ export function normalizeOpenAiFinishReason(reason: string): FinishReason {
 }
 
 /**
- * An incremental finalizer for one OpenAI Chat Completions stream (DESIGN.md §9).
+ * An incremental finalizer for one OpenAI Chat Completions stream (docs/design.md#10-providers-and-formats).
  *
  * - `delta.content` is the visible text (each piece also goes to `onText`); `delta.reasoning_content`
  *   and `delta.refusal` are kept in `echo` for native replay.

@@ -143,7 +143,7 @@ export interface LogReader {
   stateAt(sessionId: string, position: number): Promise<SessionState>;
   /** The session right after `at` (default: its last event): events, state, status, the open turn's machine state, audit rows and held calls. */
   view(sessionId: string, options?: { at?: number }): Promise<SessionView>;
-  /** The audit trail: one row per tool call (DESIGN.md §4). */
+  /** The audit trail: one row per tool call (docs/audit.md). */
   audit(sessionId: string): Promise<AuditRow[]>;
   /** The provider-native history in `format`, rebuilt from the log (a replay echo only for the session's own format). */
   history(sessionId: string, options: { format: ProviderFormat; maxTokens?: number }): Promise<SessionHistoryView>;

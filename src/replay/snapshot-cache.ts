@@ -17,7 +17,7 @@ export interface SnapshotCacheOptions {
 }
 
 /**
- * Time travel (DESIGN.md §4, §5): the session state right after any stream position, folded from
+ * Time travel (docs/design.md#5-projections, docs/design.md#6-replay-and-decision-versions): the session state right after any stream position, folded from
  * the nearest snapshot at or below it. Snapshots are `(session, position) → SessionState` taken
  * every `every` events while folding; they live in memory only, bounded (LRU), and are throw-away:
  * a miss refolds from the start, nothing is ever persisted. They stay valid because a stream is

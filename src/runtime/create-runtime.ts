@@ -134,7 +134,7 @@ export interface RuntimeOptions {
   /**
    * Values the host knows to be secret — the provider's API key, a deploy token — redacted
    * wherever they would reach the log, whatever holds them: a model echoing the key, a tool
-   * printing it, an error quoting it (docs/policy.md, "Secret detection"). Matched literally (and
+   * printing it, an error quoting it (docs/policy.md, "Secrets"). Matched literally (and
    * in their JSON-escaped and URL-encoded forms), on top of everything the detector finds by
    * itself; each at least 8 characters. `turnlog run` registers the key it reads.
    *
@@ -235,7 +235,7 @@ export interface Runtime {
    * unfinished turn that `openSession(to)` recovers as usual.
    */
   fork(sessionId: string, options: { at: number; to: string }): Promise<ForkResult>;
-  /** The audit trail: one row per tool call of a session (DESIGN.md §4). */
+  /** The audit trail: one row per tool call of a session (docs/audit.md). */
   audit(sessionId: string): Promise<AuditRow[]>;
   /**
    * Walks every hash chain in the log and checks every seal against the runtime's seal key and

@@ -228,7 +228,7 @@ export class ProviderTurnLoop {
 
   /**
    * Appends the staged decisions before tools run, in one append. It is fsynced when it ends a
-   * turn (DESIGN.md §15: an fsync is owed before a side effect starts, before a result reaches the
+   * turn (docs/performance.md#what-makes-a-tool-call-cheap-issue-15: an fsync is owed before a side effect starts, before a result reaches the
    * host, and at the end of a turn); otherwise it rides on the next synced append: a tool whose
    * start must be durable before it runs gets a durable start of its own (tool-plan-runner.ts),
    * and if a crash loses a provider's answer and the decisions on it, its durable request is
@@ -366,7 +366,7 @@ export class ProviderTurnLoop {
     }
   }
 
-  /** Runs the turn's cleared calls (DESIGN.md §14) until none is left to start. */
+  /** Runs the turn's cleared calls (docs/architecture.md#running-tools) until none is left to start. */
   #runTools(signal: AbortSignal): Promise<ToolRunEnd> {
     return new ToolPlanRunner(this.store, this.deps).run(signal);
   }

@@ -50,7 +50,7 @@ export function refuseMissingTools(store: SessionStore, registry: ToolRegistry):
 }
 
 /**
- * Makes a crashed turn consistent before anything continues it (DESIGN.md §6): a provider
+ * Makes a crashed turn consistent before anything continues it (docs/design.md#7-recovery-and-many-hosts): a provider
  * request with no response becomes a failed, retryable attempt; a tool that started and never
  * ended is marked interrupted and is not run again — unless it is idempotent and read-only and
  * `rerunInDoubt` holds, in which case the tool runner runs it again on resume.

@@ -299,7 +299,7 @@ export class Session {
 
   /**
    * The provider-native message history, rebuilt from the log: what the next request to a
-   * provider of that format would carry (DESIGN.md §7). Nothing is logged; a compaction it would
+   * provider of that format would carry (docs/design.md#9-history). Nothing is logged; a compaction it would
    * need is applied to the result only.
    *
    * @example

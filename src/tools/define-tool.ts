@@ -9,8 +9,7 @@ export interface ToolContext {
   sessionId: string;
   workspace: { root: string; trusted: boolean };
   /**
-   * Absolute paths no tool may change, set by the runtime: its own log's directory (DESIGN.md
-   * §8.3). The workspace tools refuse to write there and their sandbox mounts them read-only,
+   * Absolute paths no tool may change, set by the runtime: its own log's directory (docs/security.md#protected-paths). The workspace tools refuse to write there and their sandbox mounts them read-only,
    * whatever the host passed as `protectedPaths`.
    */
   protectedPaths?: readonly string[];
@@ -54,7 +53,7 @@ export interface ToolOptions<Input extends z.ZodType> {
   /** The path arguments of a call, confined to the workspace by the gate. */
   paths?(input: z.infer<Input>): string[];
   /**
-   * A command tool whose commands run inside an OS sandbox (DESIGN.md §8.3): the workspace the
+   * A command tool whose commands run inside an OS sandbox (docs/security.md#the-command-sandbox-bubblewrap): the workspace the
    * only writable place, no network, credential directories and the log out of reach, nothing
    * outliving the command. From decisions version 4 only such a tool runs a command that is not
    * known-safe unasked (in `full-auto`); `workspaceTools({ sandbox })` sets it on `run_command`.

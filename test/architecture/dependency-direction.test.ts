@@ -2,7 +2,7 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 
-// DESIGN.md §13: contracts ← log, tools, policy, providers ← projections ← history ← core ←
+// docs/design.md#13-layout-and-dependency-direction: contracts ← log, tools, policy, providers ← projections ← history ← core ←
 // replay ← reader ← otel ← runtime ← cli. The core (fold, decider, nextStep) is shared by the live loop
 // and replay; replay and the read API need no provider; the runtime is the read API plus a writer
 // (docs/architecture.md). A folder may import from its own folder and lower layers only.

@@ -10,7 +10,7 @@ import { sessionHistory } from "../../src/history/session-history.js";
 import { workspace } from "../support/tools.js";
 
 /*
- * Decision versions live (DESIGN.md §16, docs/replay.md): what a new session records, how a host
+ * Decision versions live (docs/replay.md#decision-versions): what a new session records, how a host
  * pins or upgrades, the first versioned rule (a crash during a provider call does not use up an
  * attempt), decisions that read the log rather than the machine, and tool sets that change.
  */

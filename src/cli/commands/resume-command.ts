@@ -10,7 +10,7 @@ import type { SendOutcome } from "../../runtime/provider-turn-loop.js";
 import { sessionStream } from "../../reader/index.js";
 
 /**
- * The exit code for how a turn loop ended (DESIGN.md §12).
+ * The exit code for how a turn loop ended (docs/cli-run.md#exit-codes).
  *
  * @example
  * exitCodeOf(await session.resume()); // 3 while calls are held

@@ -186,7 +186,7 @@ function printHeader(
     print(paint("dim", "commands run in a sandbox without privileges, root or not: only the workspace is writable (its .git config and hooks, .vscode, .envrc and the like read-only), a private /tmp and home, no network, bounded processes and memory; nothing of yours outside the workspace is visible"));
     for (const caveat of header.sandboxCaveats ?? []) print(paint("warn", `note: ${caveat}`));
   } else if (header.mode !== "read-only") {
-    // DESIGN.md §8.3: without containment only known-safe reads run unasked, in every mode.
+    // docs/security.md#containment-the-classifier-decides-what-may-run-outside-the-sandbox: without containment only known-safe reads run unasked, in every mode.
     print(paint("warn", `note: no command sandbox (${header.uncontained}): every command but a known-safe read asks first; install bubblewrap (apt-get install bubblewrap) to let full-auto run them contained`));
   }
   if (header.mode === "full-auto" && header.uncontained !== undefined && !isPostgresLocation(header.location) && isWithin(path.resolve(header.cwd, header.location.dir), path.resolve(header.root))) {

@@ -155,7 +155,7 @@ export interface RunRuntime {
  */
 export async function createRunRuntime(options: RunRuntimeOptions): Promise<RunRuntime> {
   const { record, root, env } = options;
-  // Commands run in bubblewrap where it works (DESIGN.md §8.3); the log is out of its reach.
+  // Commands run in bubblewrap where it works (docs/security.md#the-command-sandbox-bubblewrap); the log is out of its reach.
   // Hidden from it: the log, the seal key and witnesses, and every run log (wherever XDG puts them).
   // A PostgreSQL log has no directory to hide: its password files are hidden instead, and
   // commandEnvironment keeps the URL and PG* variables out of every command's environment.

@@ -7,7 +7,7 @@ import { UnparsableCommandError } from "../../errors/unparsable-command-error.js
  * escapes, variables and operators) reads one line of words and operators. It does not nest: `$(…)`
  * and backticks come out as plain word text, `#` starts a comment even in the middle of a word and
  * then swallows every later line, a newline is just a blank, and heredoc bodies are read as
- * commands. Command substitutions must be classified as commands of their own (DESIGN.md §8.1), so
+ * commands. Command substitutions must be classified as commands of their own (docs/policy.md#command-safety), so
  * this scanner finds them itself, respecting quotes, and hands `shell-quote` a single line in which
  * each substitution is a placeholder word.
  */

@@ -55,7 +55,7 @@ export interface WorkspaceToolsOptions {
    */
   allowHardLinks?: boolean;
   /**
-   * Runs `run_command`'s shell contained (DESIGN.md §8.3), e.g. `bubblewrapSandbox()`: only the
+   * Runs `run_command`'s shell contained (docs/security.md#the-command-sandbox-bubblewrap), e.g. `bubblewrapSandbox()`: only the
    * workspace writable (its protected paths read-only), a private `/tmp`, no network, credential
    * directories hidden, an allowlisted environment, and nothing left running afterwards. When the
    * sandbox cannot run on this machine, `run_command` runs nothing and says why (it never falls
@@ -65,7 +65,7 @@ export interface WorkspaceToolsOptions {
 }
 
 /**
- * The built-in workspace tools (DESIGN.md §11), opt-in: `read_file`, `list_dir`, `search_text`
+ * The built-in workspace tools (docs/workspace-tools.md), opt-in: `read_file`, `list_dir`, `search_text`
  * (read-only-local), `write_file`, `edit_file` (workspace-write) and `run_command` (a command tool,
  * destructive-local, serial). Every path is declared to the gate and resolved again at run time
  * against `root` through symlinks; a path outside the workspace is a failed result, never a crash.

@@ -409,7 +409,7 @@ const OBFUSCATED: readonly Twin[] = [
   ["rm -rf / '", "forbidden:rm-rf-root"],
 ];
 
-/** Look-alikes that must not be caught (DESIGN.md §8.1), with what they classify to. */
+/** Look-alikes that must not be caught (docs/policy.md#command-safety), with what they classify to. */
 const BENIGN: readonly Twin[] = [
   ["rm -rf ./build", "unknown"],
   ["rm -rf /tmp/project", "unknown"],
