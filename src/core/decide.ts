@@ -10,6 +10,7 @@ import type { ProviderRequest } from "../providers/provider.js";
 import { gateToolCall, type GateEnvironment } from "../policy/gate.js";
 import { defaultSecretRedactor, type SecretRedactor } from "../policy/secrets/secret-detector.js";
 import type { CallState, SessionState, TurnState } from "../projections/session-state.js";
+import { defaultMaxResultChars } from "../tools/define-tool.js";
 import { packetize } from "../tools/packetizer.js";
 import { normalizeToolCalls } from "../tools/tool-call-normalizer.js";
 import { planToolCalls } from "../tools/tool-call-planner.js";
@@ -205,7 +206,7 @@ export function decide(action: DecisionAction, inputs: DecisionInputs): TurnlogE
         callsOf(state, turn).map((call) => ({
           callId: call.callId,
           tool: call.name,
-          maxResultChars: registry.get(call.name)?.maxResultChars ?? 12_000,
+          maxResultChars: registry.get(call.name)?.maxResultChars ?? defaultMaxResultChars,
           ...(call.rejection !== undefined ? { rejection: call.rejection } : {}),
           ...(call.decision !== undefined ? { decision: call.decision.decision } : {}),
           ...(call.approval !== undefined ? { approval: call.approval } : {}),

@@ -7,6 +7,7 @@ import { decideObserving } from "../core/decide-observing.js";
 import type { LoopDependencies } from "./provider-turn-loop.js";
 import type { SessionStore } from "./session-store.js";
 import { defaultMaxStoredOutputChars, logDirectoryOf, runTool } from "./tool-plan-runner.js";
+import { defaultMaxResultChars } from "../tools/define-tool.js";
 import { storedOutput } from "../tools/packetizer.js";
 import { notJsonReason } from "../util/json-value.js";
 import { wellFormedText, wellFormedValue } from "../util/well-formed-text.js";
@@ -147,7 +148,7 @@ export class HostToolExecutor {
 
   #storageLimits(tool: string): { maxResultChars: number; maxStoredChars: number } {
     return {
-      maxResultChars: this.deps.registry.get(tool)?.maxResultChars ?? 12_000,
+      maxResultChars: this.deps.registry.get(tool)?.maxResultChars ?? defaultMaxResultChars,
       maxStoredChars: this.deps.maxStoredOutputChars ?? defaultMaxStoredOutputChars,
     };
   }

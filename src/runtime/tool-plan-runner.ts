@@ -7,7 +7,7 @@ import { callFingerprint } from "../policy/fingerprint.js";
 import type { SecretRedactor } from "../policy/secrets/secret-detector.js";
 import { activeTurn, type CallState } from "../projections/session-state.js";
 import { isConcurrencySafe, nextToolStart, runnableCalls, startedCalls, type ToolStart } from "../core/tool-schedule.js";
-import type { ToolContext, ToolDefinition } from "../tools/define-tool.js";
+import { defaultMaxResultChars, type ToolContext, type ToolDefinition } from "../tools/define-tool.js";
 import type { ToolRegistry } from "../tools/tool-registry.js";
 import { storedFailureMessage, storedOutput } from "../tools/packetizer.js";
 import { describeThrown, notJsonReason } from "../util/json-value.js";
@@ -43,11 +43,8 @@ export type CallContext = <T>(callId: string, run: () => T) => T;
  */
 export type ToolRunEnd = "done" | "elsewhere";
 
-/** What the log keeps of one tool output by default: far above what a packet shows (12 000). */
+/** What the log keeps of one tool output by default: far above what a packet shows (`defaultMaxResultChars`). */
 export const defaultMaxStoredOutputChars = 1_000_000;
-
-/** The default of `defineTool`'s `maxResultChars`, as the packetizer applies it. */
-const defaultMaxResultChars = 12_000;
 
 /**
  * Runs a turn's cleared calls with call-order semantics (docs/architecture.md#running-tools). It holds no schedule of

@@ -40,7 +40,7 @@ export interface ToolOptions<Input extends z.ZodType> {
    */
   parameters?: Record<string, unknown>;
   run(input: z.infer<Input>, ctx: ToolContext): ToolResult | Promise<ToolResult>;
-  /** Model-visible result size; head and tail are kept. Default 12 000. */
+  /** Model-visible result size; head and tail are kept. Default {@link defaultMaxResultChars}. */
   maxResultChars?: number;
   /** Default 120 000. */
   timeoutMs?: number;
@@ -71,6 +71,15 @@ export interface ToolDefinition<Input extends z.ZodType = z.ZodType> extends Too
   idempotent: boolean;
 }
 
+/**
+ * The most characters of one tool result the model is shown (its head and tail) when the tool sets
+ * no `maxResultChars`. Written only here: `defineTool`, the built-in workspace tools' output bound,
+ * and the packetizing decision, the tool runner and host-routed calls (for a call whose tool the
+ * registry no longer holds) all read it.
+ *
+ * @example
+ * defineTool({ name: "read_file", input, run }).maxResultChars === defaultMaxResultChars; // true
+ */
 export const defaultMaxResultChars = 12_000;
 export const defaultToolTimeoutMs = 120_000;
 

@@ -89,22 +89,3 @@ describe("host-routed calls (HostToolExecutor)", () => {
     expect(await runtime.replay("s1")).toMatchObject({ identical: true });
   });
 });
-
-describe("AgentLoopBuilder", () => {
-  it("needs a provider, and merges policy and budgets given in steps", async () => {
-    expect(() => new AgentLoopBuilder().build()).toThrow(/withProvider/);
-    const runtime = await new AgentLoopBuilder()
-      .withLog(new MemoryEventLog())
-      .withProvider(scriptedProvider([]))
-      .withPolicy({ approvalMode: "auto-edit" })
-      .withPolicy({ workspace: { root: "/w", trusted: true } })
-      .withBudgets({ maxIterations: 3 })
-      .withBudgets({ maxToolCalls: 9 })
-      .withToolProvider({ name: "extra", phase: "post-tool-executor", register: ({ add }) => add(workspace().readFile) })
-      .build();
-    const started = (await runtime.openSession("s1")).state();
-    expect(started.policy).toMatchObject({ approvalMode: "auto-edit", workspace: { root: "/w", trusted: true } });
-    expect(started.budgets).toMatchObject({ maxIterations: 3, maxToolCalls: 9, maxRepeatedFailures: 5 });
-    expect(started.tools.map((tool) => [tool.name, tool.phase, tool.source])).toEqual([["read_file", "post-tool-executor", "extra"]]);
-  });
-});
