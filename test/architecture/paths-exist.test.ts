@@ -43,6 +43,13 @@ const markdownLink = /\]\(([^()\s]+)\)/g;
  */
 const titledCitation = /(?<![\w./-])((?:docs\/)?[a-z][\w-]*\.md)(?:#[\w-]+)?\)?[,:]?(?:\s|\*(?!\*)|\/\/)+["“]([^"”\n]{2,100})["”]/g;
 
+/**
+ * A bare section number (a section sign and a number, nothing else): it names a section of no
+ * page. A standard's section (`RFC 9110 §11.4`) and design.md's links to its own sections
+ * (`[§6](#6-replay-and-decision-versions)`) say where they point.
+ */
+const bareSection = /(?<!RFC \d+ |\[)§\s?\d[\d.]*/g;
+
 /** How the design was cited before the repository had its own: a file it never held. */
 const foreignDesign = new RegExp(["\\bDESIGN", "\\b|\\.\\./shared/"].join(""), "g");
 
@@ -259,6 +266,14 @@ describe("every repository path the docs and comments name exists", () => {
       }),
     );
     expect(problems).toEqual([]);
+  });
+
+  it("names no section by a bare number", () => {
+    expect("the §15 scenario, RFC 9110 §11.4, [§6](#6-replay-and-decision-versions), as in §8.3".match(bareSection)).toEqual(["§15", "§8.3"]);
+    const numbers = texts().flatMap(({ file, whole, piece, offset }) =>
+      [...piece.matchAll(bareSection)].map((match) => `${file}:${lineOf(whole, offset + match.index)}: ${match[0]}`),
+    );
+    expect(numbers).toEqual([]);
   });
 
   it("cites the design in docs/, never a design file the repository does not hold", () => {
