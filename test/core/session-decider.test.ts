@@ -78,6 +78,11 @@ describe("decideCommand: reopenSession", () => {
     given([sessionStarted()]).when({ type: "reopenSession", provider: other, tools: [] }).then([{ type: "session.config.changed", data: { provider: other } }]);
   });
 
+  it("the same provider with other attempts per turn is recorded too", () => {
+    const patient = { ...scripted, maxAttempts: 5 };
+    given([sessionStarted()]).when({ type: "reopenSession", provider: patient, tools: [] }).then([{ type: "session.config.changed", data: { provider: patient } }]);
+  });
+
   it("a session recorded under a decisions version newer than this turnlog knows is refused", () => {
     given([sessionStarted({ decisionsVersion: 99 })]).when({ type: "reopenSession", provider: scripted, tools: [] }).thenThrows(SessionStateError);
   });
