@@ -126,6 +126,7 @@ function toneOf(type: string): Tone {
     case "turn.approval.denied":
       return "bad";
     case "turn.stopped":
+    case "turn.cancel.requested":
     case "turn.tool.interrupted":
     case "turn.provider.failed":
       return "warn";
@@ -260,6 +261,8 @@ function summarizeEvent(event: TurnlogEvent, context: SummaryContext): string {
       return event.data.reason;
     case "turn.stopped":
       return paint("warn", event.data.reason);
+    case "turn.cancel.requested":
+      return paint("warn", `${event.data.turnId} cancelled by the host`);
     case "turn.failed":
       return join(paint("bad", event.data.reason), event.data.message && text(event.data.message));
     case "session.native_tool.requested":

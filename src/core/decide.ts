@@ -145,6 +145,8 @@ export function decide(action: DecisionAction, inputs: DecisionInputs): TurnlogE
       const reason = failure?.retryable ? `provider:${kind}:retries-exhausted` : kind === "script-exhausted" ? kind : `provider:${kind}`;
       return { type: "turn.failed", data: { turnId, reason, ...(failure?.message !== undefined ? { message: failure.message } : {}) } };
     }
+    case "stopCancelled":
+      return { type: "turn.stopped", data: { turnId, reason: "cancelled" } };
     case "refuseTruncated":
       return { type: "turn.stopped", data: { turnId, reason: "refused:truncated-tool-calls" } };
     case "normalizeToolCalls": {

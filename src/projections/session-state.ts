@@ -632,6 +632,8 @@ function evolve(draft: Draft, recorded: RecordedEvent): void {
       return;
     }
     case "session.diagnostic.recorded":
+    // The turn ends with the turn.stopped that follows it.
+    case "turn.cancel.requested":
       return;
     default: {
       const unknown: never = event;

@@ -14,7 +14,7 @@ import { isKnownDecisionsVersion, latestDecisionsVersion } from "../core/decisio
 import { SessionFold } from "../core/session-fold.js";
 import { UnexpectedEventError } from "../errors/unexpected-event-error.js";
 import { ToolsInForce, type ToolsAtPosition } from "./tools-in-force.js";
-import { upcastEvent } from "../core/upcast.js";
+import { upcastStream } from "../core/upcast.js";
 import { decisionChanges, historyChange, turnChange, type DecisionChange } from "./what-if.js";
 import { gateNeedsHostCode } from "../tools/recorded-tool.js";
 import { lexicalRealPath } from "../policy/workspace-confinement.js";
@@ -127,13 +127,12 @@ export async function verifyReplay(events: AsyncIterable<RecordedEvent> | Iterab
   let compared = 0;
   // The rest of a multi-event decision (history decisions before a provider request).
   let expected: (TurnlogEvent | string)[] = [];
-  for await (const recorded of events) {
-    const event = upcastEvent(recorded);
+  for await (const event of upcastStream(events)) {
     const position = event.meta.streamPosition;
     // What the code owes here (nextStep): only a decision event is compared with it.
     const tools = isDecisionEvent(event.type) ? toolsAt() : undefined;
     const step = tools !== undefined ? nextStep(fold, tools.registry) : undefined;
-    if (tools !== undefined && step !== undefined && !isHostCancel(event, step)) {
+    if (tools !== undefined && step !== undefined) {
       compared += 1;
       const redactedHost = event.type === "session.native_tool.decided" && fold.state.hostCalls.at(-1)?.inputRedacted === true;
       if (redactedHost) unverifiable.push({ position, type: event.type, callId: (event.data as { callId: string }).callId, reason: "redacted" });
@@ -355,14 +354,6 @@ function recomputeAll(step: Step, fold: SessionFold, config: ReplayConfiguration
     if (error instanceof NoDecisionOwedError) return `no decision owed: ${error.message}`;
     throw error;
   }
-}
-
-/**
- * A cancel is the host's doing, not a decision: the `turn.stopped` it causes can come in any state
- * and is taken as given, unless a continuation decision was owed at that point anyway.
- */
-function isHostCancel(event: RecordedEvent, owed: Step): boolean {
-  return event.type === "turn.stopped" && (event.data as { reason?: unknown }).reason === "cancelled" && !(owed.kind === "decision" && owed.action === "decideContinuation");
 }
 
 /**

@@ -21,6 +21,7 @@ import { ExpectedVersionConflictError } from "../errors/expected-version-conflic
 import { SessionStateError } from "../errors/session-state-error.js";
 import type { SessionSync } from "./session-sync.js";
 import { decideObserving } from "../core/decide-observing.js";
+import { decideCommand } from "../core/session-decider.js";
 import { describeThrown } from "../util/json-value.js";
 import { wellFormedText } from "../util/well-formed-text.js";
 import { turnEndings } from "../core/session-fold.js";
@@ -262,7 +263,7 @@ export class ProviderTurnLoop {
    */
   #sync(action: string): boolean {
     const sync = this.deps.sync;
-    const owed = sync.owed(this.store.state, action === "startTurn" && activeTurn(this.store.state) === undefined);
+    const owed = sync.owed(this.store.fold, action === "startTurn" && activeTurn(this.store.state) === undefined);
     this.store.stage(owed);
     sync.synced();
     return owed.length > 0;
@@ -371,10 +372,17 @@ export class ProviderTurnLoop {
     return new ToolPlanRunner(this.store, this.deps).run(signal);
   }
 
+  /**
+   * The host cancelled: its `turn.cancel.requested` (the session decider's `cancelTurn`) and the
+   * stop the machine then owes (`stopCancelled`), in one append.
+   */
   async #cancel(): Promise<SendOutcome> {
     await this.#keepStaged();
-    const turn = activeTurn(this.store.state);
-    if (turn !== undefined) await this.store.append([{ type: "turn.stopped", data: { turnId: turn.turnId, reason: "cancelled" } }]);
+    await this.store.appendRun((index) => {
+      if (index === 0) return decideCommand({ type: "cancelTurn" }, this.store.fold);
+      const step = nextStep(this.store.fold, this.deps.registry);
+      return step.kind === "decision" && step.action === "stopCancelled" ? this.#decideAll(step.action).events : [];
+    });
     return outcomeOf(this.store.state);
   }
 }

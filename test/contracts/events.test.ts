@@ -39,6 +39,8 @@ const addedCatalogue: Record<string, "input" | "decision"> = {
   "session.decisions.upgraded": "input",
   "session.tools.changed": "input",
   "session.environment.observed": "input",
+  // The host's cancel, an input of its own; the turn.stopped after it is a decision (docs/replay.md, "Cancel").
+  "turn.cancel.requested": "input",
 };
 
 describe("event catalogue", () => {

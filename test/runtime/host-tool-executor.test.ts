@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { AgentLoopBuilder, createRuntime, SessionStateError } from "../../src/index.js";
+import { AgentLoopBuilder, createRuntime } from "../../src/index.js";
 import { MemoryEventLog, scriptedProvider } from "../../src/testing/index.js";
 import { exampleSecretMarker, exampleSecrets } from "../support/secret-examples.js";
 import { workspace } from "../support/tools.js";
@@ -65,12 +65,6 @@ describe("host-routed calls (HostToolExecutor)", () => {
     const report = await runtime.replay("s1");
     expect(report.divergences).toEqual([]);
     expect(report.unverifiable).toEqual([{ position: expect.any(Number), type: "session.native_tool.decided", callId: "native-1", reason: "redacted" }]);
-  });
-
-  it("runs only between turns", async () => {
-    const { session } = await setup([{ toolCalls: [{ name: "write_file", arguments: '{"path":"c.txt","content":"x"}' }] }]);
-    await session.send("write");
-    await expect(session.runTool("read_file", { path: "a.txt" }, { by: "ui" })).rejects.toThrow(SessionStateError);
   });
 
   it("a host-routed call in doubt after a crash is marked interrupted, never run again", async () => {
