@@ -3,8 +3,6 @@ import type { TurnlogEvent } from "../contracts/events.js";
 import { decideCommand, type ProviderInForce, type SessionDecisionState } from "../core/session-decider.js";
 import type { ToolRegistry } from "../tools/tool-registry.js";
 
-export type { ProviderInForce } from "../core/session-decider.js";
-
 /** What the gate reads of this machine besides real paths, as `session.started` records it. */
 export function observeEnvironment(): { tempDir: string; homeDir: string } {
   return { tempDir: tmpdir(), homeDir: homedir() };
