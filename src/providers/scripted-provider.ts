@@ -1,6 +1,6 @@
 import type { FinishReason, ProviderFailureKind, ProviderFormat, Usage } from "../contracts/provider.js";
-import { finalizeAnthropicMessagesEvents } from "./anthropic-messages-finalizer.js";
-import { finalizeOpenAiChatChunks } from "./openai-chat-finalizer.js";
+import { finalizeAnthropicMessagesEvents } from "./anthropic-messages/anthropic-messages-finalizer.js";
+import { finalizeOpenAiChatChunks } from "./openai-chat/openai-chat-finalizer.js";
 import type { FinalizedResponse, Provider, ProviderRequest } from "./provider.js";
 import { ProviderError } from "./provider.js";
 import { unwrapFinalization } from "./stream-finalization.js";
