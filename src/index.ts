@@ -124,8 +124,9 @@ export type { OpenAiChatProviderOptions } from "./providers/openai-chat/openai-c
 export { anthropicMessagesProvider } from "./providers/anthropic-messages/anthropic-messages-provider.js";
 export type { AnthropicMessagesProviderOptions } from "./providers/anthropic-messages/anthropic-messages-provider.js";
 
-export { buildNativeHistory } from "./history/native-history.js";
-export type { NativeHistory, NativeHistoryOptions } from "./history/native-history.js";
+export { buildNativeHistory } from "./providers/format-history.js";
+export type { NativeHistoryOptions } from "./providers/format-history.js";
+export type { NativeHistory } from "./history/native-history.js";
 export { deterministicCompressor, precomputedCompressor } from "./history/history-compressor.js";
 export type { HistoryCompressor } from "./history/history-compressor.js";
 export { defaultTokenEstimator } from "./history/token-estimator.js";
