@@ -1,4 +1,6 @@
 import type { HistoryFormat } from "../history/history-format.js";
+import type { StreamingAdapterOptions } from "./adapter-options.js";
+import type { Provider } from "./provider.js";
 import type { FinalizationResult } from "./stream-finalization.js";
 
 /**
@@ -33,4 +35,13 @@ export interface FormatAdapter<Message = unknown> extends HistoryFormat<Message>
    * marker was seen, for a format whose events do not say so themselves.
    */
   finalizeStream(chunks: readonly unknown[], options: { done: boolean; onText?: (text: string) => void }): FinalizationResult;
+  /**
+   * turnlog's own SDK adapter for the format, when it has one: the `--provider` kind `turnlog run`
+   * names it by (recorded in a run's record) and the factory. A format served only by a host's
+   * own `Provider` has none.
+   */
+  readonly sdk?: {
+    readonly runKind: string;
+    create(options: StreamingAdapterOptions): Provider;
+  };
 }

@@ -53,3 +53,13 @@ export function findProviderFormat(name: string): FormatAdapter | undefined {
 export function isProviderFormatName(name: string): name is ProviderFormat {
   return Object.hasOwn(adapters, name);
 }
+
+/**
+ * The format whose SDK adapter `turnlog run` names by `kind` (`--provider openai`), or `undefined`.
+ *
+ * @example
+ * formatOfRunKind("anthropic")?.sdk?.create({ model: "claude-sonnet-4-5" });
+ */
+export function formatOfRunKind(kind: string): FormatAdapter | undefined {
+  return Object.values<FormatAdapter>(adapters).find((adapter) => adapter.sdk?.runKind === kind);
+}

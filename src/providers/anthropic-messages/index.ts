@@ -1,4 +1,5 @@
 import type { FormatAdapter } from "../format-adapter.js";
+import { anthropicMessagesProvider } from "./anthropic-messages-provider.js";
 import { finalizeAnthropicMessagesEvents } from "./anthropic-messages-finalizer.js";
 import { anthropicMessagesLane } from "./anthropic-messages-lane.js";
 import { anthropicUnitSerialization, countAnthropicMessage, serializeAnthropicMessages, type AnthropicMessage } from "./anthropic-messages-serializer.js";
@@ -28,6 +29,7 @@ export const anthropicMessagesFormat: FormatAdapter<AnthropicMessage> = {
     isValidToolName: (name) => toolNamePattern.test(name),
   },
   // Anthropic streams say themselves that they ended (`message_stop`): `done` is not read.
+  sdk: { runKind: "anthropic", create: (options) => anthropicMessagesProvider(options) },
   finalizeStream: (chunks, { onText }) => finalizeAnthropicMessagesEvents(chunks, onText !== undefined ? { onText } : {}),
 };
 

@@ -1,4 +1,5 @@
 import type { FormatAdapter } from "../format-adapter.js";
+import { openAiChatProvider } from "./openai-chat-provider.js";
 import { finalizeOpenAiChatChunks } from "./openai-chat-finalizer.js";
 import { openAiChatLane } from "./openai-chat-lane.js";
 import { countOpenAiChatMessage, openAiUnitSerialization, serializeOpenAiChat, type OpenAiChatMessage } from "./openai-chat-serializer.js";
@@ -26,6 +27,7 @@ export const openAiChatFormat: FormatAdapter<OpenAiChatMessage> = {
     isValidToolCallId: (id) => id.length > 0 && id.length <= toolCallIdLimit,
     isValidToolName: (name) => toolNamePattern.test(name),
   },
+  sdk: { runKind: "openai", create: (options) => openAiChatProvider(options) },
   finalizeStream: (chunks, { done, onText }) => finalizeOpenAiChatChunks(chunks, { sawDone: done, ...(onText !== undefined ? { onText } : {}) }),
 };
 
