@@ -7,7 +7,7 @@ import { HistorySession } from "../test/support/history-sessions.js";
 
 // History units are decided once for every format (a session may move to another provider), so a
 // call history sends natively must be one every format's API accepts: each adapter's ID rules
-// (src/providers/<format>/index.ts) hold the format-neutral choice in history-units.ts to that.
+// (the `index.ts` of each format's folder under src/providers/) hold the format-neutral choice in history-units.ts to that.
 const adapters = providerFormatNames.map((name) => providerFormat(name));
 
 const idCharacter = fc.constantFrom(..."abcXYZ019_-.:/ é+".split(""));

@@ -10,7 +10,7 @@ import type { TokenEstimator } from "./token-estimator.js";
  * What the history builder needs from a provider format: its message shapes, how a history of
  * units becomes a request, how the incremental lane keeps one, and how its messages are counted.
  * history/ is format-neutral and takes one of these; each format's implementation is part of its
- * adapter in src/providers/<format>/ (docs/providers.md, "Adding a provider format"), and the
+ * adapter in the format's folder under src/providers/ (docs/providers.md, "Adding a provider format"), and the
  * registry (src/providers/formats.ts) finds it by name.
  */
 export interface HistoryFormat<Message = unknown> {

@@ -5,7 +5,7 @@ import type { HistoryEcho, HistoryUnit, ToolGroupUnit } from "./history-units.js
  * What every format's serializer shares (docs/providers.md, "Adding a provider format"): the
  * target a request is for, the report of what was repaired, the per-unit cache, the echo rule and
  * the small repairs both formats make. The message shapes themselves are each format's own, in
- * src/providers/<format>/.
+ * the format's folder under src/providers/ (src/providers/openai-chat/, src/providers/anthropic-messages/).
  */
 
 /** The provider a request is for: an echo is replayed only to the provider and format it came from. */

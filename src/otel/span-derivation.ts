@@ -117,7 +117,7 @@ export function initialSpanState(sessionId: string): SpanDerivationState {
 
 /**
  * The provider name the GenAI conventions know for a recorded request format: its adapter's
- * (src/providers/<format>/), or the format's own name for one turnlog has no adapter for.
+ * (src/providers/formats.ts), or the format's own name for one turnlog has no adapter for.
  *
  * @example
  * providerName("anthropic-messages"); // "anthropic"

@@ -7,7 +7,7 @@ import type { FinalizationResult } from "./stream-finalization.js";
  * Everything turnlog knows about one provider wire format, in one object (docs/providers.md,
  * "Adding a provider format"): the history half (`HistoryFormat`: message shapes, serializer,
  * incremental lane, the `-serialized` counts), the stream finalizer, the OpenTelemetry names and
- * the ID rules. Each format is a folder, src/providers/<format>/, whose `index.ts` exports its
+ * the ID rules. Each format is a folder under src/providers/ named after it, whose `index.ts` exports its
  * adapter; the registry (src/providers/formats.ts) maps the recorded name to it, and nothing
  * outside those folders and the registry tells formats apart.
  */

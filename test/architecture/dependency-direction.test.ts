@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 // replay ← reader ← otel ← runtime ← cli. The core (fold, decider, nextStep) is shared by the live loop
 // and replay; replay and the read API need no provider; the runtime is the read API plus a writer
 // (docs/architecture.md). A folder may import from its own folder and lower layers only.
-// Providers sit above history: each format's folder (src/providers/<format>/) holds its history
+// Providers sit above history: each format's folder (src/providers/openai-chat/, …) holds its history
 // serializer and lane, and history/ is format-neutral, taking a format's adapter from above.
 const layers: Record<string, number> = {
   contracts: 0,

@@ -3,8 +3,8 @@ import { join, relative, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { providerFormat, providerFormatNames } from "../../src/providers/formats.js";
 
-// A provider format lives in one folder, src/providers/<format>/ (docs/providers.md, "Adding a
-// provider format"). Outside those folders only the registry (src/providers/formats.ts) and the
+// A provider format lives in one folder under src/providers/, named after it (docs/providers.md,
+// "Adding a provider format"). Outside those folders only the registry (src/providers/formats.ts) and the
 // schema of recorded names (src/contracts/provider.ts) may name a format; everything else asks
 // the registry, so a new format touches its folder, the registry and the schema.
 const root = resolve(import.meta.dirname, "../..");
