@@ -29,7 +29,7 @@ import { providerTurnMachine, type ProviderTurnInput } from "../machines/provide
 import { startTurn, stepTurn, type ProviderTurnStep } from "../machines/provider-turn.step.js";
 import type { TurnEvent } from "../src/contracts/events.js";
 import { SessionFold } from "../src/core/session-fold.js";
-import { buildNativeHistory, buildNativeHistoryFromScratch, type NativeHistoryOptions } from "../src/history/native-history.js";
+import { buildNativeHistory, buildNativeHistoryFromScratch, type NativeHistoryOptions } from "../src/providers/format-history.js";
 import { createRuntime, defineTool } from "../src/index.js";
 import type { RecordedEvent } from "../src/index.js";
 import { applyEvent, applyEventInPlace } from "../src/projections/projection.js";

@@ -3,7 +3,7 @@ import type { Budgets } from "../contracts/budgets.js";
 import type { TurnlogEvent } from "../contracts/events.js";
 import type { PolicySnapshot } from "../contracts/policy.js";
 import { NoDecisionOwedError } from "../errors/no-decision-owed-error.js";
-import { buildRequestHistory } from "../history/session-history.js";
+import { buildRequestHistory } from "../providers/format-history.js";
 import type { HistoryCompressor } from "../history/history-compressor.js";
 import type { NativeHistory } from "../history/native-history.js";
 import type { ProviderRequest } from "../providers/provider.js";

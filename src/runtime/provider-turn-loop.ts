@@ -5,7 +5,7 @@ import { activeTurn, pendingApprovals, type SessionState } from "../projections/
 import type { Provider, ProviderRequest } from "../providers/provider.js";
 import { ProviderFailureKindSchema } from "../contracts/provider.js";
 import { ProviderError } from "../errors/provider-error.js";
-import { buildRequestHistory } from "../history/session-history.js";
+import { buildRequestHistory } from "../providers/format-history.js";
 import type { DecisionAction } from "../core/actions.js";
 import { nextStep } from "../core/next-step.js";
 import { providerRequest, type Decision } from "../core/decide.js";

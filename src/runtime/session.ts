@@ -1,7 +1,8 @@
 import type { ProviderFormat } from "../contracts/provider.js";
 import { SessionStateError } from "../errors/session-state-error.js";
 import { ExpectedVersionConflictError } from "../errors/expected-version-conflict-error.js";
-import { sessionHistory, type DiagnosticRecord } from "../history/session-history.js";
+import type { DiagnosticRecord } from "../history/session-history.js";
+import { sessionHistory } from "../providers/format-history.js";
 import { activeTurn, pendingApprovals, type SessionState } from "../projections/session-state.js";
 import { inProgressElsewhere, outcomeOf, ProviderTurnLoop, type LoopDependencies, type SendOutcome } from "./provider-turn-loop.js";
 import { turnInProgressElsewhere } from "./turn-elsewhere.js";

@@ -6,7 +6,7 @@ import { ConfigError, createRuntime, latestDecisionsVersion, LevelEventLog, pars
 import type { Provider, RecordedEvent, Runtime, RuntimeOptions, Session, TurnlogEvent } from "../../src/index.js";
 import { MemoryEventLog, scriptedProvider } from "../../src/testing/index.js";
 import { formatDecisionChange } from "../../src/replay/what-if.js";
-import { sessionHistory } from "../../src/history/session-history.js";
+import { sessionHistory } from "../../src/providers/format-history.js";
 import { workspace } from "../support/tools.js";
 
 /*

@@ -10,8 +10,7 @@ import type { ToolSnapshot } from "../../contracts/tools.js";
 import type { EventLog } from "../../log/event-log.js";
 import type { SealOptions } from "../../log/seal/stream-sealer.js";
 import { DirectoryWitness } from "../../log/seal/directory-witness.js";
-import { anthropicMessagesProvider } from "../../providers/anthropic-messages-provider.js";
-import { openAiChatProvider } from "../../providers/openai-chat-provider.js";
+import { formatOfRunKind } from "../../providers/formats.js";
 import type { Provider } from "../../providers/provider.js";
 import { createRuntime, type Runtime } from "../../runtime/create-runtime.js";
 import { logDirectoryOf } from "../../runtime/tool-plan-runner.js";
@@ -36,8 +35,11 @@ import type { RunRecord } from "./run-record.js";
  */
 export function runProvider(record: RunRecord, env: NodeJS.ProcessEnv): Provider {
   const options = { model: record.model, baseURL: record.baseURL, apiKeyEnv: record.apiKeyEnv, env };
+  // The record's kind is checked when it is read, so every kind has its format's SDK adapter.
+  const sdk = formatOfRunKind(record.provider)?.sdk;
+  if (sdk === undefined) throw new CliError(`--provider ${record.provider}: no provider format has an SDK adapter for it`, { exitCode: exitCodes.usage });
   try {
-    return record.provider === "openai" ? openAiChatProvider(options) : anthropicMessagesProvider(options);
+    return sdk.create(options);
   } catch (error) {
     if (error instanceof TypeError) throw new CliError(error.message, { exitCode: exitCodes.usage, cause: error });
     throw error;

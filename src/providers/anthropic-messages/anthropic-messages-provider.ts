@@ -1,9 +1,9 @@
 import type { MessageCreateParamsStreaming, MessageParam, Tool } from "@anthropic-ai/sdk/resources/messages";
-import { resolveAdapterOptions, type StreamingAdapterOptions } from "./adapter-options.js";
+import { resolveAdapterOptions, type StreamingAdapterOptions } from "../adapter-options.js";
 import { createAnthropicMessagesFinalizer } from "./anthropic-messages-finalizer.js";
-import { readProviderCredential } from "./provider-credential.js";
-import type { Provider, ProviderRequest } from "./provider.js";
-import { runStreamingCall } from "./sdk-streaming-call.js";
+import { readProviderCredential } from "../provider-credential.js";
+import type { Provider, ProviderRequest } from "../provider.js";
+import { runStreamingCall } from "../sdk-streaming-call.js";
 
 /** Options of `anthropicMessagesProvider`. */
 export interface AnthropicMessagesProviderOptions extends StreamingAdapterOptions {

@@ -1,6 +1,6 @@
-import type { FinishReason, Usage } from "../contracts/provider.js";
-import type { FinalizedResponse, FinalizedToolCall } from "./provider.js";
-import type { FinalizationFailure, FinalizationResult, StreamFinalizerOptions } from "./stream-finalization.js";
+import type { FinishReason, Usage } from "../../contracts/provider.js";
+import type { FinalizedResponse, FinalizedToolCall } from "../provider.js";
+import type { FinalizationFailure, FinalizationResult, StreamFinalizerOptions } from "../stream-finalization.js";
 import {
   countField,
   field,
@@ -11,7 +11,7 @@ import {
   recordField,
   stringField,
   transportFailure,
-} from "./stream-finalization.js";
+} from "../stream-finalization.js";
 
 /**
  * Assembles Anthropic Messages stream events (the JSON-parsed `data:` of each SSE event) into one

@@ -1,9 +1,9 @@
 import type { ChatCompletionCreateParamsStreaming, ChatCompletionMessageParam, ChatCompletionTool } from "openai/resources/chat/completions";
-import { resolveAdapterOptions, type StreamingAdapterOptions } from "./adapter-options.js";
+import { resolveAdapterOptions, type StreamingAdapterOptions } from "../adapter-options.js";
 import { createOpenAiChatFinalizer } from "./openai-chat-finalizer.js";
-import { readProviderCredential } from "./provider-credential.js";
-import type { Provider, ProviderRequest } from "./provider.js";
-import { runStreamingCall } from "./sdk-streaming-call.js";
+import { readProviderCredential } from "../provider-credential.js";
+import type { Provider, ProviderRequest } from "../provider.js";
+import { runStreamingCall } from "../sdk-streaming-call.js";
 
 /** Options of `openAiChatProvider`. */
 export interface OpenAiChatProviderOptions extends StreamingAdapterOptions {
