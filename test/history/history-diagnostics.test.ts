@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { DiagnosticRecordedSchema } from "../../src/contracts/events.js";
 import { serializedDiagnostic } from "../../src/history/history-diagnostics.js";
-import type { AnthropicMessage } from "../../src/providers/anthropic-messages/index.js";
+import type { AnthropicMessage } from "../../src/providers/anthropic-messages/anthropic-messages-serializer.js";
 import { providerFormat } from "../../src/providers/formats.js";
 import { buildNativeHistory } from "../../src/providers/format-history.js";
 import { HistorySession } from "../support/history-sessions.js";

@@ -32,5 +32,3 @@ export const anthropicMessagesFormat: FormatAdapter<AnthropicMessage> = {
   sdk: { runKind: "anthropic", create: (options) => anthropicMessagesProvider(options) },
   finalizeStream: (chunks, { onText }) => finalizeAnthropicMessagesEvents(chunks, onText !== undefined ? { onText } : {}),
 };
-
-export type { AnthropicContentBlock, AnthropicMessage } from "./anthropic-messages-serializer.js";

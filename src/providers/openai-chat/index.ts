@@ -30,5 +30,3 @@ export const openAiChatFormat: FormatAdapter<OpenAiChatMessage> = {
   sdk: { runKind: "openai", create: (options) => openAiChatProvider(options) },
   finalizeStream: (chunks, { done, onText }) => finalizeOpenAiChatChunks(chunks, { sawDone: done, ...(onText !== undefined ? { onText } : {}) }),
 };
-
-export type { OpenAiChatMessage, OpenAiToolCall } from "./openai-chat-serializer.js";
