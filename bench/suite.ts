@@ -10,6 +10,7 @@
  *   npm run bench:ci -- --write-baseline           refresh bench/baseline.json from this machine: each
  *                                                  ratio at its worst of 3 runs (--baseline-runs N)
  *   npm run bench -- --skip backends,redaction     leave scripts out (names as below)
+ *   npm run bench -- --only startup                run only these scripts (the start-up figures: seconds)
  *   npm run bench -- --long-session-events 50000   a shorter long session
  *
  * The long session is bench/long-session.ts, run when that file exists; its last line of output
@@ -31,6 +32,7 @@ const { values: options } = parseArgs({
     ci: { type: "boolean", default: false },
     "write-baseline": { type: "boolean", default: false },
     skip: { type: "string", default: "" },
+    only: { type: "string", default: "" },
     "long-session-events": { type: "string" },
     "baseline-runs": { type: "string", default: "3" },
   },
@@ -39,6 +41,8 @@ const ci = options.ci || options["write-baseline"];
 /** How many runs `--write-baseline` takes the worst ratio of. */
 const baselineRuns = Number(options["baseline-runs"]);
 const skipped = new Set(options.skip.split(",").filter((name) => name !== ""));
+/** With `--only`, the scripts to run; every other one is skipped. */
+const only = new Set(options.only.split(",").filter((name) => name !== ""));
 const root = fileURLToPath(new URL("..", import.meta.url));
 const longSessionScript = join(root, "bench", "long-session.ts");
 const longSessionEvents = options["long-session-events"] ?? (ci ? "10000" : "200000");
@@ -59,6 +63,7 @@ const steps: Step[] = ci
       { name: "run", args: ["bench/run.ts", "--short", "20", "--long", "80", "--rounds", "3", "--no-seals"] },
       { name: "fold", args: ["--expose-gc", "bench/fold.ts", "20000", "10", "60"] },
       { name: "many-sessions", args: ["bench/many-sessions.ts", "--sessions", "50", "--turns", "4"] },
+      { name: "startup", args: ["bench/startup.ts", "--runs", "9"] },
     ]
   : [
       { name: "run", args: ["bench/run.ts"] },
@@ -67,10 +72,11 @@ const steps: Step[] = ci
       { name: "backends", args: ["bench/backends.ts"] },
       { name: "many-sessions", args: ["bench/many-sessions.ts"] },
       { name: "tracing", args: ["bench/tracing.ts"] },
+      { name: "startup", args: ["bench/startup.ts"] },
     ];
 // Each speed-up timed against the reference it keeps (docs/design.md#14-speed-ups-and-their-references).
-if (!ci) steps.push({ name: "references", args: ["bench/references.ts"] });
-if (existsSync(longSessionScript)) {
+if (!ci && (only.size === 0 || only.has("references"))) steps.push({ name: "references", args: ["bench/references.ts"] });
+if (existsSync(longSessionScript) && (only.size === 0 || only.has("long-session"))) {
   steps.push({
     name: "long-session",
     args: ["--import", "./bench/memory-probe.ts", "bench/long-session.ts", longSessionEvents],
@@ -115,7 +121,7 @@ const failed: string[] = [];
 /** Runs steps, results into `file`; the names of those that failed go into `failed`. */
 async function runSteps(chosen: readonly Step[], file: string): Promise<void> {
   for (const step of chosen) {
-    if (skipped.has(step.name)) {
+    if (skipped.has(step.name) || (only.size > 0 && !only.has(step.name))) {
       console.log(`\n== ${step.name}: skipped`);
       continue;
     }
@@ -136,7 +142,7 @@ async function runSteps(chosen: readonly Step[], file: string): Promise<void> {
 }
 
 /** Which step measures a result, by the result id's prefix. */
-const stepOfResult: Record<string, string> = { run: "run", fold: "fold", many: "many-sessions", longSession: "long-session" };
+const stepOfResult: Record<string, string> = { run: "run", fold: "fold", many: "many-sessions", longSession: "long-session", startup: "startup" };
 
 /**
  * One results file from several runs of the same steps: each ratio (unit ×) at the lower or the

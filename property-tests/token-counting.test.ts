@@ -1,9 +1,15 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BytePairEncodingCore } from "gpt-tokenizer/BytePairEncodingCore";
+import { createRequire } from "node:module";
+import type * as BytePairEncoding from "gpt-tokenizer/BytePairEncodingCore";
 import { countTokens } from "gpt-tokenizer/encoding/o200k_base";
 import { O200K_TOKEN_SPLIT_REGEX } from "gpt-tokenizer/encodingParams/constants";
 import { defaultTokenEstimator, maxPieceLength } from "../src/history/token-estimator.js";
+
+// The estimator loads gpt-tokenizer's CommonJS build on its first count (token-estimator.ts), so the
+// encoder it merges with is that build's: the byte-pair merge is watched there. The counts it is
+// compared with come from the ES build, which is the same code.
+const { BytePairEncodingCore } = createRequire(import.meta.url)("gpt-tokenizer/BytePairEncodingCore") as typeof BytePairEncoding;
 
 /*
  * The work of counting is bounded per character without timing anything: byte-pair merging is

@@ -5,7 +5,7 @@
  */
 import { execFile, spawn } from "node:child_process";
 import type { ChildProcessByStdio } from "node:child_process";
-import { mkdtemp, readFile, rm, stat } from "node:fs/promises";
+import { mkdtemp, readFile, rm, stat, symlink } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -64,6 +64,10 @@ export async function bundleHost(): Promise<HostBundle> {
       },
     ],
   });
+  // turnlog loads gpt-tokenizer and the MCP SDK's validator with `require` when first used
+  // (docs/embedding.md, "How the backends load"), which a bundler does not follow: they are found
+  // through a `node_modules` link next to the bundle, as test/support/bundled-child.ts does.
+  await symlink(path.join(repositoryRoot, "node_modules"), path.join(directory, "node_modules"), "dir");
   return { file: path.join(directory, "host.js"), remove: () => rm(directory, { recursive: true, force: true }) };
 }
 

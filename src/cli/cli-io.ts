@@ -55,3 +55,14 @@ export function untilInterrupted(): Promise<void> {
     process.on("SIGTERM", stop);
   });
 }
+
+/**
+ * Who the log says answered at this terminal: `$USER`, else `cli`.
+ *
+ * @example
+ * approverName({ USER: "alice" }); // "alice"
+ */
+export function approverName(env: NodeJS.ProcessEnv): string {
+  const user = env.USER?.trim();
+  return user !== undefined && user !== "" ? user : "cli";
+}

@@ -2,31 +2,16 @@ import { Command, CommanderError, Option, type OutputConfiguration } from "comma
 import { terminalText } from "./terminal-text.js";
 import packageJson from "../../package.json" with { type: "json" };
 import { TurnlogError } from "../errors/turnlog-error.js";
-import { commandContext, type CliIo, type TextSink } from "./cli-io.js";
+import { approverName, commandContext, type CliIo, type TextSink } from "./cli-io.js";
 import { CliError, exitCodes } from "../errors/cli-error.js";
-import { approveCommand, denyCommand, type AnswerOptions } from "./commands/approve-command.js";
-import { auditCommand, type AuditOptions } from "./commands/audit-command.js";
-import { demoCommand } from "./commands/demo-command.js";
-import { eventsCommand } from "./commands/events-command.js";
-import { forkCommand } from "./commands/fork-command.js";
-import { historyCommand } from "./commands/history-command.js";
-import { replayCommand } from "./commands/replay-command.js";
-import { resumeCommand } from "./commands/resume-command.js";
-import { runCommand, type RunOptions } from "./commands/run-command.js";
-import { sessionsCommand } from "./commands/sessions-command.js";
-import { showCommand } from "./commands/show-command.js";
-import { verifyCommand, type VerifyOptions } from "./commands/verify-command.js";
-import { witnessServeCommand } from "./commands/witness-command.js";
-import { repairCommand } from "./commands/repair-command.js";
-import { migrateCommand } from "./commands/migrate-command.js";
-import { otelCommand, type OtelOptions } from "./commands/otel-command.js";
-import { viewCommand, type ViewOptions } from "./commands/view-command.js";
-import { defaultLogLocation, demoLogLocation, runLogLocation, verifyLogLocation } from "./log-directory.js";
-import { isPostgresUrl } from "../log/postgres/connection-string.js";
-import { isPostgresLocation, parseLogLocation, schemaFromEnvironment, type ResolvedLogLocation } from "../log/log-location.js";
-import { urlPasswords } from "../log/postgres/connection-string.js";
-import { assertSchemaName } from "../log/postgres/postgres-migrations.js";
-import { approverName } from "./run/run-driver.js";
+import type { AnswerOptions } from "./commands/approve-command.js";
+import type { AuditOptions } from "./commands/audit-command.js";
+import type { RunOptions } from "./commands/run-command.js";
+import type { VerifyOptions } from "./commands/verify-command.js";
+import type { OtelOptions } from "./commands/otel-command.js";
+import type { ViewOptions } from "./commands/view-command.js";
+import { isPostgresUrl, urlPasswords } from "../log/postgres/connection-string.js";
+import type { ResolvedLogLocation } from "../log/log-location.js";
 import { describeThrown } from "../util/json-value.js";
 
 /**
@@ -56,13 +41,14 @@ export async function runCli(argv: readonly string[], given: CliIo = processIo()
     new Option("--log <dir|url>", `the log: a directory, or a PostgreSQL URL, postgres://user@host/db (keep the password in PGPASSWORD or ~/.pgpass); default: ${defaultsText[kind]}`);
   const dirOption = () => new Option("--dir <path>", "the log directory (the same as --log <path>)");
   const schemaOption = () => new Option("--schema <name>", "with a PostgreSQL log: the schema that holds it; default: $TURNLOG_SCHEMA, else turnlog");
-  const defaults = { read: () => defaultLogLocation(io.env), run: () => runLogLocation(io.env), demo: () => demoLogLocation(io.env), verify: () => verifyLogLocation(io.env) };
-  program.hook("preAction", (_program, command) => {
+  program.hook("preAction", async (_program, command) => {
     if (!command.options.some((option) => option.long === "--log") || namesItsOwnDirectory.has(command.name())) return;
     const name = command.name();
     const kind = name === "run" ? "run" : name === "demo" ? "demo" : name === "verify" ? "verify" : "read";
+    // Loaded when a command runs, as its own module is: `turnlog --help` and `--version` load neither.
+    const { resolveLocation } = await import("./resolve-location.js");
     try {
-      command.setOptionValue("location", resolveLocation(command.opts(), io.env, defaults[kind]));
+      command.setOptionValue("location", resolveLocation(command.opts(), io.env, kind));
     } catch (error) {
       // `verify --json` prints JSON whatever goes wrong, this too.
       if (kind !== "verify" || command.opts().json !== true) throw error;
@@ -75,6 +61,9 @@ export async function runCli(argv: readonly string[], given: CliIo = processIo()
   const noteOption = () => new Option("--note <text>", "why, as the log records it");
 
   // Each command returns its exit code and throws only on errors, which `reportError` turns into one line.
+  // The table (names, options, help) is all that loads up front; an action imports its command's
+  // module when it runs, so `--version`, `--help` and one command pay for no other command's code
+  // (docs/performance.md, "Start-up").
   program
     .command("demo")
     .description("record a built-in scripted session (no network, no API key, no real files) and print its timeline")
@@ -83,6 +72,7 @@ export async function runCli(argv: readonly string[], given: CliIo = processIo()
     .addOption(schemaOption())
     .option("--pause", "stop at the first call held for approval and print the commands that answer it (exit 3)")
     .action(async (options: { location: ResolvedLogLocation; pause?: boolean }) => {
+      const { demoCommand } = await import("./commands/demo-command.js");
       exitCode = await demoCommand(options, context);
     });
 
@@ -106,6 +96,7 @@ export async function runCli(argv: readonly string[], given: CliIo = processIo()
     .addOption(witnessOption("keep the log's witness there — a directory, or an http(s) URL of an append-only witness service — out of the agent's reach (default: beside the seal key; see docs/security.md)"))
     .addHelpText("after", "\nExit codes: 0 completed · 1 failed · 2 usage error · 3 a turn awaits approval · 4 stopped (budget, cancel, refusal).")
     .action(async (message: string[], options: RunOptions) => {
+      const { runCommand } = await import("./commands/run-command.js");
       exitCode = await runCommand(message, options, context);
     });
 
@@ -117,6 +108,7 @@ export async function runCli(argv: readonly string[], given: CliIo = processIo()
     .addOption(schemaOption())
     .addOption(jsonOption())
     .action(async (options: { location: ResolvedLogLocation; json?: boolean }) => {
+      const { sessionsCommand } = await import("./commands/sessions-command.js");
       exitCode = await sessionsCommand(options, context);
     });
 
@@ -131,6 +123,7 @@ export async function runCli(argv: readonly string[], given: CliIo = processIo()
     .option("--follow", "then print each new event as another process appends it, until Ctrl-C (with --json: one JSON object per line); never locks the log")
     .option("--interval <ms>", "with --follow on a log directory: how often to look for new events, in milliseconds (default 500); a PostgreSQL log tells of them itself")
     .action(async (session: string, options: { location: ResolvedLogLocation; json?: boolean; follow?: boolean; interval?: string }) => {
+      const { eventsCommand } = await import("./commands/events-command.js");
       exitCode = await eventsCommand(session, options, context);
     });
 
@@ -145,6 +138,7 @@ export async function runCli(argv: readonly string[], given: CliIo = processIo()
     .addOption(schemaOption())
     .addOption(jsonOption())
     .action(async (session: string, options: { location: ResolvedLogLocation; format: string; maxTokens?: string; json?: boolean }) => {
+      const { historyCommand } = await import("./commands/history-command.js");
       exitCode = await historyCommand(session, options, context);
     });
 
@@ -158,6 +152,7 @@ export async function runCli(argv: readonly string[], given: CliIo = processIo()
     .addOption(dirOption())
     .addOption(schemaOption())
     .action(async (session: string, options: { location: ResolvedLogLocation; at?: string; events?: boolean }) => {
+      const { showCommand } = await import("./commands/show-command.js");
       exitCode = await showCommand(session, options, context);
     });
 
@@ -171,6 +166,7 @@ export async function runCli(argv: readonly string[], given: CliIo = processIo()
     .addOption(dirOption())
     .addOption(schemaOption())
     .action(async (session: string | undefined, options: ViewOptions) => {
+      const { viewCommand } = await import("./commands/view-command.js");
       exitCode = await viewCommand(session, options, context);
     });
 
@@ -185,6 +181,7 @@ export async function runCli(argv: readonly string[], given: CliIo = processIo()
     .option("--port <port>", "the port (default: any free one)")
     .action(async (options: { log?: string; dir?: string; host?: string; port?: string }) => {
       const dir = namedDirectory([["--log", options.log], ["--dir", options.dir]], "witness serve keeps its records in a directory: pass --log <dir> (or --dir <dir>)");
+      const { witnessServeCommand } = await import("./commands/witness-command.js");
       exitCode = await witnessServeCommand({ ...options, dir }, context);
     });
 
@@ -198,6 +195,7 @@ export async function runCli(argv: readonly string[], given: CliIo = processIo()
     .addOption(dirOption())
     .addOption(schemaOption())
     .action(async (session: string, options: { location: ResolvedLogLocation; at: string; to: string }) => {
+      const { forkCommand } = await import("./commands/fork-command.js");
       exitCode = await forkCommand(session, options, context);
     });
 
@@ -213,6 +211,7 @@ export async function runCli(argv: readonly string[], given: CliIo = processIo()
     .addOption(schemaOption())
     .addOption(jsonOption())
     .action(async (session: string, options: AuditOptions) => {
+      const { auditCommand } = await import("./commands/audit-command.js");
       exitCode = await auditCommand(session, options, context);
     });
 
@@ -228,6 +227,7 @@ export async function runCli(argv: readonly string[], given: CliIo = processIo()
     .addOption(dirOption())
     .addOption(schemaOption())
     .action(async (session: string, options: OtelOptions) => {
+      const { otelCommand } = await import("./commands/otel-command.js");
       exitCode = await otelCommand(session, options, context);
     });
 
@@ -244,6 +244,7 @@ export async function runCli(argv: readonly string[], given: CliIo = processIo()
       new Option("--decisions <version>", "upgrade preview: recompute under this decisions version (`latest` or a number) instead of the recorded one; lists the decisions it would change (exit 1 if any)"),
     )
     .action(async (session: string, options: { location: ResolvedLogLocation; json?: boolean; policy?: string; decisions?: string }) => {
+      const { replayCommand } = await import("./commands/replay-command.js");
       exitCode = await replayCommand(session, options, context);
     });
 
@@ -259,6 +260,7 @@ export async function runCli(argv: readonly string[], given: CliIo = processIo()
     .addOption(dirOption())
     .addOption(schemaOption())
     .action(async (session: string, callId: string, options: AnswerOptions) => {
+      const { approveCommand } = await import("./commands/approve-command.js");
       exitCode = await approveCommand(session, callId, options, context);
     });
 
@@ -273,6 +275,7 @@ export async function runCli(argv: readonly string[], given: CliIo = processIo()
     .addOption(dirOption())
     .addOption(schemaOption())
     .action(async (session: string, callId: string, options: AnswerOptions) => {
+      const { denyCommand } = await import("./commands/approve-command.js");
       exitCode = await denyCommand(session, callId, options, context);
     });
 
@@ -284,6 +287,7 @@ export async function runCli(argv: readonly string[], given: CliIo = processIo()
     .addOption(dirOption())
     .addOption(schemaOption())
     .action(async (session: string, options: { location: ResolvedLogLocation }) => {
+      const { resumeCommand } = await import("./commands/resume-command.js");
       exitCode = await resumeCommand(session, options, context);
     });
 
@@ -295,6 +299,7 @@ export async function runCli(argv: readonly string[], given: CliIo = processIo()
     .addOption(schemaOption())
     .addOption(jsonOption())
     .action(async (options: { location: ResolvedLogLocation; json?: boolean }) => {
+      const { migrateCommand } = await import("./commands/migrate-command.js");
       exitCode = await migrateCommand(options, context);
     });
 
@@ -308,6 +313,7 @@ export async function runCli(argv: readonly string[], given: CliIo = processIo()
     .option("--public-key <file>", "also trust seals of this Ed25519 public key (PEM), e.g. a log sealed on another machine (repeatable)", (value: string, previous: string[] | undefined) => [...(previous ?? []), value])
     .addOption(witnessOption("the log's witness: a directory or an http(s) URL (default: the one `turnlog run --witness` recorded for this log, else the file beside the seal key)"))
     .action(async (options: VerifyOptions) => {
+      const { verifyCommand } = await import("./commands/verify-command.js");
       exitCode = await verifyCommand(options, context);
     });
 
@@ -322,6 +328,7 @@ export async function runCli(argv: readonly string[], given: CliIo = processIo()
     .action(async (argument: string | undefined, options: { out?: string; json?: boolean; log?: string; dir?: string }) => {
       const directory = namedDirectory([["<log-dir>", argument], ["--log", options.log], ["--dir", options.dir]], "repair needs the damaged log directory: turnlog repair <log-dir> --out <new-dir> (or --log <dir>)");
       if (isPostgresUrl(directory)) throw new CliError("repair salvages a damaged LevelDB log directory; a PostgreSQL log's storage is the database's to repair", { exitCode: exitCodes.usage });
+      const { repairCommand } = await import("./commands/repair-command.js");
       exitCode = await repairCommand(directory, options, context);
     });
 
@@ -349,31 +356,6 @@ function namedDirectory(ways: readonly (readonly [string, string | undefined])[]
   const named = given[0]?.[1];
   if (named === undefined || named === "") throw new CliError(missing, { exitCode: exitCodes.usage });
   return named;
-}
-
-/**
- * The log a command works on: `--log` or `--dir` (one of them), else what the environment or the
- * command's default names. `--schema` (else `$TURNLOG_SCHEMA`, else `turnlog`) applies to a
- * PostgreSQL log only.
- */
-function resolveLocation(options: { log?: string; dir?: string; schema?: string }, env: NodeJS.ProcessEnv, fallback: () => ResolvedLogLocation): ResolvedLogLocation {
-  if (options.log !== undefined && options.dir !== undefined) throw new CliError("--log and --dir both name the log — give one of them", { exitCode: exitCodes.usage });
-  if (options.dir !== undefined && isPostgresUrl(options.dir)) throw new CliError("--dir takes a directory — a PostgreSQL URL goes in --log", { exitCode: exitCodes.usage });
-  const named = options.log ?? options.dir;
-  if (named === "") throw new CliError("--log needs a directory or a postgres:// URL", { exitCode: exitCodes.usage });
-  let location = named !== undefined ? parseLogLocation(named, schemaFromEnvironment(env)) : fallback();
-  if (options.schema !== undefined) {
-    if (!isPostgresLocation(location)) throw new CliError("--schema names a schema of a PostgreSQL log (--log postgres://…); a log directory has none", { exitCode: exitCodes.usage });
-    location = { ...location, schema: options.schema };
-  }
-  if (isPostgresLocation(location)) {
-    try {
-      assertSchemaName(location.schema);
-    } catch (error) {
-      throw new CliError(`--schema: ${describeThrown(error)}`, { exitCode: exitCodes.usage });
-    }
-  }
-  return location;
 }
 
 /**

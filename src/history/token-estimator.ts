@@ -1,5 +1,6 @@
-import { countTokens } from "gpt-tokenizer/encoding/o200k_base";
-import { O200K_TOKEN_SPLIT_REGEX } from "gpt-tokenizer/encodingParams/constants";
+import { createRequire } from "node:module";
+import type * as O200kEncoding from "gpt-tokenizer/encoding/o200k_base";
+import type * as EncodingConstants from "gpt-tokenizer/encodingParams/constants";
 
 /**
  * Counts the tokens of a text. Pluggable so a host can use its model's own tokenizer; it must be
@@ -15,6 +16,36 @@ export interface TokenEstimator {
 
 /** Special-token strings (`<|endoftext|>`) in content are ordinary text, never a reason to throw. */
 const asPlainText = { disallowedSpecial: new Set<string>() };
+
+/**
+ * gpt-tokenizer's `o200k_base` encoder and its pre-tokenizer pattern, loaded on the first count
+ * rather than when turnlog is imported: building the encoder's tables costs a few hundred
+ * milliseconds, which a host that never budgets a history (and every CLI command that counts
+ * nothing) would otherwise pay at start-up (docs/performance.md, "Start-up"). Counting is
+ * synchronous, so the package's CommonJS build is loaded with `require` (its `exports` map offers
+ * one for every subpath); it is the same code as the ES build, so the counts are the same.
+ */
+interface Encoder {
+  countTokens: typeof O200kEncoding.countTokens;
+  splitPattern: RegExp;
+}
+
+let encoder: Encoder | undefined;
+
+function loadEncoder(): Encoder {
+  if (encoder === undefined) {
+    const requireHere = createRequire(import.meta.url);
+    const { countTokens } = requireHere("gpt-tokenizer/encoding/o200k_base") as typeof O200kEncoding;
+    const { O200K_TOKEN_SPLIT_REGEX } = requireHere("gpt-tokenizer/encodingParams/constants") as typeof EncodingConstants;
+    encoder = { countTokens, splitPattern: O200K_TOKEN_SPLIT_REGEX };
+  }
+  return encoder;
+}
+
+/** The encoder's count of `text`, with special-token strings counted as ordinary text. */
+function countTokens(text: string): number {
+  return loadEncoder().countTokens(text, asPlainText);
+}
 
 /** Counts are cached per text: the same history is counted again on every request. */
 const cacheLimit = 4096;
@@ -43,7 +74,8 @@ export const maxPieceLength = 256;
  */
 export function boundedCount(text: string, countPiece: (text: string) => number): number {
   if (text.length <= maxPieceLength) return countPiece(text);
-  const pieces = new RegExp(O200K_TOKEN_SPLIT_REGEX.source, O200K_TOKEN_SPLIT_REGEX.flags);
+  const { splitPattern } = loadEncoder();
+  const pieces = new RegExp(splitPattern.source, splitPattern.flags);
   let count = 0;
   let counted = 0;
   for (let match = pieces.exec(text); match !== null; match = pieces.exec(text)) {
@@ -103,7 +135,7 @@ function cachedEstimator(count: (text: string) => number): TokenEstimator {
  * @example
  * defaultTokenEstimator.count("hello world"); // 2
  */
-export const defaultTokenEstimator: TokenEstimator = cachedEstimator((text) => boundedCount(text, (part) => countTokens(part, asPlainText)));
+export const defaultTokenEstimator: TokenEstimator = cachedEstimator((text) => boundedCount(text, countTokens));
 
 /**
  * The estimator of decisions versions 1 to 5: the encoder's count of the whole text, whatever it
@@ -113,7 +145,7 @@ export const defaultTokenEstimator: TokenEstimator = cachedEstimator((text) => b
  * @example
  * wholeTextTokenEstimator.count("=".repeat(300)); // 5, where defaultTokenEstimator counts 6
  */
-export const wholeTextTokenEstimator: TokenEstimator = cachedEstimator((text) => countTokens(text, asPlainText));
+export const wholeTextTokenEstimator: TokenEstimator = cachedEstimator(countTokens);
 
 /**
  * The built-in estimator a session of `decisionsVersion` counts with: `wholeTextTokenEstimator`

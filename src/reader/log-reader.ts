@@ -21,8 +21,8 @@ import type { GateEnvironment } from "../policy/gate.js";
 import { auditRows, type AuditRow } from "../projections/audit.js";
 import { foldEvents } from "../projections/projection.js";
 import { pendingApprovals, sessionStateProjection, type CallState, type SessionState } from "../projections/session-state.js";
-import { forkSession, type ForkResult } from "../replay/fork.js";
-import { verifyReplay, type ReplayReport } from "../replay/replay-verifier.js";
+import type { ForkResult } from "../replay/fork.js";
+import type { ReplayReport } from "../replay/replay-verifier.js";
 import { PositionOutOfRangeError } from "../errors/position-out-of-range-error.js";
 import { SnapshotCache, type SnapshotCacheOptions } from "../replay/snapshot-cache.js";
 import type { ToolDefinition } from "../tools/define-tool.js";
@@ -290,6 +290,9 @@ export function readerOver(log: EventLog, options: LogReaderOptions, release: ()
       const requested = replayOptions.decisionsVersion;
       const events = await readSession(sessionId);
       const whatIfPolicy = replayOptions.policy;
+      // Replay (the deciders, the gate, the history) loads when a reader first replays: listing
+      // sessions or showing one does not pay for it (docs/performance.md, "Start-up").
+      const { verifyReplay } = await import("../replay/replay-verifier.js");
       return verifyReplay(events, {
         registry: replayOptions.tools ? new ToolRegistry(replayOptions.tools) : registry,
         // What-if tools replace the recorded set; otherwise the log says which tools were offered when.
@@ -304,6 +307,7 @@ export function readerOver(log: EventLog, options: LogReaderOptions, release: ()
     async fork(sessionId, forkOptions) {
       open();
       if (!isValidSessionId(forkOptions.to)) throw new TypeError(`session ID "${forkOptions.to}" must match ${sessionIdPattern}`);
+      const { forkSession } = await import("../replay/fork.js");
       if (seals === undefined) return forkSession(log, sessionId, forkOptions);
       // The new session is announced before its events and sealed at once, as a sealing runtime seals a fork.
       const sealer = new StreamSealer(log, seals);

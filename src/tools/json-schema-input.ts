@@ -1,6 +1,22 @@
-import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
+import { createRequire } from "node:module";
+import type * as AjvProvider from "@modelcontextprotocol/sdk/validation/ajv";
 import type { JsonSchemaType, jsonSchemaValidator } from "@modelcontextprotocol/sdk/validation";
 import { z } from "zod";
+
+/**
+ * A new JSON Schema validator of the MCP SDK (ajv, with formats, not strict). The SDK is loaded
+ * here, on the first schema compiled, rather than when turnlog is imported: ajv and the SDK cost a
+ * host that uses no JSON Schema tool a noticeable part of its start-up (docs/performance.md,
+ * "Start-up"). Compiling is synchronous, so the SDK's CommonJS build is loaded with `require` (its
+ * `exports` map offers one); ajv itself is CommonJS, one copy whichever build loads it.
+ *
+ * @example
+ * const validator = schemaValidator(); // one ajv for all of a server's schemas
+ */
+export function schemaValidator(): jsonSchemaValidator {
+  const { AjvJsonSchemaValidator } = createRequire(import.meta.url)("@modelcontextprotocol/sdk/validation/ajv") as typeof AjvProvider;
+  return new AjvJsonSchemaValidator();
+}
 
 /**
  * A zod schema for tool arguments that validates them against a JSON Schema, for a tool whose
@@ -20,7 +36,7 @@ import { z } from "zod";
  */
 export function jsonSchemaInput(schema: Record<string, unknown>, options: { validator?: jsonSchemaValidator } = {}): z.ZodType<Record<string, unknown>> {
   // One validator (one ajv) can compile many schemas; an MCP connection shares one across its tools.
-  const validate = (options.validator ?? new AjvJsonSchemaValidator()).getValidator<Record<string, unknown>>(schema as JsonSchemaType);
+  const validate = (options.validator ?? schemaValidator()).getValidator<Record<string, unknown>>(schema as JsonSchemaType);
   return z
     .custom<Record<string, unknown>>((value) => typeof value === "object" && value !== null && !Array.isArray(value), { message: "expected a JSON object" })
     .superRefine((value, context) => {

@@ -78,6 +78,21 @@ describe("the full bench's summary", () => {
   });
 });
 
+describe("the start-up figures", () => {
+  it("are marked against issue 32's bounds in the full summary, and compared with their baseline in the CI form", () => {
+    const results = resultsFile({ "startup.versionRatio": [1.5, "×"], "startup.sessionsRatio": [4.4, "×"], "startup.importRatio": [2.9, "×"], "startup.node": [60, "ms"] });
+    const full = node(["bench/summary.ts", results]);
+    expect(full.status).toBe(0);
+    expect(full.output).toMatch(/startup\.versionRatio\s+1\.50×\s+≤ 2\.00×\s+pass/);
+    expect(full.output).toMatch(/startup\.sessionsRatio\s+4\.40×\s+≤ 4\.00×\s+FAIL/);
+    expect(full.output).toMatch(/startup\.importRatio\s+2\.90×\s+≤ 3\.00×\s+pass/);
+    const ci = node(["bench/summary.ts", results, "--ci", "--baseline", baselineFile({ "startup.versionRatio": 1.2, "startup.sessionsRatio": 4, "startup.importRatio": 1.5 })]);
+    expect(ci.status).toBe(1);
+    expect(ci.output).toMatch(/startup\.importRatio\s+2\.90\s+1\.50\s+2\.25\s+REGRESSED/);
+    expect(ci.output).toMatch(/startup\.sessionsRatio\s+4\.40\s+4\.00\s+6\.00\s+ok/);
+  });
+});
+
 describe("the memory probe", () => {
   it("records a script's peak RSS and heap without any code in the script", () => {
     const results = join(dir, "results.jsonl");

@@ -1,9 +1,9 @@
 import type { ResolvedLogLocation } from "../../log/log-location.js";
 import { terminalText } from "../terminal-text.js";
-import type { CommandContext } from "../cli-io.js";
+import { approverName, type CommandContext } from "../cli-io.js";
 import { exitCodes } from "../../errors/cli-error.js";
 import { withRecordedSession, type OpenedSession } from "../open-recorded-session.js";
-import { answeringFor, approverName, cancelOnInterrupt, driveSession, printRunEnding } from "../run/run-driver.js";
+import { answeringFor, cancelOnInterrupt, driveSession, printRunEnding } from "../run/run-driver.js";
 import { RunPresenter } from "../run/run-presenter.js";
 import { answerCommands, commandLines, heldCallLines, outcomeLines, TimelinePrinter } from "../session-narrative.js";
 import type { SendOutcome } from "../../runtime/provider-turn-loop.js";

@@ -155,17 +155,6 @@ export function answeringFor(io: CliIo, yes: boolean): ApprovalAnswering {
   return { kind: "leave" };
 }
 
-/**
- * Who the log says answered at this terminal: `$USER`, else `cli`.
- *
- * @example
- * approverName({ USER: "alice" }); // "alice"
- */
-export function approverName(env: NodeJS.ProcessEnv): string {
-  const user = env.USER?.trim();
-  return user !== undefined && user !== "" ? user : "cli";
-}
-
 const cancellingLine = "  ■ cancelling: the turn stops once the running step ends (Ctrl-C again quits at once)";
 
 /**

@@ -1,6 +1,6 @@
 import { mkdir, readFile } from "node:fs/promises";
 import path from "node:path";
-import { Level } from "level";
+import type { Level } from "level";
 import type { ExpectedStreamVersion } from "../../errors/expected-version-conflict-error.js";
 import { LogClosedError } from "../../errors/log-closed-error.js";
 import { LogCorruptedError } from "../../errors/log-corrupted-error.js";
@@ -117,8 +117,23 @@ const PAGE_SIZE = 1_000;
  */
 const PAGE_BYTES = 2 * 2 ** 20;
 
-/** `Level.prototype.batch` as `level` ships it (see `writeBatch`). */
-const shippedBatch = Level.prototype.batch;
+/**
+ * The `level` package (classic-level's native LevelDB binding), loaded by the first `open` rather
+ * than when turnlog is imported: a host on PostgreSQL, or one that only reads a log through
+ * another backend, never loads it (docs/embedding.md, "How the backends load").
+ */
+interface LevelPackage {
+  Level: typeof Level;
+  /** `Level.prototype.batch` as `level` ships it, taken when the package is loaded (see `writeBatch`). */
+  shippedBatch: Level["batch"];
+}
+
+let levelPackage: Promise<LevelPackage> | undefined;
+
+function loadLevel(): Promise<LevelPackage> {
+  levelPackage ??= import("level").then(({ Level }) => ({ Level, shippedBatch: Level.prototype.batch }));
+  return levelPackage;
+}
 
 /**
  * Writes a batch of utf8 puts. abstract-level's public `batch()` spends about as much CPU per
@@ -130,7 +145,7 @@ const shippedBatch = Level.prototype.batch;
  * the one `level` ships (not wrapped by a plugin or a test's spy), the operations go to `_batch`
  * as they are. Otherwise, through the public `batch()`.
  */
-function writeBatch(db: Database, operations: PutOperation[], sync: boolean): Promise<void> {
+function writeBatch(db: Database, operations: PutOperation[], sync: boolean, { Level, shippedBatch }: LevelPackage): Promise<void> {
   const direct = (db as unknown as { _batch?: (operations: PutOperation[], options: { sync: boolean }) => Promise<void> })._batch;
   if (typeof direct === "function" && db.status === "open" && (db.hooks.prewrite as unknown as { noop?: boolean }).noop === true && db.batch === shippedBatch && Level.prototype.batch === shippedBatch) {
     return direct.call(db, operations, { sync });
@@ -209,6 +224,8 @@ export class LevelEventLog implements EventLog {
     readonly clock: Clock,
     private readonly ids: IdSource,
     onListenerError: ListenerErrorHandler | undefined,
+    /** The loaded `level` package, for `writeBatch`. */
+    private readonly level: LevelPackage,
   ) {
     this.subscribers = new SubscriberRegistry(onListenerError);
     this.times = new StreamTimes(clock);
@@ -239,7 +256,8 @@ export class LevelEventLog implements EventLog {
     }
     // Uncompressed tables: the files stay greppable, so "no secret is on disk" can be checked with
     // grep (a Snappy-compressed table can hide a string from it), at a small cost in disk space.
-    const db: Database = new Level<string, string>(location, { keyEncoding: "utf8", valueEncoding: "utf8", compression: false });
+    const level = await loadLevel();
+    const db: Database = new level.Level<string, string>(location, { keyEncoding: "utf8", valueEncoding: "utf8", compression: false });
     try {
       await db.open();
     } catch (error) {
@@ -264,6 +282,7 @@ export class LevelEventLog implements EventLog {
         options.clock ?? systemClock,
         options.ids ?? randomIds,
         options.onListenerError,
+        level,
       );
       log.absent = absent;
       return log;
@@ -596,7 +615,7 @@ export class LevelEventLog implements EventLog {
     this.queued = undefined;
     this.writing = true;
     const stopped = this.broken ?? this.refusing;
-    const written = stopped !== undefined ? Promise.reject(stopped.error) : writeBatch(this.db, batch.operations, batch.sync);
+    const written = stopped !== undefined ? Promise.reject(stopped.error) : writeBatch(this.db, batch.operations, batch.sync, this.level);
     written.then(
       () => {
         // A synced batch also makes every earlier, unsynced one durable: LevelDB writes in order.

@@ -1,4 +1,4 @@
-import pg from "pg";
+import type pg from "pg";
 import {
   ExpectedVersionConflictError,
   NO_CONCURRENCY_CHECK,
@@ -34,6 +34,7 @@ import { resolveReadAll, resolveStreamWindow } from "../read-options.js";
 import type { ListenerErrorHandler } from "../subscriber-registry.js";
 import { assertCurrentSchema, assertSchemaName, migrateSchema } from "./postgres-migrations.js";
 import { PostgresTail } from "./postgres-tail.js";
+import { loadPg, type PgDriver } from "./pg-driver.js";
 import { connectionPasswords, poolAddress, urlWithoutPassword } from "./connection-string.js";
 import type { PostgresPool } from "./postgres-pool.js";
 import { logUnavailable, type UnavailableContext } from "./postgres-unavailable.js";
@@ -92,6 +93,8 @@ const PAGE_SIZE = 1_000;
  * await log.close();
  */
 export class PostgresEventLog implements EventLog, SessionLeases {
+  /** node-postgres, loaded by `open`. */
+  readonly #driver: PgDriver;
   readonly #pool: pg.Pool;
   readonly #ownsPool: boolean;
   readonly #s: string;
@@ -116,6 +119,7 @@ export class PostgresEventLog implements EventLog, SessionLeases {
   #closing: Promise<void> | undefined;
 
   private constructor(
+    driver: PgDriver,
     pool: pg.Pool,
     ownsPool: boolean,
     /** The schema holding this log. */
@@ -124,15 +128,16 @@ export class PostgresEventLog implements EventLog, SessionLeases {
     readonly location: string,
     options: PostgresEventLogOptions,
   ) {
+    this.#driver = driver;
     this.#pool = pool;
     this.#ownsPool = ownsPool;
-    this.#s = pg.escapeIdentifier(schema);
+    this.#s = driver.escapeIdentifier(schema);
     this.#clock = options.clock ?? systemClock;
     this.#times = new StreamTimes(this.#clock);
     this.#ids = options.ids ?? randomIds;
     this.#stallTimeoutMs = options.stallTimeoutMs ?? 30_000;
     this.#unavailable = { location, passwords: connectionPasswords(pool.options) };
-    this.#tail = new PostgresTail(pool, schema, {
+    this.#tail = new PostgresTail(driver, pool, schema, {
       pollIntervalMs: options.pollIntervalMs ?? 1_000,
       pageSize: PAGE_SIZE,
       ...(options.onListenerError === undefined ? {} : { onListenerError: options.onListenerError }),
@@ -155,16 +160,17 @@ export class PostgresEventLog implements EventLog, SessionLeases {
     assertSchemaName(schema);
     const poolSize = options.poolSize ?? 10;
     if (!Number.isSafeInteger(poolSize) || poolSize < 1) throw new TypeError(`poolSize must be a positive integer, got ${String(poolSize)}`);
+    const driver = await loadPg();
     let pool: pg.Pool;
     let location: string;
     if (typeof urlOrPool === "string") {
       if (!/^postgres(ql)?:\/\//.test(urlOrPool)) throw new TypeError("PostgresEventLog.open takes a postgres:// URL or a pg.Pool");
-      pool = new pg.Pool({ connectionString: urlOrPool, max: poolSize, application_name: "turnlog" });
+      pool = new driver.Pool({ connectionString: urlOrPool, max: poolSize, application_name: "turnlog" });
       // An idle connection that breaks (a server restart) is dropped from the pool; the next
       // query opens a new one. Without a listener, node-postgres would crash the process.
       pool.on("error", () => {});
       location = `${urlWithoutPassword(urlOrPool)} (schema ${schema})`;
-    } else if (urlOrPool instanceof pg.Pool) {
+    } else if (urlOrPool instanceof driver.Pool) {
       pool = urlOrPool;
       location = `${poolAddress(pool.options)} (schema ${schema})`;
     } else {
@@ -181,7 +187,7 @@ export class PostgresEventLog implements EventLog, SessionLeases {
       if (typeof urlOrPool === "string") await pool.end().catch(() => undefined);
       throw logUnavailable(error, unavailable, "open") ?? error;
     }
-    const log = new PostgresEventLog(pool, typeof urlOrPool === "string", schema, location, options);
+    const log = new PostgresEventLog(driver, pool, typeof urlOrPool === "string", schema, location, options);
     try {
       log.#tail.noteSafe(await log.#tail.safePosition());
     } catch (error) {
@@ -367,7 +373,7 @@ export class PostgresEventLog implements EventLog, SessionLeases {
    */
   #leases(): pg.Pool {
     if (this.#leasePool === undefined) {
-      this.#leasePool = new pg.Pool({ ...this.#pool.options, max: 1_000, idleTimeoutMillis: 10_000, allowExitOnIdle: true });
+      this.#leasePool = new this.#driver.Pool({ ...this.#pool.options, max: 1_000, idleTimeoutMillis: 10_000, allowExitOnIdle: true });
       this.#leasePool.on("error", () => {});
     }
     return this.#leasePool;
@@ -408,8 +414,8 @@ export class PostgresEventLog implements EventLog, SessionLeases {
         // The stream's last recordedAt comes along (under the stream's lock, so it is the head's):
         // another host may have appended to the stream, and its next event is never recorded before it.
         const begun = await client.query(
-          `BEGIN;${durable ? "" : " SET LOCAL synchronous_commit = off;"} SELECT head_version, head_hash_now, first_position FROM ${this.#s}.begin_append(${pg.escapeLiteral(stream)}, ${prepared.length}, ${pg.escapeLiteral(expectedForSql(expected))}); ` +
-            `SELECT (extract(epoch FROM e.recorded_at) * 1000)::float8 AS last_ms FROM ${this.#s}.events e JOIN ${this.#s}.streams st ON st.stream_id = e.stream_id AND st.version = e.stream_position WHERE st.stream_id = ${pg.escapeLiteral(stream)}`,
+          `BEGIN;${durable ? "" : " SET LOCAL synchronous_commit = off;"} SELECT head_version, head_hash_now, first_position FROM ${this.#s}.begin_append(${this.#driver.escapeLiteral(stream)}, ${prepared.length}, ${this.#driver.escapeLiteral(expectedForSql(expected))}); ` +
+            `SELECT (extract(epoch FROM e.recorded_at) * 1000)::float8 AS last_ms FROM ${this.#s}.events e JOIN ${this.#s}.streams st ON st.stream_id = e.stream_id AND st.version = e.stream_position WHERE st.stream_id = ${this.#driver.escapeLiteral(stream)}`,
         );
         reserving = false;
         passTurn();
@@ -428,14 +434,14 @@ export class PostgresEventLog implements EventLog, SessionLeases {
         const appended = recordEvents(stream, head, Number(row.first_position) - 1, prepared, this.#times, this.#ids, recordedAt);
         const events = appended.events;
         const array = (values: readonly (string | number)[], type: string) =>
-          `ARRAY[${values.map((value) => (typeof value === "number" ? String(value) : pg.escapeLiteral(value))).join(", ")}]::${type}[]`;
+          `ARRAY[${values.map((value) => (typeof value === "number" ? String(value) : this.#driver.escapeLiteral(value))).join(", ")}]::${type}[]`;
         // Round trip 2: the rows, the head and the notice, then COMMIT. If `write_events` fails,
         // the COMMIT after it is not run, and the transaction is rolled back below.
         await client.query(
-          `SELECT ${this.#s}.write_events(${pg.escapeLiteral(stream)}, ${head.version}, ${appended.head.version}, ${pg.escapeLiteral(appended.head.hash)}, ` +
+          `SELECT ${this.#s}.write_events(${this.#driver.escapeLiteral(stream)}, ${head.version}, ${appended.head.version}, ${this.#driver.escapeLiteral(appended.head.hash)}, ` +
             `${array(events.map((event) => event.meta.globalPosition), "bigint")}, ${array(events.map((event) => event.meta.streamPosition), "bigint")}, ` +
             `${array(events.map((event) => event.meta.eventId), "text")}, ${array(events.map((event) => event.type), "text")}, ` +
-            `${array(events.map((event) => event.meta.recordedAt), "timestamptz")}, ${array(appended.raws, "text")}, ${pg.escapeLiteral(this.#tail.channel)}); COMMIT`,
+            `${array(events.map((event) => event.meta.recordedAt), "timestamptz")}, ${array(appended.raws, "text")}, ${this.#driver.escapeLiteral(this.#tail.channel)}); COMMIT`,
         );
         return { nextExpectedStreamVersion: appended.head.version, lastGlobalPosition: appended.lastGlobalPosition, events };
       } catch (error) {

@@ -1,4 +1,5 @@
-import pg from "pg";
+import type pg from "pg";
+import { loadPg, type PgDriver } from "./pg-driver.js";
 import { LogFormatError } from "../../errors/log-format-error.js";
 import { connectionPasswords, poolAddress } from "./connection-string.js";
 import type { PostgresPool } from "./postgres-pool.js";
@@ -127,8 +128,8 @@ export function assertSchemaName(schema: unknown): asserts schema is string {
 }
 
 /** The advisory-lock key (as SQL) that serialises position reservations of one schema. */
-export function reserveLockKey(schema: string): string {
-  return `hashtextextended(${pg.escapeLiteral(`turnlog.reserve:${schema}`)}, 0)`;
+export function reserveLockKey(driver: PgDriver, schema: string): string {
+  return `hashtextextended(${driver.escapeLiteral(`turnlog.reserve:${schema}`)}, 0)`;
 }
 
 /**
@@ -144,7 +145,7 @@ export function reserveLockKey(schema: string): string {
  */
 export async function migratePostgres(pool: PostgresPool, schema: string): Promise<MigrationReport> {
   assertSchemaName(schema);
-  if (!(pool instanceof pg.Pool)) throw new TypeError("migratePostgres takes a pg.Pool");
+  if (!(pool instanceof (await loadPg()).Pool)) throw new TypeError("migratePostgres takes a pg.Pool");
   try {
     return await migrateSchema(pool, schema);
   } catch (error) {
@@ -155,7 +156,8 @@ export async function migratePostgres(pool: PostgresPool, schema: string): Promi
 /** {@link migratePostgres} on a pool known to be node-postgres's, with the driver's errors as they are (`PostgresEventLog.open` names them itself). */
 export async function migrateSchema(pool: pg.Pool, schema: string): Promise<MigrationReport> {
   assertSchemaName(schema);
-  const s = pg.escapeIdentifier(schema);
+  const driver = await loadPg();
+  const s = driver.escapeIdentifier(schema);
   const client = await pool.connect();
   let failed = false;
   // A connection the server ends emits "error" on its client even while a query runs; with no
@@ -177,7 +179,7 @@ export async function migrateSchema(pool: pg.Pool, schema: string): Promise<Migr
     const applied: Array<{ version: number; name: string }> = [];
     for (const migration of migrations) {
       if (migration.version <= current) continue;
-      await client.query(migration.sql(s, reserveLockKey(schema), pg.escapeLiteral(`turnlog.stream:${schema}:`)));
+      await client.query(migration.sql(s, reserveLockKey(driver, schema), driver.escapeLiteral(`turnlog.stream:${schema}:`)));
       await client.query(`INSERT INTO ${s}.schema_migrations (version, name) VALUES ($1, $2)`, [migration.version, migration.name]);
       applied.push({ version: migration.version, name: migration.name });
     }
@@ -198,8 +200,9 @@ export async function migrateSchema(pool: pg.Pool, schema: string): Promise<Migr
  * nothing: what `migrate: false` opens with. A missing schema is `found: "no turnlog tables"`.
  */
 export async function assertCurrentSchema(pool: pg.Pool, schema: string): Promise<void> {
+  const driver = await loadPg();
   const { rows } = await pool.query<{ version: number | null }>(
-    `SELECT (SELECT max(version) FROM ${pg.escapeIdentifier(schema)}.schema_migrations) AS version WHERE to_regclass($1) IS NOT NULL`,
+    `SELECT (SELECT max(version) FROM ${driver.escapeIdentifier(schema)}.schema_migrations) AS version WHERE to_regclass($1) IS NOT NULL`,
     [`${schema}.schema_migrations`],
   ).catch((error: unknown) => {
     // Only a missing schema or table means "no turnlog tables"; a refused connection or a failed

@@ -1,7 +1,8 @@
 import { createHash } from "node:crypto";
-import pg from "pg";
+import type pg from "pg";
 import type { RecordedEvent, SubscribeOptions } from "../event-log.js";
 import { tellEnded, type ListenerErrorHandler } from "../subscriber-registry.js";
+import type { PgDriver } from "./pg-driver.js";
 
 interface Subscription {
   listener: (event: RecordedEvent) => void;
@@ -69,6 +70,8 @@ export class PostgresTail {
   #listener: pg.Client | undefined;
 
   constructor(
+    /** node-postgres, loaded by the log that owns this tail. */
+    private readonly driver: PgDriver,
     private readonly pool: pg.Pool,
     private readonly schema: string,
     private readonly options: PostgresTailOptions,
@@ -165,7 +168,7 @@ export class PostgresTail {
         try {
           this.#cursor ??= Math.min(await this.safePosition(), this.#startCeiling);
           ({ rows } = await this.pool.query<{ event: string; global_position: string }>(
-            `SELECT global_position, event::text AS event FROM ${pg.escapeIdentifier(this.schema)}.events
+            `SELECT global_position, event::text AS event FROM ${this.driver.escapeIdentifier(this.schema)}.events
              WHERE global_position > $1 AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
              ORDER BY global_position LIMIT ${this.options.pageSize}`,
             [this.#cursor],
@@ -197,7 +200,7 @@ export class PostgresTail {
   /** The highest position below which nothing can still commit (0 for an empty log). */
   async safePosition(): Promise<number> {
     const { rows } = await this.pool.query<{ safe: string | null }>(
-      `SELECT max(global_position) AS safe FROM ${pg.escapeIdentifier(this.schema)}.events WHERE transaction_id < pg_snapshot_xmin(pg_current_snapshot())`,
+      `SELECT max(global_position) AS safe FROM ${this.driver.escapeIdentifier(this.schema)}.events WHERE transaction_id < pg_snapshot_xmin(pg_current_snapshot())`,
     );
     return rows[0]?.safe === null || rows[0]?.safe === undefined ? 0 : Number(rows[0].safe);
   }
@@ -255,7 +258,7 @@ export class PostgresTail {
     if (this.#listener !== undefined) return;
     // A connection of its own, outside the pool: it is held for as long as someone subscribes,
     // and a pool of one connection would otherwise have none left for appends.
-    const client = new pg.Client(this.pool.options);
+    const client = new this.driver.Client(this.pool.options);
     client.on("notification", (message) => {
       if (message.channel === this.channel) this.#poke();
     });
@@ -266,7 +269,7 @@ export class PostgresTail {
     });
     try {
       await client.connect();
-      await client.query(`LISTEN ${pg.escapeIdentifier(this.channel)}`);
+      await client.query(`LISTEN ${this.driver.escapeIdentifier(this.channel)}`);
       this.#listener = client;
     } catch {
       await client.end().catch(() => undefined);

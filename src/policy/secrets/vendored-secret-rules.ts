@@ -69,19 +69,42 @@ function compileAllowlist(list: (typeof vendored.allowlists)[number]): Allowlist
   };
 }
 
-const globalAllowlists: readonly Allowlist[] = vendored.allowlists.map(compileAllowlist);
+/** The rules, their allowlists and their keywords' automaton, ready to run. */
+interface CompiledRules {
+  globalAllowlists: readonly Allowlist[];
+  rules: readonly Rule[];
+  automaton: KeywordAutomaton;
+  /** Rules without keywords run on every text. */
+  keywordlessRules: readonly number[];
+}
 
-const rules: readonly Rule[] = vendored.rules.map((rule) => ({
-  id: rule.id,
-  // `d` for the capture groups' indices, so the finding is the secret's span and the label stays.
-  regex: compile(rule.regex, "gd"),
-  entropy: rule.entropy,
-  secretGroup: rule.secretGroup,
-  allowlists: rule.allowlists.map(compileAllowlist),
-}));
+let compiled: CompiledRules | undefined;
+
+/**
+ * The rules compiled on the first scan rather than when turnlog is imported: some 200 regular
+ * expressions and the automaton are a noticeable part of an import's start-up, which a process
+ * that never redacts (a CLI command that only reads a log) need not pay (docs/performance.md,
+ * "Start-up").
+ */
+function compiledRules(): CompiledRules {
+  compiled ??= {
+    globalAllowlists: vendored.allowlists.map(compileAllowlist),
+    rules: vendored.rules.map((rule) => ({
+      id: rule.id,
+      // `d` for the capture groups' indices, so the finding is the secret's span and the label stays.
+      regex: compile(rule.regex, "gd"),
+      entropy: rule.entropy,
+      secretGroup: rule.secretGroup,
+      allowlists: rule.allowlists.map(compileAllowlist),
+    })),
+    automaton: buildAutomaton(vendored.rules.map((rule) => rule.keywords)),
+    keywordlessRules: vendored.rules.flatMap((rule, index) => (rule.keywords.length === 0 ? [index] : [])),
+  };
+  return compiled;
+}
 
 /** The number of gitleaks rules the detector runs. */
-export const vendoredRuleCount = rules.length;
+export const vendoredRuleCount = vendored.rules.length;
 
 /**
  * All keywords in one Aho-Corasick automaton over a dense table: one lookup per character finds
@@ -162,12 +185,8 @@ function buildAutomaton(keywordsByRule: readonly (readonly string[])[]): Keyword
   return { symbols, symbolCount, transitions, outputs };
 }
 
-const automaton = buildAutomaton(vendored.rules.map((rule) => rule.keywords));
-/** Rules without keywords run on every text. */
-const keywordlessRules = vendored.rules.flatMap((rule, index) => (rule.keywords.length === 0 ? [index] : []));
-
 /** The rules whose keywords `text` contains (case-insensitively, as gitleaks looks), in rule order. */
-function rulesToRun(text: string): number[] {
+function rulesToRun(text: string, { automaton, keywordlessRules }: CompiledRules): number[] {
   const { symbols, symbolCount, transitions, outputs } = automaton;
   const selected = new Set<number>(keywordlessRules);
   let state = 0;
@@ -226,7 +245,9 @@ function isBareDigest(secret: string, matchText: string): boolean {
  */
 export function scanVendoredRules(text: string): VendoredFinding[] {
   const findings: VendoredFinding[] = [];
-  for (const index of rulesToRun(text)) {
+  const ready = compiledRules();
+  const { rules, globalAllowlists } = ready;
+  for (const index of rulesToRun(text, ready)) {
     const rule = rules[index]!;
     const regex = rule.regex;
     regex.lastIndex = 0;

@@ -3,12 +3,11 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
-import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 import packageJson from "../../../package.json" with { type: "json" };
 import type { RiskClass } from "../../contracts/risk.js";
 import { McpServerError } from "../../errors/mcp-server-error.js";
 import { defaultToolTimeoutMs, defineTool, type ToolDefinition } from "../define-tool.js";
-import { jsonSchemaInput } from "../json-schema-input.js";
+import { jsonSchemaInput, schemaValidator } from "../json-schema-input.js";
 import { mcpRiskClass } from "./mcp-risk.js";
 import { mcpToolName } from "./mcp-tool-name.js";
 import { mcpToolResult } from "./mcp-tool-result.js";
@@ -332,7 +331,7 @@ function toTurnlogTools(client: Client, config: McpServerConfig, listed: readonl
   if (unknown.length > 0) throw new Error(`the risk overrides name tools the server does not list: ${unknown.join(", ")}`);
   const timeoutMs = config.timeoutMs ?? defaultToolTimeoutMs;
   // One validator (one ajv) per server compiles all of its schemas.
-  const validator = new AjvJsonSchemaValidator();
+  const validator = schemaValidator();
   return listed
     .filter((tool) => tool.execution?.taskSupport !== "required")
     .map((tool) => {
