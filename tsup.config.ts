@@ -19,6 +19,18 @@ export const viewBuild = {
   clean: true,
 } satisfies Options;
 
+/**
+ * Dependencies bundled into dist/ rather than imported from node_modules at run time: the small
+ * ones every import of turnlog needs. Loaded from node_modules, zod alone is 95 modules (its entry
+ * pulls in all of its locales), and immutable, shell-quote, safe-stable-stringify and
+ * fastest-levenshtein are CommonJS, which Node lexes whole when ESM imports them; together they
+ * were most of `import("turnlog")`'s start-up (docs/performance.md, "Start-up"). Bundled, esbuild
+ * keeps what is used, in one module. They stay in `dependencies` for their types. The heavy,
+ * optional ones (pg, level, the provider SDKs, the MCP SDK, gpt-tokenizer) stay external and load
+ * on first use.
+ */
+const bundledDependencies = ["zod", "xstate", "immer", "immutable", "canonicalize", "safe-stable-stringify", "shell-quote", "fastest-levenshtein"];
+
 export default defineConfig([
   {
     entry: {
@@ -36,6 +48,7 @@ export default defineConfig([
     // dist/view is the browser build's, which runs alongside.
     clean: ["!view/**"],
     splitting: true,
+    noExternal: bundledDependencies,
   },
   viewBuild,
 ]);
