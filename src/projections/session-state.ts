@@ -5,7 +5,7 @@ import type { GateDecision, PolicySnapshot } from "../contracts/policy.js";
 import type { ProviderFormat } from "../contracts/provider.js";
 import type { RiskClass } from "../contracts/risk.js";
 import type { ToolSnapshot } from "../contracts/tools.js";
-import type { RecordedEvent } from "../log/event-log.js";
+import type { RecordedTurnlogEvent } from "../log/event-log.js";
 import { CallMap } from "./call-map.js";
 import type { Projection } from "./projection.js";
 
@@ -320,8 +320,8 @@ function trackPause(draft: Draft, type: string, recordedAt: string): void {
  * every event; `evolveCallOnly` applies them without one. Undefined for any other event (or one
  * that also counts a failure or opens a pause), which only `evolve` folds.
  */
-function callChanges(recorded: RecordedEvent): { changes: [callId: string, patch: Partial<CallState>][]; messages?: SessionMessage[] } | undefined {
-  const event = recorded as unknown as TurnlogEvent;
+function callChanges(event: RecordedTurnlogEvent): { changes: [callId: string, patch: Partial<CallState>][]; messages?: SessionMessage[] } | undefined {
+  const recorded = event;
   const position = recorded.meta.streamPosition;
   const recordedAt = recorded.meta.recordedAt;
   switch (event.type) {
@@ -374,7 +374,7 @@ export function isCallOnlyEvent(type: string): boolean {
  * folding them). Returns `undefined` when the event does more, or a pause for a person is open
  * (its end is a change `evolve` makes), so the caller folds it with `evolve`.
  */
-export function evolveCallOnly(state: SessionState, recorded: RecordedEvent): SessionState | undefined {
+export function evolveCallOnly(state: SessionState, recorded: RecordedTurnlogEvent): SessionState | undefined {
   if (!isCallOnlyEvent(recorded.type) || state.current.pausedSince !== null) return undefined;
   const described = callChanges(recorded);
   if (described === undefined) return undefined;
@@ -389,7 +389,7 @@ export function evolveCallOnly(state: SessionState, recorded: RecordedEvent): Se
 }
 
 /** Applies `callChanges` of the event in a draft (or in place); false when it has none (the event does more). */
-function applyCallChanges(draft: Draft, recorded: RecordedEvent): boolean {
+function applyCallChanges(draft: Draft, recorded: RecordedTurnlogEvent): boolean {
   const described = callChanges(recorded);
   if (described === undefined) return false;
   for (const [callId, patch] of described.changes) patchCall(draft, callId, patch);
@@ -397,8 +397,8 @@ function applyCallChanges(draft: Draft, recorded: RecordedEvent): boolean {
   return true;
 }
 
-function evolve(draft: Draft, recorded: RecordedEvent): void {
-  const event = recorded as unknown as TurnlogEvent & { meta: RecordedEvent["meta"] };
+function evolve(draft: Draft, event: RecordedTurnlogEvent): void {
+  const recorded = event;
   const position = recorded.meta.streamPosition;
   draft.position = position;
   draft.lastRecordedAt = recorded.meta.recordedAt;

@@ -3,9 +3,10 @@ import type { TurnlogEvent } from "../contracts/events.js";
 import { parseEvent } from "../contracts/events.js";
 import type { PolicySnapshot } from "../contracts/policy.js";
 import { isDeepStrictEqual } from "node:util";
-import type { EventLog, RecordedEvent } from "../log/event-log.js";
+import type { EventLog, RecordedEvent, RecordedTurnlogEvent } from "../log/event-log.js";
 import { eventDataSnapshot, systemClock } from "../log/event-recording.js";
 import { advanceTime, monotonicReading, type TimeAnchor } from "../log/recorded-time.js";
+import { appendedEvents, readEvents } from "../core/read-events.js";
 import { SessionFold, type SessionFoldCheckpoint } from "../core/session-fold.js";
 import { sessionStream } from "../core/session-stream.js";
 import { isAlwaysSealed } from "../log/seal/seal-record.js";
@@ -180,7 +181,7 @@ export class SessionStore {
     // Paged so a long session never sits in memory twice.
     const page = 10_000;
     for (;;) {
-      const events = await this.log.readStream(sessionStream(this.sessionId), { from: this.#version + 1, maxCount: page });
+      const events = readEvents(await this.log.readStream(sessionStream(this.sessionId), { from: this.#version + 1, maxCount: page }));
       this.#fold.applyAll(events);
       const untold = events.filter((event) => event.meta.streamPosition > told);
       if (untold.length > 0) this.#observe(history ? "loaded" : "recorded", untold);
@@ -361,9 +362,8 @@ export class SessionStore {
       // this very object instead of copying the data a second time.
       stored = events.map((event) => ({ ...event, data: this.#snapshot(event) }) as TurnlogEvent);
       this.#fold.applyAll(
-        stored.map((event, index): RecordedEvent => ({
-          type: event.type,
-          data: event.data,
+        stored.map((event, index): RecordedTurnlogEvent => ({
+          ...event,
           meta: { eventId: "", stream: sessionStream(this.sessionId), streamPosition: first + index, globalPosition: 0, recordedAt, schemaVersion: 1, prevHash: "", hash: "" },
         })),
       );
@@ -516,7 +516,7 @@ export class SessionStore {
       if (appended.events.some((event) => event.meta.recordedAt !== recordedAt)) {
         // A log that does not take the settled time: fold what it recorded instead.
         this.#fold.restore(staged.before);
-        this.#fold.applyAll(appended.events);
+        this.#fold.applyAll(appendedEvents(staged.events, appended.events));
       }
       const last = appended.events.at(-1);
       if (last !== undefined) {
