@@ -1,4 +1,4 @@
-import type { RecordedEvent } from "../log/event-log.js";
+import type { RecordedTurnlogEvent } from "../log/event-log.js";
 
 /** Calls of one execution group that were running at the same time, as the log shows it. */
 export interface ConcurrentRun {
@@ -24,7 +24,7 @@ const terminalTypes: ReadonlySet<string> = new Set(["turn.tool.succeeded", "turn
  * @example
  * concurrentRuns(events); // [{ turnId: "turn-1", group: 0, tools: ["read_file", "list_dir"], … }]
  */
-export function concurrentRuns(events: readonly RecordedEvent[]): ConcurrentRun[] {
+export function concurrentRuns(events: readonly RecordedTurnlogEvent[]): ConcurrentRun[] {
   const runs = new Map<string, ConcurrentRun>();
   // The calls running right now, by call ID, with the key of their group.
   const running = new Map<string, { key: string; tool: string }>();

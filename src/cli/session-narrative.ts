@@ -1,5 +1,5 @@
 import type { ResolvedLogLocation } from "../log/log-location.js";
-import type { RecordedEvent } from "../log/event-log.js";
+import type { RecordedTurnlogEvent } from "../log/event-log.js";
 import type { SessionState } from "../reader/index.js";
 import type { PendingApproval, SendOutcome } from "../runtime/provider-turn-loop.js";
 import { concurrentRuns, describeConcurrentRun } from "./concurrent-runs.js";
@@ -43,7 +43,7 @@ export class TimelinePrinter {
    * Prints the lines of the events not shown yet, each followed by what it completes: `↳ read_file
    * and list_dir ran side by side (group 0)` after the event that ended the last of them.
    */
-  printNew(events: readonly RecordedEvent[]): void {
+  printNew(events: readonly RecordedTurnlogEvent[]): void {
     const from = this.#printed;
     const notes = narrativeNotes(terminalSafe(events));
     // Formatting every event keeps the offsets and the column widths of all parts the same.
@@ -65,7 +65,7 @@ export class TimelinePrinter {
  * @example
  * narrativeNotes(events).get(13); // ["read_file and list_dir ran side by side (group 0)"]
  */
-export function narrativeNotes(events: readonly RecordedEvent[]): Map<number, string[]> {
+export function narrativeNotes(events: readonly RecordedTurnlogEvent[]): Map<number, string[]> {
   const notes = new Map<number, string[]>();
   const add = (position: number, note: string) => notes.set(position, [...(notes.get(position) ?? []), note]);
   const lastPosition = events.at(-1)?.meta.streamPosition ?? 0;

@@ -7,7 +7,7 @@ import { answeringFor, approverName, cancelOnInterrupt, driveSession, printRunEn
 import { RunPresenter } from "../run/run-presenter.js";
 import { answerCommands, commandLines, heldCallLines, outcomeLines, TimelinePrinter } from "../session-narrative.js";
 import type { SendOutcome } from "../../runtime/provider-turn-loop.js";
-import { sessionStream } from "../../reader/index.js";
+import { readEvent, sessionStream } from "../../reader/index.js";
 
 /**
  * The exit code for how a turn loop ended (DESIGN.md §12).
@@ -85,7 +85,7 @@ async function resumeRunSession(opened: OpenedSession, presenter: RunPresenter, 
   presenter.modelLabel = run?.model ?? "the model";
   presenter.remember(recorded);
   print(`${paint("accent", "resumed")} ${sessionId} ${paint("dim", `· ${terminalText(session.state().provider?.id ?? run?.model ?? "")} · what happens from here on`)}`);
-  const unsubscribe = runtime.log.subscribe(presenter.onEvent, { stream: sessionStream(sessionId) });
+  const unsubscribe = runtime.log.subscribe((event) => presenter.onEvent(readEvent(event)), { stream: sessionStream(sessionId) });
   const interrupt = cancelOnInterrupt(presenter);
   let outcome: SendOutcome;
   try {

@@ -1,4 +1,4 @@
-import type { RecordedEvent } from "../../log/event-log.js";
+import type { RecordedTurnlogEvent } from "../../log/event-log.js";
 import { turnPaths, type AuditRow, type SessionStatus, type SessionView } from "../../reader/index.js";
 import { eventSummaries } from "../timeline.js";
 import type { CallDecision, PositionState, SessionTimeline, TimelineCall, TimelineTurn } from "./view-api.js";
@@ -24,11 +24,11 @@ export function callDecision(decision: AuditRow["decision"]): CallDecision {
  * const timeline = sessionTimeline(events, await reader.audit(id), "completed");
  * timeline.turns[0]?.calls.map((call) => call.decision); // ["allow", "ask", "rejected"]
  */
-export function sessionTimeline(events: readonly RecordedEvent[], audit: readonly AuditRow[], status: SessionStatus): SessionTimeline {
+export function sessionTimeline(events: readonly RecordedTurnlogEvent[], audit: readonly AuditRow[], status: SessionStatus): SessionTimeline {
   const first = events[0];
   if (first === undefined) throw new TypeError("sessionTimeline: a session has at least one event");
   const start = Date.parse(first.meta.recordedAt);
-  const at = (event: RecordedEvent) => Math.max(0, Date.parse(event.meta.recordedAt) - start);
+  const at = (event: RecordedTurnlogEvent) => Math.max(0, Date.parse(event.meta.recordedAt) - start);
   const turns = new Map<string, TimelineTurn>();
   const calls = new Map<string, Partial<TimelineCall> & { callId: string }>();
   const call = (callId: string) => {
@@ -166,7 +166,7 @@ export function sessionTimeline(events: readonly RecordedEvent[], audit: readonl
   };
 }
 
-function sessionIdOf(event: RecordedEvent): string {
+function sessionIdOf(event: RecordedTurnlogEvent): string {
   return event.meta.stream.replace(/^session-/, "");
 }
 
