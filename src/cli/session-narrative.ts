@@ -72,13 +72,12 @@ export function narrativeNotes(events: readonly RecordedTurnlogEvent[]): Map<num
   for (const run of concurrentRuns(events)) add(run.endPosition ?? lastPosition, describeConcurrentRun(run));
   const toolOf = new Map<string, string>();
   for (const event of events) {
-    const data = event.data as { callId?: unknown; tool?: unknown; code?: unknown };
-    if (typeof data.callId !== "string") continue;
-    if (event.type === "turn.tool.started" && typeof data.tool === "string") toolOf.set(data.callId, data.tool);
-    if (event.type === "turn.tool.failed" && data.code === "arguments-unavailable") {
+    if (event.type === "turn.tool.started") toolOf.set(event.data.callId, event.data.tool);
+    if (event.type === "turn.tool.failed" && event.data.code === "arguments-unavailable") {
+      const { callId } = event.data;
       add(
         event.meta.streamPosition,
-        `${toolOf.get(data.callId) ?? "call"} ${data.callId} could not run: its arguments held a secret, which only the process that received them kept, in memory — the log has the redacted form`,
+        `${toolOf.get(callId) ?? "call"} ${callId} could not run: its arguments held a secret, which only the process that received them kept, in memory — the log has the redacted form`,
       );
     }
   }

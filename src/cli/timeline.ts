@@ -1,4 +1,4 @@
-import { eventCatalogue, eventTypes, type TurnlogEvent, type TurnlogEventType } from "../contracts/events.js";
+import { eventCatalogue, eventTypes, TurnlogEventSchema, type TurnlogEvent, type TurnlogEventType } from "../contracts/events.js";
 import type { RecordedTurnlogEvent } from "../log/event-log.js";
 import { painter, type Paint, type Tone } from "./terminal-style.js";
 import { terminalSafe } from "./terminal-text.js";
@@ -144,9 +144,9 @@ function isCatalogued(type: string): type is TurnlogEventType {
  */
 function summarize(recorded: RecordedTurnlogEvent, context: SummaryContext): string {
   if (!isCatalogued(recorded.type)) return context.paint("dim", "(not in this turnlog's event catalogue)");
-  const parsed = eventCatalogue[recorded.type].schema.safeParse({ type: recorded.type, data: recorded.data });
+  const parsed = TurnlogEventSchema.safeParse({ type: recorded.type, data: recorded.data });
   if (!parsed.success) return context.paint("warn", "(data does not match the event catalogue)");
-  return summarizeEvent(parsed.data as TurnlogEvent, context);
+  return summarizeEvent(parsed.data, context);
 }
 
 function summarizeEvent(event: TurnlogEvent, context: SummaryContext): string {

@@ -1,3 +1,4 @@
+import { isTurnEvent } from "../contracts/events.js";
 import type { RecordedTurnlogEvent } from "../log/event-log.js";
 import { auditRows, turnEndings, type AuditRow, type SessionState, type TurnState } from "../reader/index.js";
 import { outcomeTones, painter, type Tone } from "./terminal-style.js";
@@ -99,8 +100,8 @@ export function formatTurnTable(events: readonly RecordedTurnlogEvent[], recorde
 function turnTimes(events: readonly RecordedTurnlogEvent[]): Map<string, { start: number; end?: number }> {
   const times = new Map<string, { start: number; end?: number }>();
   for (const event of events) {
-    const turnId = (event.data as { turnId?: unknown } | null)?.turnId;
-    if (typeof turnId !== "string" || !event.type.startsWith("turn.")) continue;
+    if (!isTurnEvent(event)) continue;
+    const turnId = event.data.turnId;
     const at = Date.parse(event.meta.recordedAt);
     const time = times.get(turnId);
     if (time === undefined) times.set(turnId, { start: at });

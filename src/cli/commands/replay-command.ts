@@ -171,8 +171,7 @@ function toolsRecordedWithoutSchema(events: readonly RecordedTurnlogEvent[]): To
   const tools = new Map<string, ToolSnapshot>();
   for (const event of events) {
     if (event.type !== "session.started" && event.type !== "session.tools.changed") continue;
-    const recorded = (event.data as { tools?: ToolSnapshot[] }).tools ?? [];
-    for (const tool of recorded) if (tool.parameters === undefined && !tools.has(String(tool.name))) tools.set(String(tool.name), tool);
+    for (const tool of event.data.tools) if (tool.parameters === undefined && !tools.has(tool.name)) tools.set(tool.name, tool);
   }
   return [...tools.values()];
 }
@@ -193,8 +192,8 @@ function refuseUnknownDecisionsVersion(sessionId: string, events: readonly Recor
 /** The decisions versions a session's log records, in order: its start's and each upgrade's. */
 function recordedVersions(events: readonly RecordedTurnlogEvent[]): number[] {
   return events.flatMap((event) => {
-    if (event.type === "session.started") return [(event.data as { decisionsVersion?: number }).decisionsVersion ?? 1];
-    if (event.type === "session.decisions.upgraded") return [(event.data as { to: number }).to];
+    if (event.type === "session.started") return [event.data.decisionsVersion ?? 1];
+    if (event.type === "session.decisions.upgraded") return [event.data.to];
     return [];
   });
 }

@@ -61,7 +61,7 @@ export async function resumeCommand(sessionId: string, options: { location: Reso
     }
     print();
     for (const line of outcomeLines(outcome, session.state(), events.length, paint)) print(line);
-    const lostSecrets = events.slice(recorded.length).filter((event) => event.type === "turn.tool.failed" && (event.data as { code?: unknown }).code === "arguments-unavailable");
+    const lostSecrets = events.slice(recorded.length).filter((event) => event.type === "turn.tool.failed" && event.data.code === "arguments-unavailable");
     if (outcome.status === "completed" && lostSecrets.length > 0) {
       print();
       print(paint("dim", "(the demo's model is scripted: its answer was written for an uninterrupted run and does not read the results — a real model would be told which call did not run)"));

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { Budgets } from "../../contracts/budgets.js";
 import type { PolicyInput } from "../../contracts/policy.js";
-import type { ToolSnapshot } from "../../contracts/tools.js";
+import type { EventOf } from "../../contracts/events.js";
 import type { Clock, EventLog, RecordedTurnlogEvent } from "../../log/event-log.js";
 import { scriptedProvider, type ScriptedProvider } from "../../providers/scripted-provider.js";
 import { createRuntime, type Runtime } from "../../runtime/create-runtime.js";
@@ -158,7 +158,7 @@ export function createDemoRuntime(options: DemoRuntimeOptions): Promise<Runtime>
  */
 export function consumedScriptSteps(events: readonly RecordedTurnlogEvent[]): number {
   return events.filter(
-    (event) => event.type === "turn.provider.responded" || (event.type === "turn.provider.failed" && (event.data as { kind?: unknown }).kind !== "interrupted"),
+    (event) => event.type === "turn.provider.responded" || (event.type === "turn.provider.failed" && event.data.kind !== "interrupted"),
   ).length;
 }
 
@@ -182,9 +182,8 @@ export function continuedDemoProvider(events: readonly RecordedTurnlogEvent[]): 
  */
 export function toolsForeignToDemo(events: readonly RecordedTurnlogEvent[]): string[] {
   const known = new Map(new ToolRegistry(demoTools()).snapshot().map((tool) => [tool.name, tool.schemaDigest]));
-  const recorded = startedData(events)?.tools;
-  if (!Array.isArray(recorded)) return [];
-  return (recorded as ToolSnapshot[]).filter((tool) => known.get(tool.name) !== tool.schemaDigest).map((tool) => String(tool.name));
+  const recorded = startedData(events)?.tools ?? [];
+  return recorded.filter((tool) => known.get(tool.name) !== tool.schemaDigest).map((tool) => tool.name);
 }
 
 /**
@@ -202,7 +201,7 @@ export function notADemoSession(events: readonly RecordedTurnlogEvent[]): string
   return undefined;
 }
 
-function startedData(events: readonly RecordedTurnlogEvent[]): { tools?: unknown; provider?: { id?: unknown } } | undefined {
-  const started = events.find((event) => event.type === "session.started");
-  return started?.data as { tools?: unknown; provider?: { id?: unknown } } | undefined;
+function startedData(events: readonly RecordedTurnlogEvent[]): EventOf<"session.started">["data"] | undefined {
+  for (const event of events) if (event.type === "session.started") return event.data;
+  return undefined;
 }
