@@ -1,6 +1,7 @@
 import { describeCommandScope } from "../policy/command-prefix.js";
 import type { EventOf, TurnlogEvent } from "../contracts/events.js";
 import type { RecordedEvent } from "../log/event-log.js";
+import { readEvent } from "../core/read-events.js";
 import { defaultSecretRedactor, type SecretRedactor } from "../policy/secrets/secret-detector.js";
 
 /*
@@ -274,7 +275,7 @@ export function deriveSpans(
 ): { state: SpanDerivationState; changes: SpanChange[] } {
   if (recorded.meta.streamPosition <= state.position) return { state, changes: [] };
   const step = new Step(state, Date.parse(recorded.meta.recordedAt), recorded.meta.streamPosition, options);
-  apply(step, recorded as unknown as TurnlogEvent);
+  apply(step, readEvent(recorded));
   return { state: step.state(state), changes: step.changes };
 }
 
@@ -409,8 +410,17 @@ function apply(step: Step, event: TurnlogEvent): void {
       else step.end(key, { "turnlog.outcome": code === "interrupted" ? "interrupted" : "failed", "turnlog.tool.duration_ms": event.data.durationMs, ...content }, code);
       return;
     }
-    default:
+    case "session.decisions.upgraded":
+    case "session.tools.changed":
+    case "session.environment.observed":
+    case "turn.results.packetized":
+    case "turn.continued":
+    case "session.history.compacted":
+    case "session.diagnostic.recorded":
+      // No span opens, closes or gains a moment: the state moves on to the next position only.
       return;
+    default:
+      event satisfies never;
   }
 }
 
