@@ -233,7 +233,7 @@ class TurnChanges {
 
   constructor(private readonly changes: DecisionChange[]) {}
 
-  recomputed(position: number, logged: RecordedEvent, recomputed: readonly TurnlogEvent[], turnId: string | undefined): void {
+  recomputed(position: number, logged: RecordedTurnlogEvent, recomputed: readonly TurnlogEvent[], turnId: string | undefined): void {
     const change = turnChange(position, logged, recomputed);
     const held = this.#held;
     if (change === undefined) {
