@@ -115,23 +115,22 @@ interface SummaryContext {
   toolOfCall: Map<string, string>;
 }
 
+/** The tone of the events that stand out; every other event is painted by its kind (decision or input). */
+const tones: Partial<Record<TurnlogEventType, Tone>> = {
+  "turn.completed": "good",
+  "turn.tool.succeeded": "good",
+  "turn.approval.granted": "good",
+  "turn.failed": "bad",
+  "turn.tool.failed": "bad",
+  "turn.approval.denied": "bad",
+  "turn.stopped": "warn",
+  "turn.tool.interrupted": "warn",
+  "turn.provider.failed": "warn",
+};
+
 function toneOf(type: string): Tone {
-  switch (type) {
-    case "turn.completed":
-    case "turn.tool.succeeded":
-    case "turn.approval.granted":
-      return "good";
-    case "turn.failed":
-    case "turn.tool.failed":
-    case "turn.approval.denied":
-      return "bad";
-    case "turn.stopped":
-    case "turn.tool.interrupted":
-    case "turn.provider.failed":
-      return "warn";
-    default:
-      return isCatalogued(type) && eventCatalogue[type].kind === "decision" ? "decision" : "input";
-  }
+  if (!isCatalogued(type)) return "input";
+  return tones[type] ?? (eventCatalogue[type].kind === "decision" ? "decision" : "input");
 }
 
 function isCatalogued(type: string): type is TurnlogEventType {
@@ -275,6 +274,8 @@ function summarizeEvent(event: TurnlogEvent, context: SummaryContext): string {
       return `${plural(event.data.unitsSummarized, "unit")} before #${event.data.beforePosition} summarized`;
     case "session.diagnostic.recorded":
       return diagnosticSummary(event.data, join);
+    default:
+      return event satisfies never;
   }
 }
 

@@ -355,8 +355,33 @@ function callChanges(event: RecordedTurnlogEvent): { changes: [callId: string, p
           position,
         })),
       };
-    default:
+    case "session.started":
+    case "session.config.changed":
+    case "session.decisions.upgraded":
+    case "session.tools.changed":
+    case "session.environment.observed":
+    case "session.user_message.added":
+    case "turn.started":
+    case "turn.provider.requested":
+    case "turn.provider.responded":
+    case "turn.provider.failed":
+    case "turn.tool_calls.normalized":
+    case "turn.approval.granted":
+    case "turn.approval.denied":
+    case "turn.tool.failed":
+    case "turn.completed":
+    case "turn.continued":
+    case "turn.stopped":
+    case "turn.failed":
+    case "session.native_tool.requested":
+    case "session.native_tool.decided":
+    case "session.native_tool.completed":
+    case "session.history.compacted":
+    case "session.diagnostic.recorded":
+      // A failed call also counts a failure; the others change more than calls and messages.
       return undefined;
+    default:
+      return event satisfies never;
   }
 }
 
