@@ -20,7 +20,7 @@ import { upcastEvent } from "./upcast.js";
  *   by a newer turnlog, or by hand.
  * - `"schema"`: the event is also parsed against its zod schema (the recorded data is kept as it
  *   is; parsing only checks it). About as costly as folding the event (docs/events.md gives the
- *   figures), so it is for data of unknown origin: `turnlog verify`-style audits and tests.
+ *   figures), so it is for data of unknown origin (a log from elsewhere, written by hand).
  */
 export type EventCheck = "shape" | "schema";
 
