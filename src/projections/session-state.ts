@@ -1,6 +1,6 @@
 import { enableMapSet, freeze, isDraft, original } from "immer";
 import type { Budgets } from "../contracts/budgets.js";
-import type { EventOf, Packet, RejectionReason, StoredCut, TurnlogEvent } from "../contracts/events.js";
+import type { EventOf, Packet, RejectionReason, StoredCut } from "../contracts/events.js";
 import type { GateDecision, PolicySnapshot } from "../contracts/policy.js";
 import type { ProviderFormat } from "../contracts/provider.js";
 import type { RiskClass } from "../contracts/risk.js";
