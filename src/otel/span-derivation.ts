@@ -262,7 +262,9 @@ class Step {
  * Applies one recorded event of the session: the spans it opens, the moments it adds to open
  * spans, and the spans it closes, with the state after it. Pure: the same state and event give
  * the same result; events of other types (diagnostics, history) change nothing. An event at or
- * before the state's position was applied already and changes nothing.
+ * before the state's position was applied already and changes nothing. The event is read as every
+ * reader reads it (`readEvent`: upcast, checked — one not of the catalogue throws
+ * `UnexpectedEventError`).
  *
  * @example
  * const { state: next, changes } = deriveSpans(state, recorded);
