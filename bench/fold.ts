@@ -1,5 +1,5 @@
 /**
- * Folding at scale (DESIGN.md §15): writes one session of ~N events (default 1 000 000) into a
+ * Folding at scale (docs/performance.md#the-scenarios): writes one session of ~N events (default 1 000 000) into a
  * relaxed LevelEventLog — a real recorded user message (tool turns, a history compaction, an
  * answer) repeated — and then, each time streaming `log.readAll()` (the log is never loaded whole)
  * and sampling `process.memoryUsage()` as it goes:

@@ -1,5 +1,5 @@
 /**
- * One long session (DESIGN.md §15, "flat in history length"): one user message, then turn after
+ * One long session (docs/performance.md#the-figures-and-their-targets: flat in history length): one user message, then turn after
  * turn of N no-op read-only tool calls (`relaxed`, full-auto) into a LevelDB log, until the
  * session holds the target number of events. Prints µs per tool call for windows of turns as the
  * session grows, and the ratio of the last window to the first.

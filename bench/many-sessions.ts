@@ -1,6 +1,6 @@
 /**
  * Many sessions (issue 15, deliverable 4): one process drives `--sessions` (default 1 000)
- * scripted sessions at once on one LevelEventLog with durability `sync`. Each session is the §15
+ * scripted sessions at once on one LevelEventLog with durability `sync`. Each session is the bench
  * scenario, shorter: one user message, the model answers `--turns` times with 4 no-op tool calls,
  * then a final answer. Each session has a runtime and a scripted provider of its own; they share
  * the log, whose group commit puts concurrent appends into one fsynced batch.
@@ -12,7 +12,7 @@
  *   available to the runtime (the provider's `complete()` resolved with the answer that asked for
  *   the call) to the append holding the call's outcome event (`turn.tool.succeeded`, `.failed`)
  *   resolving, i.e. the call's result being in the log. The noop tool is read-only, so that
- *   append may not yet be fsynced (DESIGN.md §3: read-only work rides on the next synced append,
+ *   append may not yet be fsynced (docs/design.md#4-the-log: read-only work rides on the next synced append,
  *   at the latest at the turn's end); the turn latency below covers the fsync;
  * - **per-turn latency, p50 / p99**: from the model's answer to the runtime's next request to the
  *   model, i.e. the answer's 4 calls run, their results logged durably and the next request built;

@@ -1,7 +1,7 @@
 /**
  * What the secret detector costs on the hot path: every tool output, argument text, assistant
  * text and provider error passes it before it is logged. Prints µs per call of `redactText` on a
- * typical 12 000-character tool output (the model-visible result size, DESIGN.md §8) with and
+ * typical 12 000-character tool output (the model-visible result size, docs/log.md#large-tool-outputs) with and
  * without a secret in it, of `redactJsonText` on a 2 KB arguments JSON, and ns per character of
  * `redactText` on the adversarial inputs of test/policy/secrets/secret-detector.test.ts (linear
  * scans keep it flat; a quadratic one would take minutes on these).

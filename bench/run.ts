@@ -1,5 +1,5 @@
 /**
- * The scenario of DESIGN.md §15 and issue 15: one user message; the model answers N times with 4
+ * The scenario of issue 15 (docs/performance.md#the-scenarios): one user message; the model answers N times with 4
  * tool calls each (tools do no work), then a final answer. Prints µs of runtime overhead per tool
  * call at a short and a long session (default 50 and 200 turns), with durability `sync` and
  * `relaxed`, next to the two floors measured by this script in this run:
@@ -42,7 +42,7 @@ const callsPerTurn = 4;
 
 const noop = defineTool({ name: "noop", description: "does nothing", risk: "read-only-local", input: z.object({ n: z.number() }), run: () => "ok" });
 
-/** µs per tool call of the §15 scenario at `turns` turns, on a fresh LevelEventLog. */
+/** µs per tool call of the bench scenario at `turns` turns, on a fresh LevelEventLog. */
 async function scenario(turns: number, durability: Durability): Promise<number> {
   const dir = await mkdtemp(join(tmpdir(), "turnlog-bench-"));
   try {

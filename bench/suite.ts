@@ -68,6 +68,8 @@ const steps: Step[] = ci
       { name: "many-sessions", args: ["bench/many-sessions.ts"] },
       { name: "tracing", args: ["bench/tracing.ts"] },
     ];
+// Each speed-up timed against the reference it keeps (docs/design.md#14-speed-ups-and-their-references).
+if (!ci) steps.push({ name: "references", args: ["bench/references.ts"] });
 if (existsSync(longSessionScript)) {
   steps.push({
     name: "long-session",

@@ -1,5 +1,5 @@
 /**
- * What live spans cost (`createRuntime({ tracer })`, docs/observability.md): the §15 scenario of
+ * What live spans cost (`createRuntime({ tracer })`, docs/observability.md): the bench scenario of
  * bench/run.ts — one user message, N turns of 4 tool calls that do no work — on a `relaxed`
  * LevelDB log (no fsync, so the runtime's own work is most of the time), without a tracer and
  * with one. The tracer is OpenTelemetry's own SDK (`BasicTracerProvider` with a

@@ -2,7 +2,7 @@ import { assign, setup } from "xstate";
 import type { TurnEvent } from "../src/contracts/events.js";
 
 /**
- * One provider turn (DESIGN.md §1): finalize → normalize IDs → plan → gate → (approve) → run →
+ * One provider turn (docs/design.md#2-the-turn-machine): finalize → normalize IDs → plan → gate → (approve) → run →
  * packetize → continue. Pure: it is driven with XState's `initialTransition` / `transition`, every
  * event it receives is a logged turnlog event, and the actions it returns are only *names* that
  * the runtime interprets — a decision to compute and append, or an effect to perform.
@@ -49,7 +49,8 @@ export type ProviderTurnActionType =
   | "awaitApprovals"
   | "runToolCalls"
   | "packetizeResults"
-  | "decideContinuation";
+  | "decideContinuation"
+  | "stopCancelled";
 
 const without = (list: readonly string[], item: string) => list.filter((value) => value !== item);
 
@@ -169,6 +170,7 @@ export const providerTurnMachine = setup({
     runToolCalls: noop,
     packetizeResults: noop,
     decideContinuation: noop,
+    stopCancelled: noop,
     recordAttempt: assign(providerTurnAssignments.recordAttempt),
     countTruncation: assign(providerTurnAssignments.countTruncation),
     countInterrupted: assign(providerTurnAssignments.countInterrupted),
@@ -183,8 +185,9 @@ export const providerTurnMachine = setup({
   id: "providerTurn",
   context: ({ input }) => initialTurnContext(input),
   initial: "finalizing",
-  // Cancel and unrecoverable errors end the turn from any state.
+  // The host's cancel, a stop and unrecoverable errors end the turn from any state.
   on: {
+    "turn.cancel.requested": ".cancelling",
     "turn.stopped": ".stopped",
     "turn.failed": ".failed",
   },
@@ -274,6 +277,10 @@ export const providerTurnMachine = setup({
     continuing: {
       entry: "decideContinuation",
       on: { "turn.continued": "continued" },
+    },
+    /** The host cancelled: the turn stops (`turn.stopped`, reason `cancelled`). */
+    cancelling: {
+      entry: "stopCancelled",
     },
     completed: { type: "final" },
     continued: { type: "final" },

@@ -1,5 +1,5 @@
 /**
- * Invariants of command safety (DESIGN.md §8.1): the classifier never throws on any text and
+ * Invariants of command safety (docs/policy.md#command-safety): the classifier never throws on any text and
  * always answers the same; a forbidden command stays forbidden however it is chained, wrapped or
  * nested; escape sequences and fullwidth spellings change nothing a reader would call the command;
  * and a line is exactly as severe as its most severe part.

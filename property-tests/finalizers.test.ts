@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { finalizeAnthropicMessagesEvents } from "../src/providers/anthropic-messages-finalizer.js";
-import { finalizeOpenAiChatChunks } from "../src/providers/openai-chat-finalizer.js";
+import { finalizeAnthropicMessagesEvents } from "../src/providers/anthropic-messages/anthropic-messages-finalizer.js";
+import { finalizeOpenAiChatChunks } from "../src/providers/openai-chat/openai-chat-finalizer.js";
 import {
   blockStop,
   finishChunk,

@@ -56,7 +56,7 @@ function logOf(events: RecordedTurnlogEvent[]): EventLog {
 }
 
 describe("any recorded session, folded in place", () => {
-  it("a mutable fold equals the immutable fold after every event; stateAt cold, from a snapshot and the fold agree at any position", async () => {
+  it("the live fold (draft-free for a call's events) and a fold in place equal an immer draft per event after every event; stateAt cold, from a snapshot and the fold agree at any position", async () => {
     await fc.assert(
       fc.asyncProperty(
         fc.array(fc.array(step, { maxLength: 4 }), { minLength: 1, maxLength: 3 }),
@@ -66,12 +66,17 @@ describe("any recorded session, folded in place", () => {
         async (messages, answers, every, picks) => {
           const events = await record(messages, answers);
           const reference: SessionState[] = [];
+          // The reference is one immer draft per event (`applyEvent`); the live fold takes its
+          // draft-free path for a call's starts, ends, plans, gates and packets (evolveCallOnly).
+          const live = new SessionFold();
           const mutable = new SessionFold({ mutable: true });
           let state = sessionStateProjection.initialState();
           for (const event of events) {
             state = applyEvent(sessionStateProjection, state, event);
             reference.push(state);
+            live.apply(event);
             mutable.apply(event);
+            expect(live.state).toEqual(state);
             expect(mutable.state).toEqual(state);
           }
           const log = logOf(events);

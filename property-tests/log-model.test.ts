@@ -16,7 +16,7 @@ import {
 } from "../src/errors/expected-version-conflict-error.js";
 import type { ExpectedStreamVersion } from "../src/errors/expected-version-conflict-error.js";
 import type { AppendResult, EventLog, ReadStreamOptions, RecordedEvent } from "../src/log/event-log.js";
-import { LevelEventLog } from "../src/log/level-event-log.js";
+import { LevelEventLog } from "../src/log/level/level-event-log.js";
 import { MemoryEventLog } from "../src/log/memory-event-log.js";
 import { PostgresEventLog } from "../src/log/postgres/postgres-event-log.js";
 import { dropSchema, freshSchemaName, postgresUrl } from "../test/support/postgres.js";

@@ -1,5 +1,5 @@
 /**
- * The seal invariant (DESIGN.md §8.4): once a stream is sealed, any single-event modification,
+ * The seal invariant (docs/security.md#the-log-and-its-seals): once a stream is sealed, any single-event modification,
  * any single-event deletion and any truncation of it is detected by `verifySealedLog` — whether
  * the hash chain was re-computed afterwards or not, and (for a truncation) whether the seals that
  * covered the removed events went with them or not.

@@ -1,5 +1,5 @@
 /**
- * Invariants of the secret detector (DESIGN §8.2): a secret planted anywhere in a JSON value, at
+ * Invariants of the secret detector (docs/policy.md#secrets): a secret planted anywhere in a JSON value, at
  * any depth, in any of the forms the detector knows, never survives redaction and always makes
  * `containsSecret` true; values made only of look-alikes come out unchanged; redaction is
  * idempotent; and no input, however odd, makes it throw.

@@ -7,7 +7,8 @@
  *   machine snapshot;
  * - `nextStep(fold, registry)`: what is owed next — a decision, an effect, a wait, or nothing;
  * - the action table (`actionTable`): every action with its kind;
- * - `decideAll` / `decide` / `decideObserving`: the pure decider; `nextToolStart`: the one tool
+ * - `decideCommand`: the session decider, the events each session command appends;
+ * - `decideAll` / `decide` / `decideObserving`: the pure turn decider; `nextToolStart`: the one tool
  *   scheduler; `responseEvent`: what a provider response is recorded as;
  * - `sessionStream`, decision-version helpers, and the defaults a session starts with.
  *
@@ -16,18 +17,22 @@
 export { providerTurnMachine } from "../machines/provider-turn.machine.js";
 export type { ProviderTurnActionType, ProviderTurnContext, ProviderTurnInput } from "../machines/provider-turn.machine.js";
 
-export { SessionFold, turnEndings, UnexpectedEventError } from "./core/session-fold.js";
+export { SessionFold, turnEndings } from "./core/session-fold.js";
+export { UnexpectedEventError } from "./errors/unexpected-event-error.js";
 export type { SessionFoldOptions, TurnSnapshot } from "./core/session-fold.js";
 
 export { nextStep } from "./core/next-step.js";
 export type { Step } from "./core/next-step.js";
 
-export { actionKind, actionTable, isAction, isDecisionAction } from "./core/actions.js";
+export { actionKind, actionTable, isAction, isDecisionAction, owedAfterEvent, owedWhileResting } from "./core/actions.js";
 export type { ActionKind, ActionName, ActionOfKind, DecisionAction, EffectAction, WaitAction } from "./core/actions.js";
 
-export { decide, decideAll, decisionsVersionOf, NoDecisionOwedError, providerRequest } from "./core/decide.js";
+export { decide, decideAll, decisionsVersionOf, providerRequest } from "./core/decide.js";
+export { NoDecisionOwedError } from "./errors/no-decision-owed-error.js";
 export type { Decision, DecisionInputs } from "./core/decide.js";
 export { decideObserving } from "./core/decide-observing.js";
+export { decideCommand } from "./core/session-decider.js";
+export type { SessionCommand, SessionDecisionState } from "./core/session-decider.js";
 export { executionGroups, isConcurrencySafe, nextToolStart, runnableCalls, startedCalls } from "./core/tool-schedule.js";
 export type { ToolStart } from "./core/tool-schedule.js";
 export { maxEchoChars, responseEvent } from "./core/response-event.js";
@@ -36,7 +41,7 @@ export type { ResponseEvent } from "./core/response-event.js";
 export { isValidSessionId, sessionIdOfStream, sessionIdPattern, sessionStream } from "./core/session-stream.js";
 export { decisionsVersions, isKnownDecisionsVersion, latestDecisionsVersion, resolveDecisionsVersion } from "./core/decision-versions.js";
 export type { DecisionsVersion } from "./core/decision-versions.js";
-export { currentSchemaVersion, upcastEvent } from "./core/upcast.js";
+export { currentSchemaVersion, upcastEvent, upcastStream } from "./core/upcast.js";
 export { readEvent, readEvents } from "./core/read-events.js";
 export type { EventCheck } from "./core/read-events.js";
 

@@ -1,6 +1,6 @@
 /**
  * turnlog: an event-sourced runtime for the tool path of an LLM agent. Public names only; the
- * list is a contract (DESIGN.md §11).
+ * list is a contract (docs/design.md#12-the-public-surface).
  */
 export { createRuntime } from "./runtime/create-runtime.js";
 export type { AutoResumeOptions, OpenSessionOptions, Runtime, RuntimeOptions } from "./runtime/create-runtime.js";
@@ -18,12 +18,15 @@ export type { OtelTracer } from "./otel/otel-tracer.js";
 export { defineTool } from "./tools/define-tool.js";
 export type { ToolContext, ToolDefinition, ToolOptions, ToolResult } from "./tools/define-tool.js";
 export { registrationPhases, ToolRegistry } from "./tools/tool-registry.js";
-export type { ProviderToolSchema, RegistrationPhase, ToolProvider, ToolRegistrationContext } from "./tools/tool-registry.js";
+export type { ProviderToolSchema } from "./contracts/tools.js";
+export type { RegistrationPhase, ToolProvider, ToolRegistrationContext } from "./tools/tool-registry.js";
 export { stableToolCallId } from "./tools/stable-tool-call-id.js";
 export { planToolCalls } from "./tools/tool-call-planner.js";
 export { workspaceTools } from "./tools/workspace/workspace-tools.js";
-export { bubblewrapSandbox, defaultHiddenHomePaths, defaultReadableHomePaths, defaultSandboxEnv, defaultSandboxLimits } from "./tools/workspace/command-sandbox.js";
-export type { BubblewrapOptions, CommandSandbox, ExceededLimit, SandboxLimits, SandboxReport, SandboxRequest, WrappedCommand } from "./tools/workspace/command-sandbox.js";
+export { bubblewrapSandbox, defaultHiddenHomePaths, defaultReadableHomePaths, defaultSandboxEnv } from "./tools/workspace/command-sandbox.js";
+export { defaultSandboxLimits } from "./tools/workspace/sandbox-limits.js";
+export type { BubblewrapOptions, CommandSandbox, SandboxReport, SandboxRequest, WrappedCommand } from "./tools/workspace/command-sandbox.js";
+export type { ExceededLimit, SandboxLimits } from "./tools/workspace/sandbox-limits.js";
 export type { WorkspaceToolsOptions } from "./tools/workspace/workspace-tools.js";
 export { jsonSchemaInput } from "./tools/json-schema-input.js";
 export { connectMcpServer, connectMcpServers } from "./tools/mcp/mcp-tools.js";
@@ -35,13 +38,13 @@ export { mcpToolResult } from "./tools/mcp/mcp-tool-result.js";
 export { gateToolCall } from "./policy/gate.js";
 export type { GatedTool, GateEnvironment } from "./policy/gate.js";
 export { classifyCommand } from "./policy/command-safety/command-safety.js";
-export type { CommandVerdict } from "./policy/command-safety/command-safety.js";
+export type { CommandVerdict } from "./policy/command-safety/catalogue.js";
 export { containsSecret, createSecretRedactor, findSecrets, redactJsonText, redactText, redactValue } from "./policy/secrets/secret-detector.js";
 export type { SecretFinding, SecretKind, SecretRedactor } from "./policy/secrets/secret-detector.js";
 export { callFingerprint } from "./policy/fingerprint.js";
 
 export { MemoryEventLog } from "./log/memory-event-log.js";
-export { LevelEventLog } from "./log/level-event-log.js";
+export { LevelEventLog } from "./log/level/level-event-log.js";
 export { PostgresEventLog } from "./log/postgres/postgres-event-log.js";
 export type { PostgresEventLogOptions } from "./log/postgres/postgres-event-log.js";
 export type { PostgresPool, PostgresQueryResult } from "./log/postgres/postgres-pool.js";
@@ -83,7 +86,7 @@ export { isSealStream, sealEventType, sealSignatureValid, sealStreamOf } from ".
 export type { Seal, SealStatement } from "./log/seal/seal-record.js";
 export { verifySealedLog } from "./log/seal/seal-verifier.js";
 export type { SealedVerifyReport, SealFault, SealFaultKind, SealVerifyOptions, UnsealedTail } from "./log/seal/seal-verifier.js";
-export { defaultRunLogDirectory, sealKeyDirectory, turnlogStateDirectory } from "./log/seal/user-directories.js";
+export { defaultRunLogDirectory, sealKeyDirectory, turnlogStateDirectory } from "./util/state-directories.js";
 
 export {
   ExpectedVersionConflictError,
@@ -115,18 +118,19 @@ export { LogUnavailableError } from "./errors/log-unavailable-error.js";
 export type { LogUnavailableKind } from "./errors/log-unavailable-error.js";
 export { UnknownSessionError } from "./errors/unknown-session-error.js";
 export { ProviderError } from "./errors/provider-error.js";
-export { createOpenAiChatFinalizer, finalizeOpenAiChatChunks } from "./providers/openai-chat-finalizer.js";
-export { createAnthropicMessagesFinalizer, finalizeAnthropicMessagesEvents } from "./providers/anthropic-messages-finalizer.js";
+export { createOpenAiChatFinalizer, finalizeOpenAiChatChunks } from "./providers/openai-chat/openai-chat-finalizer.js";
+export { createAnthropicMessagesFinalizer, finalizeAnthropicMessagesEvents } from "./providers/anthropic-messages/anthropic-messages-finalizer.js";
 export { asProviderError, unwrapFinalization } from "./providers/stream-finalization.js";
 export type { FinalizationResult } from "./providers/stream-finalization.js";
 export type { FinalizedResponse, FinalizedToolCall, Provider, ProviderRequest } from "./providers/provider.js";
-export { openAiChatProvider } from "./providers/openai-chat-provider.js";
-export type { OpenAiChatProviderOptions } from "./providers/openai-chat-provider.js";
-export { anthropicMessagesProvider } from "./providers/anthropic-messages-provider.js";
-export type { AnthropicMessagesProviderOptions } from "./providers/anthropic-messages-provider.js";
+export { openAiChatProvider } from "./providers/openai-chat/openai-chat-provider.js";
+export type { OpenAiChatProviderOptions } from "./providers/openai-chat/openai-chat-provider.js";
+export { anthropicMessagesProvider } from "./providers/anthropic-messages/anthropic-messages-provider.js";
+export type { AnthropicMessagesProviderOptions } from "./providers/anthropic-messages/anthropic-messages-provider.js";
 
-export { buildNativeHistory } from "./history/native-history.js";
-export type { NativeHistory, NativeHistoryOptions } from "./history/native-history.js";
+export { buildNativeHistory } from "./providers/format-history.js";
+export type { NativeHistoryOptions } from "./providers/format-history.js";
+export type { NativeHistory } from "./history/native-history.js";
 export { deterministicCompressor, precomputedCompressor } from "./history/history-compressor.js";
 export type { HistoryCompressor } from "./history/history-compressor.js";
 export { defaultTokenEstimator } from "./history/token-estimator.js";
@@ -139,8 +143,8 @@ export type { AuditOutcome, AuditRow } from "./projections/audit.js";
 export type { Divergence, ReplayReport, Unverifiable } from "./replay/replay-verifier.js";
 export type { DecisionAndRule, DecisionChange } from "./replay/what-if.js";
 export { currentSchemaVersion, upcastEvent } from "./core/upcast.js";
-export { followSession } from "./core/follow-session.js";
-export type { FollowSessionOptions } from "./core/follow-session.js";
+export { followSession } from "./reader/follow-session.js";
+export type { FollowSessionOptions } from "./reader/follow-session.js";
 export { readEvent, readEvents } from "./core/read-events.js";
 export type { EventCheck } from "./core/read-events.js";
 export { decisionsVersions, latestDecisionsVersion, resolveDecisionsVersion } from "./core/decision-versions.js";
@@ -149,7 +153,7 @@ export { SnapshotCache } from "./replay/snapshot-cache.js";
 export type { SnapshotCacheOptions } from "./replay/snapshot-cache.js";
 export { forkSession } from "./replay/fork.js";
 export type { ForkResult } from "./replay/fork.js";
-export { sessionStream } from "./runtime/session-store.js";
+export { sessionStream } from "./core/session-stream.js";
 
 export { createLogReader, openLog } from "./reader/index.js";
 export type {

@@ -31,9 +31,9 @@ import { runCli } from "../../src/cli/run-cli.js";
 import { sessionStream } from "../../src/core/session-stream.js";
 import { LogCorruptedError } from "../../src/errors/log-corrupted-error.js";
 import type { RecordedEvent } from "../../src/log/event-log.js";
-import { findDamagedFile } from "../../src/log/level-files.js";
-import { LevelEventLog } from "../../src/log/level-event-log.js";
-import { repairLevelLog } from "../../src/log/level-repair.js";
+import { findDamagedFile } from "../../src/log/level/level-files.js";
+import { LevelEventLog } from "../../src/log/level/level-event-log.js";
+import { repairLevelLog } from "../../src/log/level/level-repair.js";
 import type { SoakFamily, SoakOptions, SoakResult } from "../family.js";
 
 const repositoryRoot = fileURLToPath(new URL("../..", import.meta.url));

@@ -5,7 +5,7 @@ import path from "node:path";
 import { LogFormatError } from "../errors/log-format-error.js";
 import { LogLockedError } from "../errors/log-locked-error.js";
 import { LogUnavailableError } from "../errors/log-unavailable-error.js";
-import { LevelEventLog } from "../log/level-event-log.js";
+import { LevelEventLog } from "../log/level/level-event-log.js";
 import type { Clock, EventLog } from "../log/event-log.js";
 import {
   defaultPostgresSchema,
@@ -16,8 +16,8 @@ import {
 } from "../log/log-location.js";
 import { urlHasPassword, urlPasswords, urlWithoutPassword } from "../log/postgres/connection-string.js";
 import { PostgresEventLog } from "../log/postgres/postgres-event-log.js";
-import { CliError } from "./cli-error.js";
-import { defaultRunLogDirectory, sealKeyDirectory } from "../log/seal/user-directories.js";
+import { CliError } from "../errors/cli-error.js";
+import { defaultRunLogDirectory, sealKeyDirectory } from "../util/state-directories.js";
 import { SealedLogRecord } from "../log/seal/sealed-log-record.js";
 import { SealWitness } from "../log/seal/seal-witness.js";
 import { describeThrown } from "../util/json-value.js";

@@ -4,7 +4,7 @@ import type { RecordedTurnlogEvent } from "../log/event-log.js";
 import { createLogReader } from "../reader/index.js";
 import type { Runtime } from "../runtime/create-runtime.js";
 import type { Session } from "../runtime/session.js";
-import { CliError } from "./cli-error.js";
+import { CliError } from "../errors/cli-error.js";
 import { continuedDemoProvider, createDemoRuntime, notADemoSession } from "./demo/demo-runtime.js";
 import { withLog } from "./log-directory.js";
 import { userSeals } from "../log/seal/user-seals.js";

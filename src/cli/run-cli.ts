@@ -3,7 +3,7 @@ import { terminalText } from "./terminal-text.js";
 import packageJson from "../../package.json" with { type: "json" };
 import { TurnlogError } from "../errors/turnlog-error.js";
 import { commandContext, type CliIo, type TextSink } from "./cli-io.js";
-import { CliError, exitCodes } from "./cli-error.js";
+import { CliError, exitCodes } from "../errors/cli-error.js";
 import { approveCommand, denyCommand, type AnswerOptions } from "./commands/approve-command.js";
 import { auditCommand, type AuditOptions } from "./commands/audit-command.js";
 import { demoCommand } from "./commands/demo-command.js";
@@ -138,7 +138,7 @@ export async function runCli(argv: readonly string[], given: CliIo = processIo()
     .command("history")
     .description("print the provider-native history a next request would carry, rebuilt from the log, with its diagnostics")
     .argument("<session>", "the session ID")
-    .requiredOption("--format <format>", "openai-chat or anthropic-messages")
+    .requiredOption("--format <format>", "the provider format to write it in, by name (docs/providers.md lists them)")
     .option("--max-tokens <n>", "the token budget (default: the session's own)")
     .addOption(logOption())
     .addOption(dirOption())

@@ -1,8 +1,8 @@
 import type { ResolvedLogLocation } from "../log/log-location.js";
-import { UnknownSessionError } from "../errors/session-state-error.js";
+import { UnknownSessionError } from "../errors/unknown-session-error.js";
 import type { RecordedTurnlogEvent } from "../log/event-log.js";
 import type { LogReader } from "../reader/index.js";
-import { CliError } from "./cli-error.js";
+import { CliError } from "../errors/cli-error.js";
 import { describeLocation, logFlag } from "./log-directory.js";
 
 /**

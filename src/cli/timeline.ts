@@ -124,6 +124,7 @@ const tones: Partial<Record<TurnlogEventType, Tone>> = {
   "turn.tool.failed": "bad",
   "turn.approval.denied": "bad",
   "turn.stopped": "warn",
+  "turn.cancel.requested": "warn",
   "turn.tool.interrupted": "warn",
   "turn.provider.failed": "warn",
 };
@@ -259,6 +260,8 @@ function summarizeEvent(event: TurnlogEvent, context: SummaryContext): string {
       return event.data.reason;
     case "turn.stopped":
       return paint("warn", event.data.reason);
+    case "turn.cancel.requested":
+      return paint("warn", `${event.data.turnId} cancelled by the host`);
     case "turn.failed":
       return join(paint("bad", event.data.reason), event.data.message && text(event.data.message));
     case "session.native_tool.requested":

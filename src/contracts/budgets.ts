@@ -1,6 +1,6 @@
 import { z } from "zod";
 
-/** Per-user-message limits of the provider turn loop (DESIGN.md §8). */
+/** Per-user-message limits of the provider turn loop (docs/design.md#8-policy-and-containment). */
 export const BudgetsSchema = z.object({
   maxIterations: z.number().int().positive(),
   maxToolCalls: z.number().int().positive(),

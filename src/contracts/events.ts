@@ -12,7 +12,7 @@ import { RiskClassSchema } from "./risk.js";
 import { ToolSnapshotSchema } from "./tools.js";
 
 /*
- * The event catalogue (DESIGN.md §2). One schema per event type; the TypeScript union is inferred
+ * The event catalogue (docs/events.md). One schema per event type; the TypeScript union is inferred
  * from them. Add fields freely; rename nothing without a schema version bump.
  */
 
@@ -395,6 +395,12 @@ export const NativeToolCompletedSchema = event(
 export const TurnCompletedSchema = event("turn.completed", z.object({ turnId, text: z.string() }));
 export const TurnContinuedSchema = event("turn.continued", z.object({ turnId, reason: z.string() }));
 export const TurnStoppedSchema = event("turn.stopped", z.object({ turnId, reason: z.string() }));
+/**
+ * The host cancelled the turn (its `signal` aborted, or the runtime closed). An input: the
+ * machine then owes `stopCancelled`, whose decision `turn.stopped` (reason `cancelled`) ends the
+ * turn in the same append.
+ */
+export const TurnCancelRequestedSchema = event("turn.cancel.requested", z.object({ turnId }));
 export const TurnFailedSchema = event(
   "turn.failed",
   z.object({ turnId, reason: z.string(), message: z.string().optional() }),
@@ -452,6 +458,7 @@ export const eventCatalogue = {
   "turn.continued": { schema: TurnContinuedSchema, kind: "decision", summary: "another provider turn follows" },
   "turn.stopped": { schema: TurnStoppedSchema, kind: "decision", summary: "the loop stopped (budget, cancel, refusal)" },
   "turn.failed": { schema: TurnFailedSchema, kind: "decision", summary: "the turn could not go on" },
+  "turn.cancel.requested": { schema: TurnCancelRequestedSchema, kind: "input", summary: "the host cancelled the turn; a turn.stopped (cancelled) follows in the same append" },
   "session.native_tool.requested": { schema: NativeToolRequestedSchema, kind: "input", summary: "the host asked to run a tool directly (never part of a provider turn)" },
   "session.native_tool.decided": { schema: NativeToolDecidedSchema, kind: "decision", summary: "the plan and gate decision for a host-routed call (write-ahead when it runs)" },
   "session.native_tool.completed": { schema: NativeToolCompletedSchema, kind: "input", summary: "a host-routed call ended" },
@@ -487,6 +494,7 @@ export const TurnlogEventSchema = z.discriminatedUnion("type", [
   TurnContinuedSchema,
   TurnStoppedSchema,
   TurnFailedSchema,
+  TurnCancelRequestedSchema,
   NativeToolRequestedSchema,
   NativeToolDecidedSchema,
   NativeToolCompletedSchema,

@@ -1,6 +1,6 @@
 import { z } from "zod";
 
-/** Risk classes, from harmless to never-allowed (DESIGN.md §8). */
+/** Risk classes, from harmless to never-allowed (docs/design.md#8-policy-and-containment). */
 export const riskClasses = [
   "read-only-local",
   "read-only-network",

@@ -38,10 +38,12 @@ export const actionTable = {
    * for a running call): run the started calls and record how each ended.
    */
   runToolCalls: { kind: "effect", settledBy: ["turn.tool.succeeded", "turn.tool.failed"] },
-  /** While `running`: the next cleared call in call order starts (DESIGN.md §14). */
+  /** While `running`: the next cleared call in call order starts (docs/architecture.md#running-tools). */
   startTool: { kind: "decision", settledBy: ["turn.tool.started"] },
   packetizeResults: { kind: "decision", settledBy: ["turn.results.packetized"] },
   decideContinuation: { kind: "decision", settledBy: ["turn.continued", "turn.stopped"] },
+  /** After the host's `turn.cancel.requested`: the turn stops, reason `cancelled`. */
+  stopCancelled: { kind: "decision", settledBy: ["turn.stopped"] },
   /** The plan and gate decision of a host-routed call (`session.runTool`). */
   decideHostTool: { kind: "decision", settledBy: ["session.native_tool.decided"] },
 } as const satisfies Record<string, { kind: ActionKind; settledBy: readonly TurnlogEventType[] }>;
@@ -58,6 +60,43 @@ export type DecisionAction = ActionOfKind<"decision">;
 export type EffectAction = ActionOfKind<"effect">;
 /** An action that waits for someone outside. */
 export type WaitAction = ActionOfKind<"wait">;
+
+/**
+ * What is owed right after an event that no turn machine answers — a turn's end, and the events
+ * between turns — in order. With the machine's own entry actions (each state of
+ * machines/provider-turn.machine.ts names what it owes on entry) and `owedWhileResting`, this is
+ * the whole of "what is owed next": the fold (session-fold.ts) sets its `pending` from it, and
+ * `nextStep` reads only that. An event missing here owes nothing new (a between-turn event) or is
+ * answered by the machine (a turn event).
+ *
+ * A between-turn event owes its action only between turns: one folded while a turn is open leaves
+ * the turn's own actions owed.
+ */
+export const owedAfterEvent = {
+  "session.user_message.added": ["startTurn"],
+  "session.native_tool.requested": ["decideHostTool"],
+  "session.native_tool.decided": [],
+  "turn.completed": [],
+  "turn.continued": ["startTurn"],
+  "turn.stopped": [],
+  "turn.failed": [],
+} as const satisfies Partial<Record<TurnlogEventType, readonly ActionName[]>>;
+
+/** The actions owed after an event of `type` that no turn machine answers; undefined when the table does not say. */
+export function owedAfter(type: string): readonly ActionName[] | undefined {
+  return Object.hasOwn(owedAfterEvent, type) ? owedAfterEvent[type as keyof typeof owedAfterEvent] : undefined;
+}
+
+/**
+ * What a turn owes while its machine rests in a state that many events pass through without
+ * owing anything new (an approval that is not the last, a tool that started): the state's own
+ * entry action, still owed. For `runToolCalls`, the tool scheduler says whether the next cleared
+ * call starts first (`startTool`, see `nextStep`).
+ */
+export const owedWhileResting: Readonly<Record<string, ActionName>> = {
+  awaitingApproval: "awaitApprovals",
+  running: "runToolCalls",
+};
 
 /** Whether a string names an action of the table. */
 export function isAction(name: string): name is ActionName {

@@ -3,13 +3,14 @@ import type { Budgets } from "../contracts/budgets.js";
 import type { TurnlogEvent } from "../contracts/events.js";
 import type { PolicySnapshot } from "../contracts/policy.js";
 import { NoDecisionOwedError } from "../errors/no-decision-owed-error.js";
-import { buildRequestHistory } from "../history/session-history.js";
+import { buildRequestHistory } from "../providers/format-history.js";
 import type { HistoryCompressor } from "../history/history-compressor.js";
 import type { NativeHistory } from "../history/native-history.js";
 import type { ProviderRequest } from "../providers/provider.js";
 import { gateToolCall, type GateEnvironment } from "../policy/gate.js";
 import { defaultSecretRedactor, type SecretRedactor } from "../policy/secrets/secret-detector.js";
 import type { CallState, SessionState, TurnState } from "../projections/session-state.js";
+import { defaultMaxResultChars } from "../tools/define-tool.js";
 import { packetize } from "../tools/packetizer.js";
 import { normalizeToolCalls } from "../tools/tool-call-normalizer.js";
 import { planToolCalls } from "../tools/tool-call-planner.js";
@@ -18,8 +19,6 @@ import type { ToolRegistry } from "../tools/tool-registry.js";
 import type { ProviderTurnContext } from "../../machines/provider-turn.machine.js";
 import type { DecisionAction } from "./actions.js";
 import { nextToolStart } from "./tool-schedule.js";
-
-export type { DecisionAction, EffectAction, WaitAction } from "./actions.js";
 
 /** What a decision is computed from: the state before it, and the configuration it is judged by. */
 export interface DecisionInputs {
@@ -146,6 +145,8 @@ export function decide(action: DecisionAction, inputs: DecisionInputs): TurnlogE
       const reason = failure?.retryable ? `provider:${kind}:retries-exhausted` : kind === "script-exhausted" ? kind : `provider:${kind}`;
       return { type: "turn.failed", data: { turnId, reason, ...(failure?.message !== undefined ? { message: failure.message } : {}) } };
     }
+    case "stopCancelled":
+      return { type: "turn.stopped", data: { turnId, reason: "cancelled" } };
     case "refuseTruncated":
       return { type: "turn.stopped", data: { turnId, reason: "refused:truncated-tool-calls" } };
     case "normalizeToolCalls": {
@@ -207,7 +208,7 @@ export function decide(action: DecisionAction, inputs: DecisionInputs): TurnlogE
         callsOf(state, turn).map((call) => ({
           callId: call.callId,
           tool: call.name,
-          maxResultChars: registry.get(call.name)?.maxResultChars ?? 12_000,
+          maxResultChars: registry.get(call.name)?.maxResultChars ?? defaultMaxResultChars,
           ...(call.rejection !== undefined ? { rejection: call.rejection } : {}),
           ...(call.decision !== undefined ? { decision: call.decision.decision } : {}),
           ...(call.approval !== undefined ? { approval: call.approval } : {}),
@@ -232,7 +233,7 @@ export function decide(action: DecisionAction, inputs: DecisionInputs): TurnlogE
   }
 }
 
-/** The budget a continuation would exceed, if any (DESIGN.md §8). */
+/** The budget a continuation would exceed, if any (docs/design.md#8-policy-and-containment). */
 function budgetExceeded(state: SessionState, budgets: Budgets): string | undefined {
   const current = state.current;
   if (current.iterations >= budgets.maxIterations) return "budget:max-iterations";
@@ -266,7 +267,7 @@ function redactPlan(plan: ToolPlan, redactor: SecretRedactor = defaultSecretReda
 }
 
 /**
- * A host-routed call (DESIGN.md §11, HostToolExecutor): planned against its tool's schema and
+ * A host-routed call (docs/embedding.md#host-routed-calls, HostToolExecutor): planned against its tool's schema and
  * gated exactly like a model's call. It runs when allowed, or when the gate asks and a person
  * approved it up front; it never joins a provider turn or the native history.
  */
@@ -338,9 +339,6 @@ function gateEnvironment(inputs: DecisionInputs): GateEnvironment {
     decisionsVersion: version,
   };
 }
-
-// Declared in src/errors with every coded error; still importable from the decider that throws it.
-export { NoDecisionOwedError };
 
 function findTurn(state: SessionState, turnId: string): TurnState {
   const turn = state.turns.findLast((candidate) => candidate.turnId === turnId);

@@ -1,5 +1,5 @@
 /**
- * The changelog of decisions, as code (DESIGN.md §16). A session records the version its decisions
+ * The changelog of decisions, as code (docs/replay.md#decision-versions). A session records the version its decisions
  * were computed under in `session.started.decisionsVersion` (a log without it is version 1), and
  * `session.decisions.upgraded` moves it forward. Every decision — the pure decider, the turn
  * machine's guards, the gate's environment — reads the version it must reproduce and branches

@@ -1,6 +1,6 @@
 import { activeTurn } from "../projections/session-state.js";
 import type { ToolRegistry } from "../tools/tool-registry.js";
-import { actionTable, isAction, type DecisionAction, type EffectAction, type WaitAction } from "./actions.js";
+import { actionTable, isAction, owedWhileResting, type DecisionAction, type EffectAction, type WaitAction } from "./actions.js";
 import type { SessionFold } from "./session-fold.js";
 import { nextToolStart } from "./tool-schedule.js";
 
@@ -21,29 +21,27 @@ export type Step =
 
 /**
  * The one answer to "what is owed next", used by the live loop, replay and recovery alike. It is
- * the action the turn machine's last transition returned (or the fold's own, between turns: a
- * turn to start after a user message or a continued turn, a host-routed call to decide), with two
- * states that owe work without a fresh transition:
- * - `running`: the tool scheduler (`nextToolStart`) says whether the next cleared call starts now
- *   (`decision startTool`) or whether the calls already started must end first (`effect
- *   runToolCalls` — also what a reopened session owes for a call found started and not ended);
- * - `awaitingApproval`: `wait awaitApprovals` until the last held call is answered.
+ * the first action the fold holds as owed — what the turn machine's last transition owes, or, after
+ * an event the machine does not answer, what `owedAfterEvent` (actions.ts) says — else what the
+ * machine's resting state still owes (`owedWhileResting`). Only `runToolCalls` is refined: the tool
+ * scheduler (`nextToolStart`) says whether the next cleared call starts now (`decision startTool`)
+ * or whether the calls already started must end first (`effect runToolCalls` — also what a
+ * reopened session owes for a call found started and not ended).
  *
  * `registry` is the tool set the scheduler reads (which calls may overlap); it is only read while
  * tools run.
  */
 export function nextStep(fold: SessionFold, registry: ToolRegistry): Step {
   const turnState = fold.turnState;
-  if (turnState === "running") {
+  const owed = fold.pending[0] ?? (turnState !== undefined && Object.hasOwn(owedWhileResting, turnState) ? owedWhileResting[turnState] : undefined);
+  if (owed === undefined) return { kind: "none" };
+  if (owed === "runToolCalls") {
     const turn = activeTurn(fold.state);
     if (turn === undefined) throw new Error("nextStep: the machine is running tools, the state has no active turn");
     const next = nextToolStart(fold.state, turn, registry);
     return next.kind === "start" ? { kind: "decision", action: "startTool" } : { kind: "effect", action: "runToolCalls", reason: next.reason };
   }
-  const owed = fold.pending[0];
-  if (owed !== undefined) return stepOf(owed);
-  if (turnState === "awaitingApproval") return { kind: "wait", action: "awaitApprovals" };
-  return { kind: "none" };
+  return stepOf(owed);
 }
 
 function stepOf(action: string): Step {

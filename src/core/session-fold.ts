@@ -3,6 +3,7 @@ import type { SnapshotFrom } from "xstate";
 import { isTurnEvent } from "../contracts/events.js";
 import { UnexpectedEventError } from "../errors/unexpected-event-error.js";
 import type { RecordedTurnlogEvent } from "../log/event-log.js";
+import { owedAfter, owedAfterEvent } from "./actions.js";
 import { CallMap } from "../projections/call-map.js";
 import { applyEvent, applyEventInPlace } from "../projections/projection.js";
 import { evolveCallOnly, isCallOnlyEvent, sessionStateProjection, thawState, type SessionState } from "../projections/session-state.js";
@@ -10,9 +11,6 @@ import { providerTurnMachine, type ProviderTurnInput } from "../../machines/prov
 import { startTurn, stepTurn, type ProviderTurnState, type ProviderTurnStep } from "../../machines/provider-turn.step.js";
 
 export type TurnSnapshot = SnapshotFrom<typeof providerTurnMachine>;
-
-// Declared in src/errors with every coded error; still importable from the fold that throws it.
-export { UnexpectedEventError };
 
 /** How a `SessionFold` evolves and what it keeps. */
 export interface SessionFoldOptions {
@@ -87,13 +85,8 @@ function retire(state: SessionState, recorded: RecordedTurnlogEvent): void {
   }
 }
 
-/** Events that end a turn, and the action each leaves owed (the machine's final states). */
-export const turnEndings: ReadonlyMap<string, readonly string[]> = new Map([
-  ["turn.completed", []],
-  ["turn.continued", ["startTurn"]],
-  ["turn.stopped", []],
-  ["turn.failed", []],
-]);
+/** Events that end a turn (the machine's final states), and what each leaves owed: the turn events of `owedAfterEvent`. */
+export const turnEndings: ReadonlyMap<string, readonly string[]> = new Map(Object.entries(owedAfterEvent).filter(([type]) => type.startsWith("turn.")));
 
 /**
  * The deterministic core shared by the live runtime and replay: folds a session's events into
@@ -234,15 +227,11 @@ export class SessionFold {
       return;
     }
     this.#evolve(recorded);
-    if (type === "session.user_message.added") {
+    const owed = owedAfter(type);
+    if (owed !== undefined) {
       this.#catchUp();
-      this.#pending = this.#turn === undefined ? ["startTurn"] : this.#pending;
-    } else if (type === "session.native_tool.requested") {
-      this.#catchUp();
-      this.#pending = ["decideHostTool"];
-    } else if (type === "session.native_tool.decided") {
-      this.#catchUp();
-      this.#pending = [];
+      // Between turns only: an open turn keeps what its machine owes.
+      if (this.#turn === undefined) this.#pending = [...owed];
     }
   }
 
@@ -325,7 +314,7 @@ export class SessionFold {
   #advance(recorded: RecordedTurnlogEvent, next: ProviderTurnStep): void {
     if (next.done) {
       this.#turn = undefined;
-      this.#pending = next.value === "continued" ? ["startTurn"] : [];
+      this.#pending = [...(owedAfter(recorded.type) ?? [])];
       return;
     }
     this.#turn = next;

@@ -4,7 +4,7 @@ import type { CallState, SessionState, TurnState } from "../projections/session-
 import type { ToolRegistry } from "../tools/tool-registry.js";
 
 /**
- * What the one tool scheduler says while a turn is `running` (DESIGN.md §14):
+ * What the one tool scheduler says while a turn is `running` (docs/architecture.md#running-tools):
  * - `start`: the next cleared call, in call order, starts now — the `turn.tool.started` to append;
  * - `wait`: the next cleared call cannot start until a running call ends (it belongs to a later
  *   group, or `concurrency` calls already run);
@@ -38,7 +38,7 @@ export function nextToolStart(state: SessionState, turn: TurnState, registry: To
 }
 
 /**
- * Cuts cleared calls, in call order, into execution groups (DESIGN.md §14): a maximal run of
+ * Cuts cleared calls, in call order, into execution groups (docs/architecture.md#running-tools): a maximal run of
  * concurrency-safe calls — a read-only class, not a command tool, not `serial` — shares a group;
  * every other call is a group of its own. Returns each call's group number.
  */

@@ -96,7 +96,7 @@ export interface TurnPath {
 
 /**
  * How each turn of a session went through the provider turn machine: its events folded through
- * XState's pure `initialTransition` / `transition` (DESIGN.md §1: the log rebuilds the machine's
+ * XState's pure `initialTransition` / `transition` (docs/design.md#2-the-turn-machine: the log rebuilds the machine's
  * state at any position), keeping each transition taken. The turn's input (attempts allowed,
  * decisions version) is read from the session state at its `turn.started`, as the live fold does.
  * An event the machine ignores (a targetless transition) adds no step.

@@ -41,3 +41,34 @@ export function upcastEvent(recorded: RecordedEvent): RecordedEvent {
   }
   return { ...recorded, data, meta: { ...recorded.meta, schemaVersion: currentSchemaVersion } };
 }
+
+/**
+ * Brings a session's recorded events up to the current catalogue, in order: each through
+ * `upcastEvent`, and one event an older turnlog did not write put back where it belongs. Until
+ * `turn.cancel.requested` existed, a host's cancel was written as a bare `turn.stopped` with
+ * reason `cancelled`; today the request comes first and the stop is the decision the machine owes
+ * after it (`stopCancelled`). Such a stop, not preceded by its request, gets the request right
+ * before it, with the stop's own meta (no hash covers it: it is not in the log). Replay then
+ * recomputes that stop like any other decision, and an old log replays as a new one does.
+ *
+ * @example
+ * for await (const event of upcastStream(log.readStream(stream))) fold.apply(event);
+ */
+export async function* upcastStream(events: AsyncIterable<RecordedEvent> | Iterable<RecordedEvent>): AsyncGenerator<RecordedEvent> {
+  let previous: RecordedEvent | undefined;
+  for await (const recorded of events) {
+    const event = upcastEvent(recorded);
+    const cancelledTurn = bareCancelStop(event, previous);
+    if (cancelledTurn !== undefined) yield { type: "turn.cancel.requested", data: { turnId: cancelledTurn }, meta: event.meta };
+    yield event;
+    previous = event;
+  }
+}
+
+/** The turn of a `turn.stopped` for a host's cancel that an older turnlog wrote without its request. */
+function bareCancelStop(event: RecordedEvent, previous: RecordedEvent | undefined): string | undefined {
+  if (event.type !== "turn.stopped" || previous?.type === "turn.cancel.requested") return undefined;
+  const data = event.data;
+  if (typeof data !== "object" || data === null || !("reason" in data) || data.reason !== "cancelled" || !("turnId" in data) || typeof data.turnId !== "string") return undefined;
+  return data.turnId;
+}

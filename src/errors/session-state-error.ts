@@ -8,6 +8,3 @@ export class SessionStateError extends TurnlogError {
     return hasCode(value, "TURNLOG_SESSION_STATE");
   }
 }
-
-// Declared in a file of its own; still importable from here, beside the other session-state error.
-export { UnknownSessionError } from "./unknown-session-error.js";

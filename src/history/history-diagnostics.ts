@@ -1,7 +1,7 @@
 import type { EventOf } from "../contracts/events.js";
-import type { ProviderFormat } from "../contracts/provider.js";
+import type { HistoryFormat } from "./history-format.js";
 import type { FlatReason, HistoryUnit } from "./history-units.js";
-import type { AnthropicMessage, OpenAiChatMessage, RepairReason, SerializationReport } from "./serializers.js";
+import type { RepairReason, SerializationReport } from "./serializers.js";
 
 /**
  * A history diagnostic, the payload of `session.diagnostic.recorded`: a name, counts and reason
@@ -28,40 +28,40 @@ export interface SelectionFacts {
 }
 
 /**
- * The diagnostics of one history build (DESIGN.md §7): `-selected` always; `-skipped` when a group
+ * The diagnostics of one history build (docs/history.md#diagnostics): `-selected` always; `-skipped` when a group
  * went flat or an echo was stripped; `-repaired` when anything was repaired; `-serialized` always,
  * counted from the messages the serializer produced, not from its input.
  *
  * @example
  * const diagnostics = historyDiagnostics({ format, units, selection, report, output });
  */
-export function historyDiagnostics(input: {
-  format: ProviderFormat;
+export function historyDiagnostics<Message>(input: {
+  format: DiagnosedFormat<Message>;
   /** The units that were serialized, in order. */
   units: readonly HistoryUnit[];
   selection: SelectionFacts;
   report: SerializationReport;
   /** Repairs made while cutting units (results without a call, second results). */
   ignoredResults: { orphan: number; duplicate: number };
-  output: { system?: string; messages: readonly (OpenAiChatMessage | AnthropicMessage)[] };
+  output: { system?: string; messages: readonly Message[] };
 }): HistoryDiagnostic[] {
   const tallies = newTallies();
   for (const unit of input.units) tallyUnit(tallies, unit);
   tallyReport(tallies, input.report);
-  tallyOutput(tallies, input.output);
+  tallyOutput(tallies, input.format.countMessage, input.output);
   return historyDiagnosticsFromTallies({ format: input.format, selection: input.selection, tallies, ignoredResults: input.ignoredResults });
 }
 
 /**
  * The same diagnostics as `historyDiagnostics`, from the tallies of the serialized units, the
  * serializer's report and the output messages: a build that keeps running tallies of its units
- * gets them without walking every unit and message (DESIGN.md §15).
+ * gets them without walking every unit and message (docs/performance.md#what-makes-a-tool-call-cheap-issue-15).
  *
  * @example
  * const diagnostics = historyDiagnosticsFromTallies({ format, selection, tallies, ignoredResults });
  */
 export function historyDiagnosticsFromTallies(input: {
-  format: ProviderFormat;
+  format: Pick<HistoryFormat, "serializedReason">;
   selection: SelectionFacts;
   tallies: HistoryTallies;
   ignoredResults: { orphan: number; duplicate: number };
@@ -128,7 +128,7 @@ export function historyDiagnosticsFromTallies(input: {
     diagnostics.push({ name: "structured-tool-history-repaired", counts: Object.fromEntries(reasons.map((reason) => [reason, repairs.get(reason) ?? 0])), reasons });
   }
 
-  diagnostics.push(serializedFromTallies(input.format, tallies));
+  diagnostics.push(serializedFromTallies(input.format.serializedReason, tallies));
   return diagnostics;
 }
 
@@ -137,18 +137,21 @@ export function historyDiagnosticsFromTallies(input: {
  * the provider receives even if a serializer has a bug.
  *
  * @example
- * serializedDiagnostic("openai-chat", { messages }).counts.tool_calls;
+ * serializedDiagnostic(providerFormat(name), { messages }).counts.tool_calls;
  */
-export function serializedDiagnostic(format: ProviderFormat, output: { system?: string; messages: readonly unknown[] }): HistoryDiagnostic {
+export function serializedDiagnostic<Message>(format: DiagnosedFormat<Message>, output: { system?: string; messages: readonly Message[] }): HistoryDiagnostic {
   const tallies = newTallies();
-  tallyOutput(tallies, output);
-  return serializedFromTallies(format, tallies);
+  tallyOutput(tallies, format.countMessage, output);
+  return serializedFromTallies(format.serializedReason, tallies);
 }
 
-function serializedFromTallies(format: ProviderFormat, tallies: HistoryTallies): HistoryDiagnostic {
+/** What the diagnostics need of a format: the `-serialized` reason and how its messages count. */
+export type DiagnosedFormat<Message> = Pick<HistoryFormat<Message>, "serializedReason" | "countMessage">;
+
+function serializedFromTallies(reason: string, tallies: HistoryTallies): HistoryDiagnostic {
   const counts: Record<string, number> = {};
   for (const [index, key] of serializedKeys.entries()) counts[key] = tallies[serializedAt + index] ?? 0;
-  return { name: "structured-tool-history-serialized", counts, reasons: [format === "openai-chat" ? "openai_chat" : "anthropic_messages"] };
+  return { name: "structured-tool-history-serialized", counts, reasons: [reason] };
 }
 
 /**
@@ -194,7 +197,12 @@ const serializedKeys = [
   "thinking_blocks",
   "reasoning_fields",
 ] as const;
-type SerializedKey = (typeof serializedKeys)[number];
+/** A count of `structured-tool-history-serialized`, which a format's `countMessage` adds to. */
+export type SerializedCountKey = (typeof serializedKeys)[number];
+type SerializedKey = SerializedCountKey;
+
+/** A format's way of counting one of its messages (`HistoryFormat.countMessage`). */
+export type MessageCounter<Message> = (message: Message, count: (key: SerializedCountKey, by?: number) => void) => void;
 
 const nativeAt = 0;
 const flatAt = 1;
@@ -240,37 +248,20 @@ export function tallyReport(tallies: HistoryTallies, report: SerializationReport
   bump(tallies, echoStrippedAt, report.echoStripped);
 }
 
-/** Counts output messages as they are (and Anthropic's `system` field, when there is one). */
-export function tallyOutput(tallies: HistoryTallies, output: { system?: string; messages: readonly unknown[] }): void {
+/** Counts output messages as they are (and a `system` field beside them, when there is one). */
+export function tallyOutput<Message>(tallies: HistoryTallies, countMessage: MessageCounter<Message>, output: { system?: string; messages: readonly Message[] }): void {
   if (output.system !== undefined) bumpSerialized(tallies, "system_messages");
-  for (const message of output.messages) tallyMessage(tallies, message);
+  for (const message of output.messages) tallyMessage(tallies, countMessage, message);
 }
 
-/** Counts one output message for `-serialized`, whatever its shape. */
-export function tallyMessage(tallies: HistoryTallies, message: unknown): void {
+/**
+ * Counts one output message for `-serialized`: one message, and what its format's counter finds
+ * in it, from the message as it is — so the diagnostic describes what the provider receives even
+ * if a serializer has a bug.
+ */
+export function tallyMessage<Message>(tallies: HistoryTallies, countMessage: MessageCounter<Message>, message: Message): void {
   bumpSerialized(tallies, "messages");
-  const record = (typeof message === "object" && message !== null ? message : {}) as Record<string, unknown>;
-  const role = record.role;
-  if (role === "system") bumpSerialized(tallies, "system_messages");
-  else if (role === "user") bumpSerialized(tallies, "user_messages");
-  else if (role === "assistant") bumpSerialized(tallies, "assistant_messages");
-  else if (role === "tool") {
-    bumpSerialized(tallies, "tool_messages");
-    bumpSerialized(tallies, "tool_results");
-  }
-  if (Array.isArray(record.tool_calls)) bumpSerialized(tallies, "tool_calls", record.tool_calls.length);
-  if (typeof record.reasoning_content === "string") bumpSerialized(tallies, "reasoning_fields");
-  if (Array.isArray(record.content)) {
-    for (const block of record.content) {
-      const type = typeof block === "object" && block !== null ? (block as Record<string, unknown>).type : undefined;
-      if (type === "text") bumpSerialized(tallies, "text_blocks");
-      else if (type === "tool_use") bumpSerialized(tallies, "tool_calls");
-      else if (type === "tool_result") {
-        bumpSerialized(tallies, "tool_results");
-        if ((block as Record<string, unknown>).is_error === true) bumpSerialized(tallies, "error_results");
-      } else if (type === "thinking" || type === "redacted_thinking") bumpSerialized(tallies, "thinking_blocks");
-    }
-  }
+  countMessage(message, (key, by = 1) => bumpSerialized(tallies, key, by));
 }
 
 function bump(tallies: HistoryTallies, index: number, by = 1): void {

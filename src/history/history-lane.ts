@@ -1,16 +1,8 @@
 import type { ProviderFormat } from "../contracts/provider.js";
-import { addTallies, newTallies, tallyMessage, tallyReport, tallyUnit, type HistoryTallies } from "./history-diagnostics.js";
+import { addTallies, newTallies, tallyMessage, tallyReport, tallyUnit, type HistoryTallies, type MessageCounter } from "./history-diagnostics.js";
 import type { HistorySlots } from "./history-slots.js";
 import type { HistoryUnit } from "./history-units.js";
-import {
-  anthropicRun,
-  anthropicUnitSerialization,
-  openAiUnitSerialization,
-  type AnthropicMessage,
-  type OpenAiChatMessage,
-  type RepairReason,
-  type TargetProvider,
-} from "./serializers.js";
+import type { RepairReason, TargetProvider, UnitSerialization } from "./serializers.js";
 import type { TokenEstimator } from "./token-estimator.js";
 
 /**
@@ -35,38 +27,16 @@ export interface HistoryLane<Message> {
   readonly offsets: readonly number[];
   /**
    * `tallies[i]`: the tallies of the units before slot `base + i` (shared between slots without a
-   * unit). OpenAI's count the units' messages too; Anthropic's do not, its runs count them.
+   * unit). A format that sends its units' messages as they are counts them here too; one that
+   * merges them counts them as sent (the Anthropic runs).
    */
   readonly tallies: readonly HistoryTallies[];
 }
 
 /**
- * Anthropic's lane adds the runs: consecutive messages of one role, which go to the provider as one
- * message (`serializeAnthropicMessages`). A history from slot s on is the run that slot's first
- * message is in (from that message on) and every run after it, so the runs are kept merged, with
- * running tallies of what they count (the merges, the messages as sent).
+ * The running state of a lane, which only the format that owns it changes (`updateLane`).
  */
-export interface AnthropicLane extends HistoryLane<AnthropicMessage> {
-  /** `runOf[m]`: the run message `m` is in. */
-  readonly runOf: readonly number[];
-  readonly runs: readonly AnthropicLaneRun[];
-  /** The runs' messages, as `runs[r].message` (a list to copy from in one go). */
-  readonly sent: readonly AnthropicMessage[];
-  /** `runTallies[r]`: the tallies of the runs before run `r`. */
-  readonly runTallies: readonly HistoryTallies[];
-}
-
-export interface AnthropicLaneRun {
-  /** The run's first and one-past-last message. */
-  readonly start: number;
-  readonly end: number;
-  /** The one message the run is sent as. */
-  readonly message: AnthropicMessage;
-  /** The run's own tallies (see `anthropicRunTallied`). */
-  readonly tallies: HistoryTallies;
-}
-
-interface LaneState<Message> extends HistoryLane<Message> {
+export interface LaneState<Message> extends HistoryLane<Message> {
   epoch: number;
   costs: number[];
   inexact: number[];
@@ -75,77 +45,26 @@ interface LaneState<Message> extends HistoryLane<Message> {
   tallies: HistoryTallies[];
 }
 
-type AnthropicLaneState = LaneState<AnthropicMessage> & {
-  runOf: number[];
-  runs: AnthropicLaneRun[];
-  sent: AnthropicMessage[];
-  runTallies: HistoryTallies[];
-};
-
-const lanes = new WeakMap<HistorySlots, WeakMap<TokenEstimator, Map<string, LaneState<OpenAiChatMessage> | AnthropicLaneState>>>();
+const lanes = new WeakMap<HistorySlots, WeakMap<TokenEstimator, Map<string, unknown>>>();
 
 /**
- * The OpenAI Chat Completions lane of `slots` for an estimator and target, brought up to date.
+ * A new lane: no slot read yet.
  *
  * @example
- * const lane = openAiLane(slots, estimator, provider, estimateUnit);
- * const tokens = lane.costs[end - slots.base]! - lane.costs[start - slots.base]!;
+ * cachedLane(slots, estimator, "my-format", provider, () => newLane<MyMessage>());
  */
-export function openAiLane(slots: HistorySlots, estimator: TokenEstimator, provider: TargetProvider, estimateUnit: (unit: HistoryUnit) => number): HistoryLane<OpenAiChatMessage> {
-  const lane = laneOf(slots, estimator, "openai-chat", provider, () => newLane<OpenAiChatMessage>()) as LaneState<OpenAiChatMessage>;
-  update(lane, slots, estimateUnit, (unit) => {
-    const serialized = openAiUnitSerialization(unit, provider);
-    return { messages: serialized.messages, tallies: unitTallies(unit, serialized, true) };
-  });
-  return lane;
-}
-
-/**
- * The Anthropic Messages lane of `slots` for an estimator and target, brought up to date.
- *
- * @example
- * const lane = anthropicLane(slots, estimator, provider, estimateUnit);
- * const run = lane.runs[lane.runOf[lane.offsets[start - slots.base]!]!];
- */
-export function anthropicLane(slots: HistorySlots, estimator: TokenEstimator, provider: TargetProvider, estimateUnit: (unit: HistoryUnit) => number): AnthropicLane {
-  const lane = laneOf(slots, estimator, "anthropic-messages", provider, () => ({ ...newLane<AnthropicMessage>(), runOf: [], runs: [], sent: [], runTallies: [newTallies()] })) as AnthropicLaneState;
-  const from = update(lane, slots, estimateUnit, (unit) => {
-    const serialized = anthropicUnitSerialization(unit, provider);
-    return { messages: serialized.messages, tallies: unitTallies(unit, serialized, false) };
-  });
-  updateRuns(lane, from);
-  return lane;
-}
-
-/**
- * The one message a run of Anthropic messages is sent as, and its tallies: the merges, the
- * thinking blocks a merge left out, and the message as sent.
- *
- * @example
- * const { message, tallies } = anthropicRunTallied(lane.messages.slice(from, run.end));
- */
-export function anthropicRunTallied(messages: readonly AnthropicMessage[]): { message: AnthropicMessage; tallies: HistoryTallies } {
-  const run = anthropicRun(messages);
-  const tallies = newTallies();
-  const repairs: Partial<Record<RepairReason, number>> = {};
-  if (run.merged > 0) repairs.merged_consecutive_roles = run.merged;
-  if (run.echoStrippedOnMerge > 0) repairs.echo_stripped_on_merge = run.echoStrippedOnMerge;
-  tallyReport(tallies, { repairs, echoStripped: 0 });
-  tallyMessage(tallies, run.message);
-  return { message: run.message, tallies };
-}
-
-function newLane<Message>(): LaneState<Message> {
+export function newLane<Message>(): LaneState<Message> {
   return { epoch: 0, costs: [0], inexact: [0], messages: [], offsets: [0], tallies: [newTallies()] };
 }
 
-function laneOf(
-  slots: HistorySlots,
-  estimator: TokenEstimator,
-  format: ProviderFormat,
-  provider: TargetProvider,
-  create: () => LaneState<OpenAiChatMessage> | AnthropicLaneState,
-): LaneState<OpenAiChatMessage> | AnthropicLaneState {
+/**
+ * The lane of `slots` for an estimator, a format and a target, made by `create` the first time:
+ * lanes are kept per slots, estimator, format and target, so each build extends the last one.
+ *
+ * @example
+ * const lane = cachedLane(slots, estimator, format.name, provider, () => newLane<MyMessage>());
+ */
+export function cachedLane<Lane>(slots: HistorySlots, estimator: TokenEstimator, format: ProviderFormat, provider: TargetProvider, create: () => Lane): Lane {
   let byEstimator = lanes.get(slots);
   if (byEstimator === undefined) {
     byEstimator = new WeakMap();
@@ -157,7 +76,7 @@ function laneOf(
     byEstimator.set(estimator, byTarget);
   }
   const key = `${format}\u0000${provider.id}\u0000${provider.format}`;
-  let lane = byTarget.get(key);
+  let lane = byTarget.get(key) as Lane | undefined;
   if (lane === undefined) {
     lane = create();
     byTarget.set(key, lane);
@@ -165,8 +84,15 @@ function laneOf(
   return lane;
 }
 
-/** Redoes the lane from the lowest slot changed since its last update; returns the first message redone. */
-function update<Message>(
+/**
+ * Redoes the lane from the lowest slot changed since its last update, serializing each unit with
+ * `serialize`; returns the first message redone (a format that keeps more per message, like the
+ * Anthropic runs, redoes it from there).
+ *
+ * @example
+ * const from = updateLane(lane, slots, estimateUnit, (unit) => ({ messages, tallies: unitTallies(unit, serialized, countMessage) }));
+ */
+export function updateLane<Message>(
   lane: LaneState<Message>,
   slots: HistorySlots,
   estimateUnit: (unit: HistoryUnit) => number,
@@ -213,76 +139,23 @@ function update<Message>(
 }
 
 /**
- * Redoes the runs from message `from` on: the run that holds the message before it may go on with
- * the messages now after it, so it is redone too (kept when it still ends where it did).
+ * The tallies of one unit as serialized on its own: its kind, its repairs, and — given the
+ * format's `countMessage`, for a format whose units' messages go as they are — its messages.
+ * Cached with the serialization (it belongs to one unit and format).
+ *
+ * @example
+ * addTallies(tallies, unitTallies(summary, openAiUnitSerialization(summary, provider), countOpenAiChatMessage));
  */
-function updateRuns(lane: AnthropicLaneState, from: number): void {
-  const messages = lane.messages;
-  let keptRuns = from === 0 ? 0 : (lane.runOf[from - 1] as number) + 1;
-  const reopened = keptRuns > 0 ? (lane.runs[keptRuns - 1] as AnthropicLaneRun) : undefined;
-  lane.runOf.length = from;
-  // Where each run starts, the reopened one first.
-  const starts: number[] = [];
-  if (reopened !== undefined) {
-    keptRuns -= 1;
-    starts.push(reopened.start);
-  }
-  for (let index = from; index < messages.length; index += 1) {
-    const role = (messages[index] as AnthropicMessage).role;
-    if (starts.length === 0 || (messages[index - 1] as AnthropicMessage).role !== role) starts.push(index);
-    lane.runOf.push(keptRuns + starts.length - 1);
-  }
-  lane.runs.length = keptRuns;
-  lane.sent.length = keptRuns;
-  lane.runTallies.length = keptRuns + 1;
-  for (const [at, start] of starts.entries()) {
-    const end = starts[at + 1] ?? messages.length;
-    // The reopened run stays as it was when it still ends where the redone messages begin.
-    const run: AnthropicLaneRun =
-      at === 0 && reopened !== undefined && reopened.end === end && end === from ? reopened : { start, end, ...anthropicRunTallied(messages.slice(start, end)) };
-    const tallies = [...(lane.runTallies[lane.runs.length] as HistoryTallies)];
-    addTallies(tallies, run.tallies);
-    lane.runs.push(run);
-    lane.sent.push(run.message);
-    lane.runTallies.push(tallies);
-  }
-}
-
-/**
- * The tallies of one unit as serialized on its own: its kind, its repairs, and — for OpenAI,
- * whose units' messages go as they are — its messages.
- */
-function unitTallies(unit: HistoryUnit, serialized: { messages: readonly unknown[]; repairs: readonly (readonly [RepairReason, number])[]; echoStripped: number }, withMessages: boolean): HistoryTallies {
+export function unitTallies<Message>(unit: HistoryUnit, serialized: UnitSerialization<Message>, countMessage?: MessageCounter<Message>): HistoryTallies {
   const known = talliesBySerialization.get(serialized);
   if (known !== undefined) return known;
   const tallies = newTallies();
   tallyUnit(tallies, unit);
   tallyReport(tallies, { repairs: Object.fromEntries(serialized.repairs) as Partial<Record<RepairReason, number>>, echoStripped: serialized.echoStripped });
-  if (withMessages) for (const message of serialized.messages) tallyMessage(tallies, message);
+  if (countMessage !== undefined) for (const message of serialized.messages) tallyMessage(tallies, countMessage, message);
   talliesBySerialization.set(serialized, tallies);
   return tallies;
 }
 
 /** A serialization belongs to one unit and format, so its tallies are cached with it. */
 const talliesBySerialization = new WeakMap<object, HistoryTallies>();
-
-/**
- * The tallies of a unit serialized for OpenAI on its own (the summary a build puts first).
- *
- * @example
- * addTallies(tallies, openAiUnitTallies(summary, openAiUnitSerialization(summary, provider)));
- */
-export function openAiUnitTallies(unit: HistoryUnit, serialized: ReturnType<typeof openAiUnitSerialization>): HistoryTallies {
-  return unitTallies(unit, serialized, true);
-}
-
-/**
- * The tallies of a unit serialized for Anthropic on its own, its messages aside (they are counted
- * as sent, after merging).
- *
- * @example
- * addTallies(tallies, anthropicUnitTallies(summary, anthropicUnitSerialization(summary, provider)));
- */
-export function anthropicUnitTallies(unit: HistoryUnit, serialized: ReturnType<typeof anthropicUnitSerialization>): HistoryTallies {
-  return unitTallies(unit, serialized, false);
-}

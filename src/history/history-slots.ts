@@ -3,7 +3,7 @@ import { unitAt, type HistorySource, type HistoryUnit, type UnitSurroundings } f
 import { firstAtOrAfter, turnsOf, walkOf, type Walk } from "./history-walk.js";
 
 /**
- * A session's history units, one slot per message, kept from one build to the next (DESIGN.md §15:
+ * A session's history units, one slot per message, kept from one build to the next (docs/performance.md#what-makes-a-tool-call-cheap-issue-15:
  * the next request's history is extended from the last one). Where `buildHistoryUnits` lays out
  * every unit on every build, the slots are updated: appended messages add slots, and only the
  * groups whose unit may have changed are looked at again — a group that got a result, whose turn

@@ -7,7 +7,7 @@ import { firstAtOrAfter, groupResults, turnsOf, walkOf, type ToolMessage, type W
 export type HistorySource = Pick<SessionState, "messages" | "turns" | "provider" | "historySummary">;
 
 /**
- * Why a tool group is not replayed as native tool calls (DESIGN.md §7). Reason enums only: they
+ * Why a tool group is not replayed as native tool calls (docs/history.md#units). Reason enums only: they
  * go into diagnostics as they are.
  */
 export type FlatReason =
@@ -129,7 +129,7 @@ const argumentsPreviewChars = 100;
 const toolNamePattern = /^[a-zA-Z0-9_-]{1,64}$/;
 
 /**
- * Cuts a session's messages into atomic history units (DESIGN.md §7): user messages, final
+ * Cuts a session's messages into atomic history units (docs/history.md#units): user messages, final
  * answers, and tool groups. A tool group is the provider tool-call turn plus one result per call,
  * in call order, taken from the packets — including those of rejected, denied, blocked, failed,
  * interrupted and over-budget calls. It is replay-safe only when complete and free of every

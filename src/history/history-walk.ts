@@ -5,7 +5,7 @@ export type ToolMessage = Extract<SessionMessage, { role: "tool" }>;
 
 /*
  * The walk over a session's messages, kept between builds and extended by the messages appended
- * since (DESIGN.md §15: the next request extends the last one instead of re-reading the whole
+ * since (docs/performance.md#what-makes-a-tool-call-cheap-issue-15: the next request extends the last one instead of re-reading the whole
  * session). It holds what a unit depends on beyond its own message: the first result of every
  * call ID, the IDs used by earlier groups (a repeat cannot be replayed), the last user message,
  * and the counts of unused results. Messages are only ever appended to a session (a live-retention

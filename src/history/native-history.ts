@@ -1,26 +1,17 @@
-import type { ProviderFormat } from "../contracts/provider.js";
 import { deterministicCompressor, type HistoryCompressor } from "./history-compressor.js";
-import { addTallies, historyDiagnostics, historyDiagnosticsFromTallies, newTallies, tallyMessage, tallyOutput, tallyReport, type HistoryDiagnostic, type HistoryTallies } from "./history-diagnostics.js";
-import { anthropicLane, anthropicRunTallied, anthropicUnitTallies, openAiLane, openAiUnitTallies, type AnthropicLane, type HistoryLane } from "./history-lane.js";
+import { addTallies, historyDiagnostics, historyDiagnosticsFromTallies, newTallies, type HistoryDiagnostic, type HistoryTallies } from "./history-diagnostics.js";
+import type { HistoryFormat } from "./history-format.js";
 import { historySlots, type HistorySlots } from "./history-slots.js";
 import { selectSuffix } from "./history-selector.js";
 import { buildHistoryUnits, summaryUnit, type HistorySource, type HistoryUnit, type SummaryUnit } from "./history-units.js";
-import {
-  anthropicUnitSerialization,
-  openAiUnitSerialization,
-  prefaceText,
-  serializeAnthropicMessages,
-  serializeOpenAiChat,
-  type AnthropicMessage,
-  type OpenAiChatMessage,
-  type SerializationReport,
-  type TargetProvider,
-} from "./serializers.js";
+import type { TargetProvider } from "./serializers.js";
 import { defaultTokenEstimator, estimateMessageTokens, messageOverheadTokens, truncateToTokens, type TokenEstimator } from "./token-estimator.js";
 
-export interface NativeHistoryOptions {
-  /** The wire format to write. */
-  format: ProviderFormat;
+/**
+ * The options of a build in a given format (`buildFormatHistory`); the public `buildNativeHistory`
+ * (src/providers/format-history.ts) takes the format by name instead.
+ */
+export interface FormatHistoryOptions {
   /** The provider the request is for: an echo is replayed only to the one (id and format) it came from. */
   provider: TargetProvider;
   /** Token budget for the whole request history: system text, summary, messages. */
@@ -45,9 +36,9 @@ export interface HistoryCompaction {
   compressor: string;
 }
 
-export interface NativeHistory {
-  messages: OpenAiChatMessage[] | AnthropicMessage[];
-  /** Anthropic's `system` (OpenAI's system text is the first message instead). */
+export interface NativeHistory<Message = unknown> {
+  messages: Message[];
+  /** A format's `system` field: Anthropic's (OpenAI's system text is the first message instead). */
   system?: string;
   diagnostics: HistoryDiagnostic[];
   /** Present when units were dropped: the messages are already built as if it were applied. */
@@ -55,7 +46,7 @@ export interface NativeHistory {
 }
 
 /**
- * Builds a provider request history from the session-state projection (DESIGN.md §7): cuts it
+ * Builds a provider request history from the session-state projection (docs/design.md#9-history): cuts it
  * into atomic units, keeps the largest chronological suffix of earlier units that fits the budget
  * left after the system text, the summary, the current user message and the working set, and
  * serializes summary, suffix, current message (once) and working set in the provider's format.
@@ -72,34 +63,36 @@ export interface NativeHistory {
  * since, not the session, and gives the bytes a build from scratch gives
  * (`buildNativeHistoryFromScratch`).
  *
+ * The format is the adapter's history part (`HistoryFormat`); `buildNativeHistory` finds it by name.
+ *
  * @example
- * const { messages, diagnostics, compaction } = buildNativeHistory(session.state(), {
- *   format: "openai-chat", provider: { id: "openai", format: "openai-chat" }, maxTokens: 8_000,
+ * const { messages, diagnostics, compaction } = buildFormatHistory(providerFormat(provider.format), session.state(), {
+ *   provider: { id: provider.id, format: provider.format }, maxTokens: 8_000,
  * });
  */
-export function buildNativeHistory(source: HistorySource, options: NativeHistoryOptions): NativeHistory {
-  const settings = settingsOf(options);
+export function buildFormatHistory<Message>(format: HistoryFormat<Message>, source: HistorySource, options: FormatHistoryOptions): NativeHistory<Message> {
+  const settings = settingsOf(format, options);
   const slots = historySlots(source);
   return (slots === undefined ? undefined : buildFromSlots(slots, source, settings)) ?? buildFromScratch(source, settings);
 }
 
 /**
- * The same build as `buildNativeHistory`, from scratch: every unit laid out, the selection walked
+ * The same build as `buildFormatHistory`, from scratch: every unit laid out, the selection walked
  * unit by unit, every unit serialized and counted. It is the reference the build from the slots
  * is tested against (property-tests/incremental-history.test.ts), and the path for what the slots
  * do not cover: estimates that are not whole numbers ≥ 0, a budget that is NaN, messages out of
  * position order under a summary.
  *
  * @example
- * const reference = buildNativeHistoryFromScratch(state, { format: "openai-chat", provider, maxTokens: 8_000 });
+ * const reference = buildFormatHistoryFromScratch(format, state, { provider, maxTokens: 8_000 });
  */
-export function buildNativeHistoryFromScratch(source: HistorySource, options: NativeHistoryOptions): NativeHistory {
-  return buildFromScratch(source, settingsOf(options));
+export function buildFormatHistoryFromScratch<Message>(format: HistoryFormat<Message>, source: HistorySource, options: FormatHistoryOptions): NativeHistory<Message> {
+  return buildFromScratch(source, settingsOf(format, options));
 }
 
-function buildFromScratch(source: HistorySource, settings: BuildSettings): NativeHistory {
-  const { options, estimator, compressor, estimateUnit } = settings;
-  const { format, provider, maxTokens } = options;
+function buildFromScratch<Message>(source: HistorySource, settings: BuildSettings<Message>): NativeHistory<Message> {
+  const { format, options, estimator, compressor, estimateUnit } = settings;
+  const { provider, maxTokens } = options;
   const layout = buildHistoryUnits(source);
 
   const recordedSummary = layout.history[0]?.kind === "summary" ? layout.history[0] : undefined;
@@ -138,14 +131,7 @@ function buildFromScratch(source: HistorySource, settings: BuildSettings): Nativ
 
   const units: HistoryUnit[] = [...(summary ? [summary] : []), ...selection.selected, ...(layout.current ? [layout.current] : []), ...layout.workingSet];
   const serializeOptions = { ...(options.system !== undefined ? { system: options.system } : {}), provider };
-  let messages: OpenAiChatMessage[] | AnthropicMessage[];
-  let system: string | undefined;
-  let report: SerializationReport;
-  if (format === "openai-chat") {
-    ({ messages, report } = serializeOpenAiChat(units, serializeOptions));
-  } else {
-    ({ messages, report, system } = serializeAnthropicMessages(units, serializeOptions));
-  }
+  const { messages, report, system } = format.serialize(units, serializeOptions);
 
   const diagnostics = historyDiagnostics({
     format,
@@ -170,35 +156,36 @@ function buildFromScratch(source: HistorySource, settings: BuildSettings): Nativ
 }
 
 /** The options of a build, checked, with their defaults. */
-interface BuildSettings {
-  options: NativeHistoryOptions;
+interface BuildSettings<Message> {
+  format: HistoryFormat<Message>;
+  options: FormatHistoryOptions;
   estimator: TokenEstimator;
   compressor: HistoryCompressor;
   estimateUnit: (unit: HistoryUnit) => number;
 }
 
-function settingsOf(options: NativeHistoryOptions): BuildSettings {
+function settingsOf<Message>(format: HistoryFormat<Message>, options: FormatHistoryOptions): BuildSettings<Message> {
   const { maxTokens, summaryTokens } = options;
   if (!(maxTokens > 0)) throw new TypeError(`maxTokens must be a positive number (or Infinity), not ${String(maxTokens)}`);
   if (summaryTokens !== undefined && !(summaryTokens >= 0)) throw new TypeError(`summaryTokens must be a number ≥ 0, not ${String(summaryTokens)}`);
   const estimator = options.estimator ?? defaultTokenEstimator;
-  return { options, estimator, compressor: options.compressor ?? deterministicCompressor, estimateUnit: unitEstimator(estimator, options.format, options.provider) };
+  return { format, options, estimator, compressor: options.compressor ?? deterministicCompressor, estimateUnit: unitEstimator(estimator, format, options.provider) };
 }
 
 /**
- * `buildNativeHistoryFromScratch`, read from the session's slots and their running sums instead of
+ * `buildFormatHistoryFromScratch`, read from the session's slots and their running sums instead of
  * walking every unit: the same numbers in the same order of operations, so the same bytes. The
  * selection's walk back from the newest unit stops at the first unit that does not fit; with
  * every estimate a whole number ≥ 0 the tokens of a suffix only grow as it starts earlier, so the
  * first start that fits is found by a binary search, and the sums are exact. The messages are the
- * tail of the lane's (merged into runs for Anthropic, see `anthropicMessagesFrom`) and the
- * diagnostics come from its running tallies. Returns `undefined` for what it does not cover (see
- * `buildNativeHistoryFromScratch`).
+ * tail of the format's lane (`FormatLane.requestFrom`: the Anthropic lane merges them into runs)
+ * and the diagnostics come from its running tallies. Returns `undefined` for what it does not
+ * cover (see `buildFormatHistoryFromScratch`).
  */
-function buildFromSlots(slots: HistorySlots, source: HistorySource, settings: BuildSettings): NativeHistory | undefined {
-  const { options, estimator, compressor, estimateUnit } = settings;
-  const { format, provider, maxTokens } = options;
-  const lane = format === "openai-chat" ? openAiLane(slots, estimator, provider, estimateUnit) : anthropicLane(slots, estimator, provider, estimateUnit);
+function buildFromSlots<Message>(slots: HistorySlots, source: HistorySource, settings: BuildSettings<Message>): NativeHistory<Message> | undefined {
+  const { format, options, estimator, compressor, estimateUnit } = settings;
+  const { provider, maxTokens } = options;
+  const lane = format.lane(slots, estimator, provider, estimateUnit);
   const { base } = slots;
   const end = slots.length;
   const current = slots.current;
@@ -265,13 +252,7 @@ function buildFromSlots(slots: HistorySlots, source: HistorySource, settings: Bu
   addTallies(tallies, lane.tallies[end - base] as HistoryTallies);
   addTallies(tallies, lane.tallies[start - base] as HistoryTallies, -1);
   const from = lane.offsets[start - base] as number;
-  let messages: OpenAiChatMessage[] | AnthropicMessage[];
-  if (format === "openai-chat") {
-    messages = openAiMessagesFrom(lane as HistoryLane<OpenAiChatMessage>, from, summary, options, tallies);
-  } else {
-    messages = anthropicMessagesFrom(lane as AnthropicLane, from, summary, provider, tallies);
-    if (options.system !== undefined) tallyOutput(tallies, { system: options.system, messages: [] });
-  }
+  const { messages, system } = lane.requestFrom(from, { summary, system: options.system, provider }, tallies);
 
   const diagnostics = historyDiagnosticsFromTallies({
     format,
@@ -290,74 +271,7 @@ function buildFromSlots(slots: HistorySlots, source: HistorySource, settings: Bu
     tallies,
     ignoredResults: slots.ignoredResults,
   });
-  const system = format === "anthropic-messages" ? options.system : undefined;
   return { messages, ...(system !== undefined ? { system } : {}), diagnostics, ...(compaction ? { compaction } : {}) };
-}
-
-/**
- * OpenAI's messages from lane message `from` on, after the system message and the summary (OpenAI
- * merges nothing): a copy, since the lane's list changes with the next build and the returned one
- * must not. Counts what it adds to the lane's tallies into `tallies`.
- */
-function openAiMessagesFrom(lane: HistoryLane<OpenAiChatMessage>, from: number, summary: SummaryUnit | undefined, options: NativeHistoryOptions, tallies: HistoryTallies): OpenAiChatMessage[] {
-  const head: OpenAiChatMessage[] = [];
-  if (options.system !== undefined) {
-    const system: OpenAiChatMessage = { role: "system", content: options.system };
-    head.push(system);
-    tallyMessage(tallies, system);
-  }
-  if (summary !== undefined) {
-    const serialized = openAiUnitSerialization(summary, options.provider);
-    for (const message of serialized.messages) head.push(message);
-    addTallies(tallies, openAiUnitTallies(summary, serialized));
-  }
-  const kept = lane.messages.slice(from);
-  return head.length === 0 ? kept : head.concat(kept);
-}
-
-/**
- * Anthropic's messages from lane message `from` on, after the summary, merged as
- * `serializeAnthropicMessages` merges them: the run `from` is in, from there on, merges with the
- * summary when it has the summary's role; every later run goes as the lane merged it. A history
- * that begins with the assistant gets the preface. Counts what it adds to the lane's tallies into
- * `tallies`.
- */
-function anthropicMessagesFrom(lane: AnthropicLane, from: number, summary: SummaryUnit | undefined, provider: TargetProvider, tallies: HistoryTallies): AnthropicMessage[] {
-  let leading: readonly AnthropicMessage[] = [];
-  if (summary !== undefined) {
-    const serialized = anthropicUnitSerialization(summary, provider);
-    leading = serialized.messages;
-    addTallies(tallies, anthropicUnitTallies(summary, serialized));
-  }
-  // Where the lane's runs go on as they are: after the run `from` is in when it starts before
-  // `from` or merges with what leads.
-  let resume = from;
-  const first = lane.runOf[from];
-  const run = first === undefined ? undefined : lane.runs[first];
-  if (run !== undefined && (run.start < from || leading.at(-1)?.role === (lane.messages[from] as AnthropicMessage).role)) resume = run.end;
-  const messages: AnthropicMessage[] = [];
-  const lead = [...leading, ...lane.messages.slice(from, resume)];
-  for (let start = 0; start < lead.length; ) {
-    let end = start + 1;
-    while (end < lead.length && (lead[end] as AnthropicMessage).role === (lead[start] as AnthropicMessage).role) end += 1;
-    const merged = anthropicRunTallied(lead.slice(start, end));
-    messages.push(merged.message);
-    addTallies(tallies, merged.tallies);
-    start = end;
-  }
-  const resumeRun = lane.runOf[resume];
-  if (resumeRun !== undefined) {
-    for (let index = resumeRun; index < lane.sent.length; index += 1) messages.push(lane.sent[index] as AnthropicMessage);
-    addTallies(tallies, lane.runTallies[lane.runs.length] as HistoryTallies);
-    addTallies(tallies, lane.runTallies[resumeRun] as HistoryTallies, -1);
-  }
-  if (messages[0]?.role === "assistant") {
-    const preface: AnthropicMessage = { role: "user", content: [{ type: "text", text: prefaceText }] };
-    messages.unshift(preface);
-    tallyReport(tallies, { repairs: { inserted_preface: 1 }, echoStripped: 0 });
-    tallyMessage(tallies, preface);
-  }
-  return messages;
 }
 
 /** The first unit in `[from, to)`: a binary search over the running count of units. */
@@ -421,21 +335,21 @@ function fitSummary(
  */
 const estimates = new WeakMap<TokenEstimator, WeakMap<HistoryUnit, Map<string, number>>>();
 
-function unitEstimator(estimator: TokenEstimator, format: ProviderFormat, provider: TargetProvider): (unit: HistoryUnit) => number {
+function unitEstimator(estimator: TokenEstimator, format: HistoryFormat, provider: TargetProvider): (unit: HistoryUnit) => number {
   let byUnit = estimates.get(estimator);
   if (byUnit === undefined) {
     byUnit = new WeakMap();
     estimates.set(estimator, byUnit);
   }
   const cache = byUnit;
-  const key = `${format}\u0000${provider.id}\u0000${provider.format}`;
+  const key = `${format.name}\u0000${provider.id}\u0000${provider.format}`;
   return (unit) => {
     const known = cache.get(unit);
     const cached = known?.get(key);
     if (cached !== undefined) return cached;
-    // The unit's messages as the serializers cache them: the same messages unitMessages makes.
-    const messages = format === "openai-chat" ? openAiUnitSerialization(unit, provider).messages : anthropicUnitSerialization(unit, provider).messages;
-    const tokens = messages.reduce((sum, message) => sum + estimateMessageTokens(message, estimator), 0);
+    // The unit's messages as the format's serializer caches them.
+    const messages = format.unitSerialization(unit, provider).messages;
+    const tokens = messages.reduce<number>((sum, message) => sum + estimateMessageTokens(message, estimator), 0);
     if (known === undefined) cache.set(unit, new Map([[key, tokens]]));
     else known.set(key, tokens);
     return tokens;

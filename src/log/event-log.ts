@@ -69,7 +69,7 @@ export interface AppendOptions {
    * (the next synced append makes it durable, since the log is written in order), and a LevelDB
    * log acknowledges it once its events are readable in this process, writing its batch behind
    * (a crash of the process may then lose it, never an earlier append). For the events of
-   * read-only work (DESIGN.md §15).
+   * read-only work (docs/performance.md#what-makes-a-tool-call-cheap-issue-15).
    */
   durable?: boolean;
   /**

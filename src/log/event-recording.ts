@@ -112,7 +112,7 @@ function takeSnapshot(data: unknown): { data: unknown; json: string } | undefine
  * The form `appendToStream` stores `data` in — its JSON form (undefined members gone), checked to
  * be valid Unicode — deeply frozen, so it can be folded now and appended later without being
  * copied again: an append recognizes it and skips its own copy. The session store stages each
- * decision's events this way (DESIGN.md §15: the copy was a tenth of an append's CPU). Throws the
+ * decision's events this way (docs/performance.md#what-makes-a-tool-call-cheap-issue-15: the copy was a tenth of an append's CPU). Throws the
  * `TypeError` the append would throw.
  *
  * @example

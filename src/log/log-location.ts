@@ -1,5 +1,5 @@
 import type { Clock, EventLog } from "./event-log.js";
-import { LevelEventLog } from "./level-event-log.js";
+import { LevelEventLog } from "./level/level-event-log.js";
 import { isPostgresUrl, urlWithoutPassword } from "./postgres/connection-string.js";
 import { PostgresEventLog } from "./postgres/postgres-event-log.js";
 

@@ -3,6 +3,7 @@ import type { EventOf, TurnlogEvent } from "../contracts/events.js";
 import type { RecordedEvent } from "../log/event-log.js";
 import { readEvent } from "../core/read-events.js";
 import { defaultSecretRedactor, type SecretRedactor } from "../policy/secrets/secret-detector.js";
+import { findProviderFormat } from "../providers/formats.js";
 
 /*
  * Spans derived from a session's log (docs/observability.md, "Spans"), following the OpenTelemetry
@@ -116,15 +117,14 @@ export function initialSpanState(sessionId: string): SpanDerivationState {
 }
 
 /**
- * The provider name the GenAI conventions know for a recorded request format.
+ * The provider name the GenAI conventions know for a recorded request format: its adapter's
+ * (src/providers/formats.ts), or the format's own name for one turnlog has no adapter for.
  *
  * @example
  * providerName("anthropic-messages"); // "anthropic"
  */
 export function providerName(format: string): string {
-  if (format === "openai-chat") return "openai";
-  if (format === "anthropic-messages") return "anthropic";
-  return format;
+  return findProviderFormat(format)?.otel.providerName ?? format;
 }
 
 /**
@@ -417,6 +417,7 @@ function apply(step: Step, event: TurnlogEvent): void {
     case "session.environment.observed":
     case "turn.results.packetized":
     case "turn.continued":
+    case "turn.cancel.requested":
     case "session.history.compacted":
     case "session.diagnostic.recorded":
       // No span opens, closes or gains a moment: the state moves on to the next position only.
@@ -429,16 +430,17 @@ function apply(step: Step, event: TurnlogEvent): void {
 function providerRequested(step: Step, event: EventOf<"turn.provider.requested">): void {
   const send = step.sendKey();
   const model = requestModel(event.data.providerId, event.data.format);
+  const operation = findProviderFormat(event.data.format)?.otel.operationName ?? "chat";
   const turnSeq = step.turnSeqs[event.data.turnId];
   const key = `chat:${event.data.turnId}:${event.data.attempt}`;
   step.start({
     key,
     parentKey: send,
     traceKey: step.open[send]?.traceKey ?? send,
-    name: `chat ${model}`,
+    name: `${operation} ${model}`,
     kind: "client",
     attributes: {
-      "gen_ai.operation.name": "chat",
+      "gen_ai.operation.name": operation,
       "gen_ai.provider.name": providerName(event.data.format),
       "gen_ai.request.model": model,
       "gen_ai.conversation.id": step.sessionId,

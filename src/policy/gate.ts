@@ -4,7 +4,8 @@ import type { GateDecisionRecord, ToolPlan } from "../contracts/events.js";
 import type { ApprovalMode, GateDecision, PolicyRule, PolicySnapshot } from "../contracts/policy.js";
 import type { RiskClass } from "../contracts/risk.js";
 import { isReadOnlyRisk } from "../contracts/risk.js";
-import { classifyCommand, type CommandVerdict } from "./command-safety/command-safety.js";
+import { classifyCommand } from "./command-safety/command-safety.js";
+import { type CommandVerdict } from "./command-safety/catalogue.js";
 import { inexactRead } from "./command-safety/exact-read.js";
 import { commandPrefix, commandScope, describeCommandScope } from "./command-prefix.js";
 import { callFingerprint } from "./fingerprint.js";
@@ -47,7 +48,7 @@ export interface GateEnvironment {
    */
   gitLinks?: (absolute: string) => readonly GitLink[];
   /**
-   * The decisions version to decide under (DESIGN.md §16); absent: the newest. The runtime and
+   * The decisions version to decide under (docs/replay.md#decision-versions); absent: the newest. The runtime and
    * replay always pass the session's own, so an old log is judged by the rules it was recorded
    * under.
    */
@@ -55,7 +56,7 @@ export interface GateEnvironment {
 }
 
 /**
- * The decisions version from which command tools are judged by containment (DESIGN.md §8.3): a
+ * The decisions version from which command tools are judged by containment (docs/security.md#containment-the-classifier-decides-what-may-run-outside-the-sandbox): a
  * known-safe read runs unasked in every mode but `read-only`; any other command runs unasked only
  * in a tool that runs it in an OS sandbox (`contained`), and asks otherwise.
  */
@@ -81,8 +82,7 @@ type Verdict = Pick<GateDecisionRecord, "decision" | "rule">;
 
 /**
  * Decides one planned call: `allow`, `ask`, `deny` or `block`, with the rule that decided. A
- * function of (plan, tool, policy) and the environment's path resolution. Fixed order (DESIGN.md
- * §8): hard blocks → explicit deny rules → workspace trust → approval mode → allow rules; the
+ * function of (plan, tool, policy) and the environment's path resolution. Fixed order (docs/policy.md#evaluation-order): hard blocks → explicit deny rules → workspace trust → approval mode → allow rules; the
  * first step that decides wins. It fails closed: any error while deciding is a `block`.
  *
  * @example
@@ -95,7 +95,7 @@ export function gateToolCall(plan: ToolPlan, tool: GatedTool | undefined, policy
   try {
     fingerprint = callFingerprint(plan.tool ?? "", plan.input);
     const verdict = decide(plan, tool, policy, environment);
-    // Whether the call would run contained is part of the decision from version 4 (DESIGN.md §8.3).
+    // Whether the call would run contained is part of the decision from version 4 (docs/security.md#containment-the-classifier-decides-what-may-run-outside-the-sandbox).
     const contained = judgesContainment(environment) && tool?.command !== undefined ? { contained: tool.contained === true } : {};
     return { callId: plan.callId, fingerprint, riskClass, ...verdict, ...contained };
   } catch {

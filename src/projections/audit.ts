@@ -10,7 +10,7 @@ export const auditDecisions = ["allow", "ask", "deny", "block"] as const satisfi
 export const auditOutcomes = ["succeeded", "failed", "rejected", "denied", "blocked", "interrupted", "pending"] as const satisfies readonly AuditOutcome[];
 
 /**
- * One tool call in the audit trail (DESIGN.md §4, §11). `decision` is the gate's decision (null
+ * One tool call in the audit trail (docs/audit.md#one-row-per-tool-call, docs/embedding.md#public-surface). `decision` is the gate's decision (null
  * when the plan was rejected before the gate); a person's answer is in `approval`; `outcome` is
  * what finally happened — a call the gate asked about and a person denied has `decision: "ask"`,
  * `outcome: "denied"`.

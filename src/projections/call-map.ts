@@ -17,7 +17,7 @@ function persistentEntries<Value>(map: ReadonlyMap<string, Value>): OrderedMap<s
  *
  * Why not a plain `Map` drafted by immer, as the rest of the projection: immer copies a whole
  * `Map` the first time a draft writes to it, and the live fold makes one draft per event, so every
- * event about a call cost a copy of every call of the session (DESIGN.md §15: flat in history
+ * event about a call cost a copy of every call of the session (docs/performance.md#what-makes-a-tool-call-cheap-issue-15: flat in history
  * length). Here a change costs O(log n), and a state taken earlier still never changes.
  *
  * It is frozen: `set`, `delete` and `clear` throw, as they do on immer's frozen maps. The

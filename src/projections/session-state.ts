@@ -14,7 +14,7 @@ import type { Projection } from "./projection.js";
 enableMapSet();
 
 /**
- * A message in the familiar session-message shape (DESIGN.md §4), with the stream position of the
+ * A message in the familiar session-message shape (docs/design.md#5-projections), with the stream position of the
  * event it comes from (so history compaction can say "everything before position N").
  */
 export type SessionMessage = (
@@ -373,6 +373,7 @@ function callChanges(event: RecordedTurnlogEvent): { changes: [callId: string, p
     case "turn.continued":
     case "turn.stopped":
     case "turn.failed":
+    case "turn.cancel.requested":
     case "session.native_tool.requested":
     case "session.native_tool.decided":
     case "session.native_tool.completed":
@@ -394,8 +395,7 @@ export function isCallOnlyEvent(type: string): boolean {
 
 /**
  * Folds an event that only changes calls and adds messages (`callChanges`) into a new frozen state
- * without an immer draft: the same state `evolve` gives, for a fraction of the cost (DESIGN.md
- * §15 — these are most of the events of a turn, and a draft per event was the largest part of
+ * without an immer draft: the same state `evolve` gives, for a fraction of the cost (docs/performance.md#what-makes-a-tool-call-cheap-issue-15 — these are most of the events of a turn, and a draft per event was the largest part of
  * folding them). Returns `undefined` when the event does more, or a pause for a person is open
  * (its end is a change `evolve` makes), so the caller folds it with `evolve`.
  */
@@ -658,6 +658,8 @@ function evolve(draft: Draft, event: RecordedTurnlogEvent): void {
       return;
     }
     case "session.diagnostic.recorded":
+    // The turn ends with the turn.stopped that follows it.
+    case "turn.cancel.requested":
       return;
     default: {
       const unknown: never = event;
@@ -671,7 +673,7 @@ function evolve(draft: Draft, event: RecordedTurnlogEvent): void {
  * freeze once at the end (`freezeState`): nothing in it is shared with `state` but the calls
  * themselves (frozen objects, replaced rather than changed), held in a thawed CallMap that the
  * fold changes in place. For a fold of many events that hands out only its last state: it skips
- * the persistent map's and immer's per-event copies (DESIGN.md §15).
+ * the persistent map's and immer's per-event copies (docs/performance.md#what-makes-a-tool-call-cheap-issue-15).
  *
  * @example
  * const working = thawState(snapshot);

@@ -34,6 +34,3 @@ export interface Provider {
   format: ProviderFormat;
   complete(request: ProviderRequest, options: { signal: AbortSignal; onDelta?: (text: string) => void }): Promise<FinalizedResponse>;
 }
-
-// Also exported beside the interface: an adapter that implements `Provider` throws it.
-export { ProviderError } from "../errors/provider-error.js";

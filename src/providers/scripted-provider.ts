@@ -1,8 +1,7 @@
 import type { FinishReason, ProviderFailureKind, ProviderFormat, Usage } from "../contracts/provider.js";
-import { finalizeAnthropicMessagesEvents } from "./anthropic-messages-finalizer.js";
-import { finalizeOpenAiChatChunks } from "./openai-chat-finalizer.js";
+import { defaultProviderFormatName, providerFormat } from "./formats.js";
 import type { FinalizedResponse, Provider, ProviderRequest } from "./provider.js";
-import { ProviderError } from "./provider.js";
+import { ProviderError } from "../errors/provider-error.js";
 import { unwrapFinalization } from "./stream-finalization.js";
 
 /**
@@ -62,7 +61,7 @@ export interface ScriptedProvider extends Provider {
 export function scriptedProvider(steps: readonly ScriptStep[], options: { id?: string; format?: ProviderFormat } = {}): ScriptedProvider {
   let next = 0;
   const requests: ProviderRequest[] = [];
-  const format = options.format ?? "openai-chat";
+  const format = options.format ?? defaultProviderFormatName;
   return {
     id: options.id ?? "scripted",
     format,
@@ -105,12 +104,8 @@ export function scriptedProvider(steps: readonly ScriptStep[], options: { id?: s
   };
 }
 
-/** Runs a chunks step through its format's finalizer, as a streaming adapter would. */
-function replayChunks(step: ScriptedChunksStep, providerFormat: ProviderFormat, onDelta: ((text: string) => void) | undefined): FinalizedResponse {
-  const textOptions = onDelta !== undefined ? { onText: onDelta } : {};
-  const result =
-    (step.format ?? providerFormat) === "anthropic-messages"
-      ? finalizeAnthropicMessagesEvents(step.chunks, textOptions)
-      : finalizeOpenAiChatChunks(step.chunks, { sawDone: step.done ?? true, ...textOptions });
+/** Runs a chunks step through its format's finalizer (the format's adapter), as a streaming adapter would. */
+function replayChunks(step: ScriptedChunksStep, format: ProviderFormat, onDelta: ((text: string) => void) | undefined): FinalizedResponse {
+  const result = providerFormat(step.format ?? format).finalizeStream(step.chunks, { done: step.done ?? true, ...(onDelta !== undefined ? { onText: onDelta } : {}) });
   return unwrapFinalization(result);
 }

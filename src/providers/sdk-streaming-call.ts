@@ -2,7 +2,7 @@ import type { ProviderFormat } from "../contracts/provider.js";
 import { connectionFailure, describeNetworkError, httpStatusFailure } from "./http-failure.js";
 import type { ProviderCredential } from "./provider-credential.js";
 import type { FinalizedResponse } from "./provider.js";
-import { ProviderError } from "./provider.js";
+import { ProviderError } from "../errors/provider-error.js";
 import type { FinalizationFailure, FinalizationResult } from "./stream-finalization.js";
 import { createStreamWatchdog, type FetchFunction } from "./stream-watchdog.js";
 

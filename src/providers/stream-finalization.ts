@@ -1,6 +1,6 @@
 import type { Usage } from "../contracts/provider.js";
 import type { FinalizedResponse } from "./provider.js";
-import { ProviderError } from "./provider.js";
+import { ProviderError } from "../errors/provider-error.js";
 
 /** Why a stream could not be finalized. */
 export type FinalizationFailureKind = "incomplete-stream" | "transport";

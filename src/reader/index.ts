@@ -34,5 +34,5 @@ export type { Divergence, ReplayReport, SchemaLevelCheck, Unverifiable } from ".
 export { formatDecisionChange } from "../replay/what-if.js";
 export type { DecisionAndRule, DecisionChange } from "../replay/what-if.js";
 export type { ForkResult } from "../replay/fork.js";
-export { PositionOutOfRangeError } from "../replay/snapshot-cache.js";
+export { PositionOutOfRangeError } from "../errors/position-out-of-range-error.js";
 export type { SnapshotCacheOptions } from "../replay/snapshot-cache.js";

@@ -7,9 +7,10 @@ import { isValidSessionId, sessionIdOfStream, sessionIdPattern, sessionStream } 
 import { LogClosedError } from "../errors/log-closed-error.js";
 import { LogCorruptedError } from "../errors/log-corrupted-error.js";
 import { findChangedEvent } from "../log/hash-chain.js";
-import { UnknownSessionError } from "../errors/session-state-error.js";
+import { UnknownSessionError } from "../errors/unknown-session-error.js";
 import type { HistoryCompressor } from "../history/history-compressor.js";
-import { sessionHistory, type DiagnosticRecord } from "../history/session-history.js";
+import type { DiagnosticRecord } from "../history/session-history.js";
+import { sessionHistory } from "../providers/format-history.js";
 import type { EventLog, RecordedEvent, RecordedTurnlogEvent } from "../log/event-log.js";
 import type { SealKey } from "../log/seal/seal-key.js";
 import { verifySealedLog, type SealedVerifyReport } from "../log/seal/seal-verifier.js";
@@ -23,7 +24,8 @@ import { foldEvents } from "../projections/projection.js";
 import { pendingApprovals, sessionStateProjection, type CallState, type SessionState } from "../projections/session-state.js";
 import { forkSession, type ForkResult } from "../replay/fork.js";
 import { verifyReplay, type ReplayReport } from "../replay/replay-verifier.js";
-import { PositionOutOfRangeError, SnapshotCache, type SnapshotCacheOptions } from "../replay/snapshot-cache.js";
+import { PositionOutOfRangeError } from "../errors/position-out-of-range-error.js";
+import { SnapshotCache, type SnapshotCacheOptions } from "../replay/snapshot-cache.js";
 import type { ToolDefinition } from "../tools/define-tool.js";
 import { ToolRegistry } from "../tools/tool-registry.js";
 import { resolveRealPath } from "../util/real-path.js";
@@ -143,7 +145,7 @@ export interface LogReader {
   stateAt(sessionId: string, position: number): Promise<SessionState>;
   /** The session right after `at` (default: its last event): events, state, status, the open turn's machine state, audit rows and held calls. */
   view(sessionId: string, options?: { at?: number }): Promise<SessionView>;
-  /** The audit trail: one row per tool call (DESIGN.md §4). */
+  /** The audit trail: one row per tool call (docs/audit.md). */
   audit(sessionId: string): Promise<AuditRow[]>;
   /** The provider-native history in `format`, rebuilt from the log (a replay echo only for the session's own format). */
   history(sessionId: string, options: { format: ProviderFormat; maxTokens?: number }): Promise<SessionHistoryView>;

@@ -1,9 +1,9 @@
 import { parseEvent } from "../contracts/events.js";
 import { STREAM_DOES_NOT_EXIST } from "../errors/expected-version-conflict-error.js";
-import { UnknownSessionError } from "../errors/session-state-error.js";
+import { UnknownSessionError } from "../errors/unknown-session-error.js";
 import { LogCorruptedError } from "../errors/log-corrupted-error.js";
 import type { EventLog, EventToAppend, RecordedEvent } from "../log/event-log.js";
-import { PositionOutOfRangeError } from "./snapshot-cache.js";
+import { PositionOutOfRangeError } from "../errors/position-out-of-range-error.js";
 import { sessionStream } from "../core/session-stream.js";
 import { leadingDecisionEventTypes } from "../core/actions.js";
 import { readEvent } from "../core/read-events.js";

@@ -7,12 +7,15 @@ import { firstDifference } from "../util/first-difference.js";
 import type { EventOf, GateDecisionRecord, ToolPlan, TurnlogEvent } from "../contracts/events.js";
 import type { GateEnvironment } from "../policy/gate.js";
 import type { HistoryCompressor } from "../history/history-compressor.js";
-import { decideAll, NoDecisionOwedError } from "../core/decide.js";
+import { decideAll } from "../core/decide.js";
+import { NoDecisionOwedError } from "../errors/no-decision-owed-error.js";
 import { nextStep, type Step } from "../core/next-step.js";
 import { isKnownDecisionsVersion, latestDecisionsVersion } from "../core/decision-versions.js";
-import { SessionFold, UnexpectedEventError } from "../core/session-fold.js";
+import { SessionFold } from "../core/session-fold.js";
+import { UnexpectedEventError } from "../errors/unexpected-event-error.js";
 import { ToolsInForce, type ToolsAtPosition } from "./tools-in-force.js";
 import { readEvent } from "../core/read-events.js";
+import { upcastStream } from "../core/upcast.js";
 import { decisionChanges, historyChange, turnChange, type DecisionChange } from "./what-if.js";
 import { gateNeedsHostCode } from "../tools/recorded-tool.js";
 import { lexicalRealPath } from "../policy/workspace-confinement.js";
@@ -125,13 +128,13 @@ export async function verifyReplay(events: AsyncIterable<RecordedEvent> | Iterab
   let compared = 0;
   // The rest of a multi-event decision (history decisions before a provider request).
   let expected: (TurnlogEvent | string)[] = [];
-  for await (const recorded of events) {
+  for await (const recorded of upcastStream(events)) {
     const event = readEvent(recorded);
     const position = event.meta.streamPosition;
     // What the code owes here (nextStep): only a decision event is compared with it.
     const tools = isDecisionEvent(event.type) ? toolsAt() : undefined;
     const step = tools !== undefined ? nextStep(fold, tools.registry) : undefined;
-    if (tools !== undefined && step !== undefined && !isHostCancel(event, step)) {
+    if (tools !== undefined && step !== undefined) {
       compared += 1;
       const hostDecided = event.type === "session.native_tool.decided" ? event : undefined;
       const redactedHost = hostDecided !== undefined && fold.state.hostCalls.at(-1)?.inputRedacted === true;
@@ -355,14 +358,6 @@ function recomputeAll(step: Step, fold: SessionFold, config: ReplayConfiguration
     if (error instanceof NoDecisionOwedError) return `no decision owed: ${error.message}`;
     throw error;
   }
-}
-
-/**
- * A cancel is the host's doing, not a decision: the `turn.stopped` it causes can come in any state
- * and is taken as given, unless a continuation decision was owed at that point anyway.
- */
-function isHostCancel(event: RecordedTurnlogEvent, owed: Step): boolean {
-  return event.type === "turn.stopped" && event.data.reason === "cancelled" && !(owed.kind === "decision" && owed.action === "decideContinuation");
 }
 
 /**

@@ -1,6 +1,6 @@
 import { PositionOutOfRangeError } from "../errors/position-out-of-range-error.js";
 import { LogCorruptedError } from "../errors/log-corrupted-error.js";
-import { UnknownSessionError } from "../errors/session-state-error.js";
+import { UnknownSessionError } from "../errors/unknown-session-error.js";
 import type { EventLog, RecordedEvent, RecordedTurnlogEvent } from "../log/event-log.js";
 import { applyEventInPlace, applyEvents } from "../projections/projection.js";
 import { freezeState, sessionStateProjection, thawState, type SessionState } from "../projections/session-state.js";
@@ -17,11 +17,8 @@ export interface SnapshotCacheOptions {
   pageSize?: number;
 }
 
-// Declared in src/errors with every coded error; still importable from the cache that throws it.
-export { PositionOutOfRangeError };
-
 /**
- * Time travel (DESIGN.md §4, §5): the session state right after any stream position, folded from
+ * Time travel (docs/design.md#5-projections, docs/design.md#6-replay-and-decision-versions): the session state right after any stream position, folded from
  * the nearest snapshot at or below it. Snapshots are `(session, position) → SessionState` taken
  * every `every` events while folding; they live in memory only, bounded (LRU), and are throw-away:
  * a miss refolds from the start, nothing is ever persisted. They stay valid because a stream is

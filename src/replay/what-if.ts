@@ -120,6 +120,7 @@ function turnDecisionOf(event: TurnlogEvent | undefined): DecisionAndRule | unde
     case "turn.tool.failed":
     case "turn.tool.interrupted":
     case "turn.results.packetized":
+    case "turn.cancel.requested":
     case "session.native_tool.requested":
     case "session.native_tool.decided":
     case "session.native_tool.completed":

@@ -3,9 +3,7 @@ import { createSecretRedactor, type SecretRedactor } from "../policy/secrets/sec
 import type { Budgets } from "../contracts/budgets.js";
 import { resolveBudgets } from "../contracts/budgets.js";
 import type { PolicyInput } from "../contracts/policy.js";
-import { SessionStateError, UnknownSessionError } from "../errors/session-state-error.js";
 import { ConfigError } from "../errors/config-error.js";
-import { ExpectedVersionConflictError } from "../errors/expected-version-conflict-error.js";
 import { RuntimeClosedError } from "../errors/runtime-closed-error.js";
 import { sessionLeasesOf, type Clock, type EventLog, type IdSource, type RecordedTurnlogEvent } from "../log/event-log.js";
 import { StreamSealer, type SealOptions } from "../log/seal/stream-sealer.js";
@@ -25,18 +23,20 @@ import { ToolRegistry, type ToolProvider } from "../tools/tool-registry.js";
 import { connectMcpServers, type McpServerConfig } from "../tools/mcp/mcp-tools.js";
 import { resolveRealPath } from "../util/real-path.js";
 import { SecretVault } from "./secret-vault.js";
-import { isKnownDecisionsVersion, latestDecisionsVersion, resolveDecisionsVersion } from "../core/decision-versions.js";
-import { observeEnvironment, providerChange, SessionSync } from "./session-sync.js";
+import { resolveDecisionsVersion } from "../core/decision-versions.js";
+import { observeEnvironment, SessionSync } from "./session-sync.js";
 import { defaultHistoryMaxTokens } from "../history/session-history.js";
 import type { HistoryCompressor } from "../history/history-compressor.js";
 import { defaultMaxStoredOutputChars } from "./tool-plan-runner.js";
 import type { DeltaContext, DiscardedAttempt, SendOutcome } from "./provider-turn-loop.js";
 import { Session, type SessionHosting } from "./session.js";
 import { resolveProviderRetry, type ProviderRetryOptions } from "./provider-retry.js";
-import { maxCarriedConflicts, SessionStore } from "./session-store.js";
-import { recover, refuseMissingTools, type RecoveryDependencies } from "./session-recovery.js";
+import { SessionStore } from "./session-store.js";
+import type { RecoveryDependencies } from "./session-recovery.js";
+import { resolveSessionLeasePolicy, type SessionLeasePolicy } from "./session-lease-policy.js";
+import { prepareSession, type SessionOpening } from "./session-opening.js";
 import { checkRuntimeOptions } from "./runtime-options-schema.js";
-import { sessionIdPattern, sessionStream } from "../core/session-stream.js";
+import { sessionIdPattern } from "../core/session-stream.js";
 import type { OtelTracer } from "../otel/otel-tracer.js";
 import type { SpanEmitter } from "../otel/span-emitter.js";
 import { wellFormedText } from "../util/well-formed-text.js";
@@ -133,7 +133,7 @@ export interface RuntimeOptions {
   /**
    * Values the host knows to be secret — the provider's API key, a deploy token — redacted
    * wherever they would reach the log, whatever holds them: a model echoing the key, a tool
-   * printing it, an error quoting it (docs/policy.md, "Secret detection"). Matched literally (and
+   * printing it, an error quoting it (docs/policy.md, "Secrets"). Matched literally (and
    * in their JSON-escaped and URL-encoded forms), on top of everything the detector finds by
    * itself; each at least 8 characters. `turnlog run` registers the key it reads.
    *
@@ -234,7 +234,7 @@ export interface Runtime {
    * unfinished turn that `openSession(to)` recovers as usual.
    */
   fork(sessionId: string, options: { at: number; to: string }): Promise<ForkResult>;
-  /** The audit trail: one row per tool call of a session (DESIGN.md §4). */
+  /** The audit trail: one row per tool call of a session (docs/audit.md). */
   audit(sessionId: string): Promise<AuditRow[]>;
   /**
    * Walks every hash chain in the log and checks every seal against the runtime's seal key and
@@ -308,12 +308,13 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       await closeMcp();
       throw error;
     }));
-  const leases = sessionLeasesOf(log);
-  const sessionLease = options.sessionLease ?? (leases !== undefined ? "fail" : "off");
-  if (sessionLease === "fail" && leases === undefined) {
+  let leasePolicy: SessionLeasePolicy;
+  try {
+    leasePolicy = resolveSessionLeasePolicy(options.sessionLease, sessionLeasesOf(log));
+  } catch (error) {
     await closeMcp();
     if (ownsLog) await log.close();
-    throw new ConfigError(['sessionLease: "fail" needs a log that grants leases (PostgresEventLog); this log is owned by one process, so leave it out or pass "off"']);
+    throw error;
   }
   // A failed registration (a duplicate name) must not leave server processes or the log's lock behind.
   const registered = mcp.map((server) => server.tools);
@@ -368,9 +369,29 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   });
 
   const providerInForce = { id: provider.id, format: provider.format, maxAttempts };
-  // Without the lease, a host on a shared log cannot tell a call another host is running from one
-  // whose process died: such a call is never run again here.
-  const recovery: RecoveryDependencies = { registry, gate, redactor, rerunInDoubt: leases === undefined || sessionLease === "fail" };
+  const recovery: RecoveryDependencies = { registry, gate, redactor, rerunInDoubt: leasePolicy.rerunInDoubt };
+  const history = {
+    maxTokens: options.history?.maxTokens ?? defaultHistoryMaxTokens,
+    ...(options.history?.system !== undefined ? { system: redactor.redactText(wellFormedText(options.history.system)).text } : {}),
+  };
+  const opening: SessionOpening = {
+    registry,
+    provider: providerInForce,
+    leasePolicy,
+    recovery,
+    start: (sessionId) => ({
+      type: "startSession",
+      sessionId,
+      policy,
+      tools: registry.snapshot(),
+      budgets,
+      concurrency,
+      provider: providerInForce,
+      history,
+      decisionsVersion,
+      environment: observeEnvironment(),
+    }),
+  };
   const closing = new AbortController();
   /** Operations under way (sends, answers, openings, auto-resumes): `close()` lets each end first. */
   const inFlight = new Set<Promise<unknown>>();
@@ -382,12 +403,12 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const ensureOpen = () => closing.signal.throwIfAborted();
   let closed: Promise<void> | undefined;
   const hosting: SessionHosting = {
-    ...(sessionLease === "fail" && leases !== undefined ? { leases, recovery } : {}),
+    ...(leasePolicy.leases !== undefined ? { leases: leasePolicy.leases, recovery } : {}),
     ...(options.autoResume !== undefined && options.autoResume !== false ? { autoResume: options.autoResume === true ? {} : options.autoResume } : {}),
     closing: closing.signal,
     track,
     // After a failed append, the session is taken up again as opening it here would.
-    reopen: (store) => prepareCarryingOn(store, false),
+    reopen: (store) => prepareSession(store, false, opening),
   };
 
   /**
@@ -398,7 +419,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   async function load(sessionId: string, create: boolean): Promise<Session> {
     // A sealing runtime announces each answer, turn end and new session in a seal before appending it.
     const store = await SessionStore.load(log, sessionId, spans, sealer !== undefined ? (stream, version, events) => sealer.announce(stream, version, events) : undefined);
-    await prepareCarryingOn(store, create);
+    await prepareSession(store, create, opening);
     return new Session(
       store,
       {
@@ -414,76 +435,13 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
         ...(options.onDelta ? { onDelta: options.onDelta } : {}),
         ...(options.onAttemptDiscarded ? { onAttemptDiscarded: options.onAttemptDiscarded } : {}),
         maxStoredOutputChars,
-        shared: leases !== undefined,
+        shared: sessionLeasesOf(log) !== undefined,
         rerunInDoubt: recovery.rerunInDoubt,
         ...(spans !== undefined ? { inCallContext: <T>(callId: string, run: () => T) => spans.inCallSpan(sessionId, callId, run) } : {}),
       },
       sealer,
       hosting,
     );
-  }
-
-  /** `prepare`, carrying on through races lost to another host preparing the same session. */
-  async function prepareCarryingOn(store: SessionStore, create: boolean): Promise<void> {
-    for (let lost = 0; ; lost += 1) {
-      try {
-        await prepare(store, create);
-        return;
-      } catch (error) {
-        if (!ExpectedVersionConflictError.isInstance(error) || lost >= maxCarriedConflicts) throw error;
-        await store.reload();
-      }
-    }
-  }
-
-  async function prepare(store: SessionStore, create: boolean): Promise<void> {
-    const sessionId = store.sessionId;
-    if (store.version === 0 && !create) throw new UnknownSessionError(sessionId);
-    if (store.version === 0) {
-      await store.append([
-        {
-          type: "session.started",
-          data: {
-            sessionId,
-            policy,
-            tools: registry.snapshot(),
-            budgets,
-            concurrency,
-            provider: providerInForce,
-            history: {
-              maxTokens: options.history?.maxTokens ?? defaultHistoryMaxTokens,
-              ...(options.history?.system !== undefined ? { system: redactor.redactText(wellFormedText(options.history.system)).text } : {}),
-            },
-            ...(decisionsVersion > 1 ? { decisionsVersion, environment: observeEnvironment() } : {}),
-          },
-        },
-      ]);
-    } else {
-      if (!isKnownDecisionsVersion(store.state.decisionsVersion)) {
-        throw new SessionStateError(
-          `session ${sessionId} was recorded under decisions version ${store.state.decisionsVersion}, newer than this turnlog knows (up to ${latestDecisionsVersion}): continue it with the turnlog that recorded it`,
-        );
-      }
-      refuseMissingTools(store, registry);
-      // Before anything else (a recovery included): later requests name the provider that answers them.
-      const changed = providerChange(store.state, providerInForce);
-      if (changed !== undefined) await store.append([changed]);
-      if (hosting.leases === undefined) {
-        await recover(store, recovery);
-      } else {
-        // Recovered only when the lease is free: a session whose lease is held is being driven,
-        // not crashed. Its next `resume()` under the lease recovers what is left.
-        const lease = await hosting.leases.tryLease(sessionStream(sessionId));
-        if (lease !== undefined) {
-          try {
-            await store.reload();
-            await recover(store, recovery);
-          } finally {
-            await lease.release();
-          }
-        }
-      }
-    }
   }
 
   return {

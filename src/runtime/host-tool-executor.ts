@@ -1,11 +1,12 @@
 import type { GateDecision } from "../contracts/policy.js";
-import { SessionStateError } from "../errors/session-state-error.js";
 import { callFingerprint } from "../policy/fingerprint.js";
-import { activeTurn, type CallState, type HostCallState } from "../projections/session-state.js";
+import type { CallState } from "../projections/session-state.js";
 import { decideObserving } from "../core/decide-observing.js";
+import { decideCommand, type RequestHostTool } from "../core/session-decider.js";
 import type { LoopDependencies } from "./provider-turn-loop.js";
 import type { SessionStore } from "./session-store.js";
 import { defaultMaxStoredOutputChars, logDirectoryOf, runTool } from "./tool-plan-runner.js";
+import { defaultMaxResultChars } from "../tools/define-tool.js";
 import { storedOutput } from "../tools/packetizer.js";
 import { notJsonReason } from "../util/json-value.js";
 import { wellFormedText, wellFormedValue } from "../util/well-formed-text.js";
@@ -49,32 +50,28 @@ export class HostToolExecutor {
     if (options.approvedBy !== undefined && typeof options.approvedBy !== "string") throw new TypeError("runTool's `approvedBy` is a string");
     const notJson = notJsonReason(input ?? {}, "input");
     if (notJson !== undefined) throw new TypeError(`runTool's input must be JSON: ${notJson}`);
-    if (activeTurn(this.store.state) !== undefined || this.store.fold.pending.length > 0) {
-      throw new SessionStateError(`session ${this.store.sessionId} has an unfinished turn: a host-routed call runs between turns`);
-    }
-    const owed = this.deps.sync.owed(this.store.state, true);
-    if (owed.length > 0) await this.store.append(owed);
-    this.deps.sync.synced();
-    const callId = `native-${this.store.state.hostCalls.length + 1}`;
     const { redactor } = this.deps;
     // What the host handed in, made valid Unicode before it is scanned, logged or run (docs/log.md,
     // "Event data"); the tool runs with exactly what was decided.
     const given = wellFormedValue(JSON.parse(JSON.stringify(input ?? {})) as unknown);
     const redacted = redactor.redactValue(given);
+    const request: RequestHostTool = {
+      type: "requestHostTool",
+      tool: redactor.redactText(wellFormedText(tool)).text,
+      input: redacted.value,
+      inputRedacted: redacted.redacted,
+      by: redactor.redactText(wellFormedText(options.by)).text,
+      ...(options.approvedBy !== undefined ? { approvedBy: redactor.redactText(wellFormedText(options.approvedBy)).text } : {}),
+    };
+    // Refused (SessionStateError) while a turn is open or owed, before anything is appended.
+    // Decided before the sync, which appends nothing the decision reads (no host call, no turn).
+    const requested = decideCommand(request, this.store.fold);
+    const callId = requested[0]?.type === "session.native_tool.requested" ? requested[0].data.callId : "";
+    const owed = this.deps.sync.owed(this.store.fold, true);
+    if (owed.length > 0) await this.store.append(owed);
+    this.deps.sync.synced();
+    await this.store.append(requested);
     if (redacted.redacted) this.#rawInputs.set(callId, JSON.stringify(given));
-    await this.store.append([
-      {
-        type: "session.native_tool.requested",
-        data: {
-          callId,
-          tool: redactor.redactText(wellFormedText(tool)).text,
-          input: redacted.value,
-          by: redactor.redactText(wellFormedText(options.by)).text,
-          ...(redacted.redacted ? { inputRedacted: true } : {}),
-          ...(options.approvedBy !== undefined ? { approvedBy: redactor.redactText(wellFormedText(options.approvedBy)).text } : {}),
-        },
-      },
-    ]);
     const appended = await this.store.appendWith(() =>
       decideObserving("decideHostTool", {
         state: this.store.state,
@@ -147,14 +144,8 @@ export class HostToolExecutor {
 
   #storageLimits(tool: string): { maxResultChars: number; maxStoredChars: number } {
     return {
-      maxResultChars: this.deps.registry.get(tool)?.maxResultChars ?? 12_000,
+      maxResultChars: this.deps.registry.get(tool)?.maxResultChars ?? defaultMaxResultChars,
       maxStoredChars: this.deps.maxStoredOutputChars ?? defaultMaxStoredOutputChars,
     };
   }
-}
-
-/** A host-routed call that was decided to run and never completed (the process died). */
-export function hostCallInDoubt(calls: readonly HostCallState[]): HostCallState | undefined {
-  const last = calls.at(-1);
-  return last?.runs === true && last.result === undefined ? last : undefined;
 }

@@ -4,8 +4,8 @@ import type { HistoryCompressor } from "../history/history-compressor.js";
 import { activeTurn, pendingApprovals, type SessionState } from "../projections/session-state.js";
 import type { Provider, ProviderRequest } from "../providers/provider.js";
 import { ProviderFailureKindSchema } from "../contracts/provider.js";
-import { ProviderError } from "../providers/provider.js";
-import { buildRequestHistory } from "../history/session-history.js";
+import { ProviderError } from "../errors/provider-error.js";
+import { buildRequestHistory } from "../providers/format-history.js";
 import type { DecisionAction } from "../core/actions.js";
 import { nextStep } from "../core/next-step.js";
 import { providerRequest, type Decision } from "../core/decide.js";
@@ -21,6 +21,7 @@ import { ExpectedVersionConflictError } from "../errors/expected-version-conflic
 import { SessionStateError } from "../errors/session-state-error.js";
 import type { SessionSync } from "./session-sync.js";
 import { decideObserving } from "../core/decide-observing.js";
+import { decideCommand } from "../core/session-decider.js";
 import { describeThrown } from "../util/json-value.js";
 import { wellFormedText } from "../util/well-formed-text.js";
 import { turnEndings } from "../core/session-fold.js";
@@ -228,7 +229,7 @@ export class ProviderTurnLoop {
 
   /**
    * Appends the staged decisions before tools run, in one append. It is fsynced when it ends a
-   * turn (DESIGN.md §15: an fsync is owed before a side effect starts, before a result reaches the
+   * turn (docs/performance.md#what-makes-a-tool-call-cheap-issue-15: an fsync is owed before a side effect starts, before a result reaches the
    * host, and at the end of a turn); otherwise it rides on the next synced append: a tool whose
    * start must be durable before it runs gets a durable start of its own (tool-plan-runner.ts),
    * and if a crash loses a provider's answer and the decisions on it, its durable request is
@@ -262,7 +263,7 @@ export class ProviderTurnLoop {
    */
   #sync(action: string): boolean {
     const sync = this.deps.sync;
-    const owed = sync.owed(this.store.state, action === "startTurn" && activeTurn(this.store.state) === undefined);
+    const owed = sync.owed(this.store.fold, action === "startTurn" && activeTurn(this.store.state) === undefined);
     this.store.stage(owed);
     sync.synced();
     return owed.length > 0;
@@ -366,15 +367,22 @@ export class ProviderTurnLoop {
     }
   }
 
-  /** Runs the turn's cleared calls (DESIGN.md §14) until none is left to start. */
+  /** Runs the turn's cleared calls (docs/architecture.md#running-tools) until none is left to start. */
   #runTools(signal: AbortSignal): Promise<ToolRunEnd> {
     return new ToolPlanRunner(this.store, this.deps).run(signal);
   }
 
+  /**
+   * The host cancelled: its `turn.cancel.requested` (the session decider's `cancelTurn`) and the
+   * stop the machine then owes (`stopCancelled`), in one append.
+   */
   async #cancel(): Promise<SendOutcome> {
     await this.#keepStaged();
-    const turn = activeTurn(this.store.state);
-    if (turn !== undefined) await this.store.append([{ type: "turn.stopped", data: { turnId: turn.turnId, reason: "cancelled" } }]);
+    await this.store.appendRun((index) => {
+      if (index === 0) return decideCommand({ type: "cancelTurn" }, this.store.fold);
+      const step = nextStep(this.store.fold, this.deps.registry);
+      return step.kind === "decision" && step.action === "stopCancelled" ? this.#decideAll(step.action).events : [];
+    });
     return outcomeOf(this.store.state);
   }
 }

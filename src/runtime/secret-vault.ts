@@ -1,6 +1,6 @@
 /**
  * The real argument texts of calls whose logged arguments are redacted. They live only in this
- * process's memory, for the run (DESIGN.md §8.2): after a restart they are gone, and a call that
+ * process's memory, for the run (docs/policy.md#secrets): after a restart they are gone, and a call that
  * still needed them cannot run — its packet says so.
  */
 export class SecretVault {

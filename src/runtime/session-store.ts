@@ -14,8 +14,6 @@ import { ExpectedVersionConflictError } from "../errors/expected-version-conflic
 import { EventRefusedError } from "../errors/event-refused-error.js";
 import { TurnlogError } from "../errors/turnlog-error.js";
 
-export { sessionStream } from "../core/session-stream.js";
-
 /**
  * How many lost races in a row one append (or one operation) carries on through before the
  * conflict is thrown after all. Each lost race means another writer appended — progress, not a
@@ -27,7 +25,7 @@ export const maxCarriedConflicts = 16;
  * Whether every event this runtime builds is checked against the event schemas before it is
  * appended: on in the test suite (`TURNLOG_CHECK_EVENTS=1`, set by vitest.config.ts), off in use.
  * The events are built by this code and typed; parsing each one again on every append cost about
- * a tenth of a tool call (DESIGN.md §15), so the schemas are checked where data comes in — a log
+ * a tenth of a tool call (docs/performance.md#what-makes-a-tool-call-cheap-issue-15), so the schemas are checked where data comes in — a log
  * read, host input — and, in tests, here: an event the schema would reject or change fails them.
  */
 const checkBuiltEvents = process.env.TURNLOG_CHECK_EVENTS === "1";
@@ -101,7 +99,7 @@ function optionsOf(request: AppendRequest): AppendRequestOptions {
  * writer is detected, never interleaved), then folds what the log recorded.
  *
  * Decisions can also be staged: folded at once, so the next decision sees them, and appended
- * together by `flush` — one append for a run of pure decisions (DESIGN.md §15). Their
+ * together by `flush` — one append for a run of pure decisions (docs/performance.md#what-makes-a-tool-call-cheap-issue-15). Their
  * `recordedAt` is settled when the first is staged and the log records that time, so a decision
  * that reads time (the wall-clock budget) sees in the live run what replay sees in the log.
  */

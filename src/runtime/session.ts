@@ -1,7 +1,8 @@
 import type { ProviderFormat } from "../contracts/provider.js";
 import { SessionStateError } from "../errors/session-state-error.js";
 import { ExpectedVersionConflictError } from "../errors/expected-version-conflict-error.js";
-import { sessionHistory, type DiagnosticRecord } from "../history/session-history.js";
+import type { DiagnosticRecord } from "../history/session-history.js";
+import { sessionHistory } from "../providers/format-history.js";
 import { activeTurn, pendingApprovals, type SessionState } from "../projections/session-state.js";
 import { inProgressElsewhere, outcomeOf, ProviderTurnLoop, type LoopDependencies, type SendOutcome } from "./provider-turn-loop.js";
 import { turnInProgressElsewhere } from "./turn-elsewhere.js";
@@ -10,13 +11,14 @@ import { HostToolExecutor, type HostToolOptions, type HostToolResult } from "./h
 import { commandPrefix, commandScope } from "../policy/command-prefix.js";
 import type { ToolDefinition } from "../tools/define-tool.js";
 import type { StreamSealer } from "../log/seal/stream-sealer.js";
-import { sessionStream } from "./session-store.js";
-import { followSession, type FollowSessionOptions } from "../core/follow-session.js";
+import { sessionStream } from "../core/session-stream.js";
+import { followSession, type FollowSessionOptions } from "../reader/follow-session.js";
 import type { RecordedTurnlogEvent, SessionLeases } from "../log/event-log.js";
 import { SessionBusyError } from "../errors/session-busy-error.js";
 import { recover, type RecoveryDependencies } from "./session-recovery.js";
 import { linkSignals } from "../util/linked-signal.js";
 import { wellFormedText } from "../util/well-formed-text.js";
+import { decideCommand, type ApproveCall, type DenyCall } from "../core/session-decider.js";
 
 /** Options of `session.waitForAnswers`. */
 export interface WaitForAnswersOptions {
@@ -110,7 +112,7 @@ export class Session {
       await this.#betweenTurns(leased, `session ${this.id} has an unfinished turn: answer its approvals and resume() it first`);
       // What the user typed is logged like everything else: a key pasted into a message is redacted.
       // Made valid Unicode first (docs/log.md, "Event data"): half an emoji is no reason to lose the message.
-      await this.store.append([{ type: "session.user_message.added", data: { content: this.deps.redactor.redactText(wellFormedText(text)).text } }]);
+      await this.store.append(decideCommand({ type: "sendMessage", content: this.deps.redactor.redactText(wellFormedText(text)).text }, this.store.fold));
       return this.#run(leased, options.signal);
     });
   }
@@ -299,7 +301,7 @@ export class Session {
 
   /**
    * The provider-native message history, rebuilt from the log: what the next request to a
-   * provider of that format would carry (DESIGN.md §7). Nothing is logged; a compaction it would
+   * provider of that format would carry (docs/design.md#9-history). Nothing is logged; a compaction it would
    * need is applied to the result only.
    *
    * @example
@@ -314,29 +316,30 @@ export class Session {
       if (typeof answer?.by !== "string" || answer.by === "") throw new TypeError("an approval answer needs `by`: who answered");
       if (answer.note !== undefined && typeof answer.note !== "string") throw new TypeError("an approval answer's `note` is a string");
       if (answer.scope !== undefined && answer.scope !== "call" && answer.scope !== "tool") throw new TypeError('an approval scope is "call" or "tool"');
-      const call = pendingApprovals(this.store.state).find((candidate) => candidate.callId === callId);
-      if (call === undefined) throw new SessionStateError(`call ${callId} is not awaiting approval in session ${this.id}`);
-      if (answer.fingerprint !== undefined && answer.fingerprint !== call.decision?.fingerprint) {
-        throw new SessionStateError(`call ${callId} is not the call that was reviewed: its fingerprint differs`);
-      }
-      const scope = granted ? (answer.scope ?? "call") : ("call" as const);
       const { redactor } = this.deps;
-      // A prefix with a secret in it becomes one that matches no command: later calls ask again.
-      const redactedPrefix = (prefix: { commandPrefix?: string; commandScope?: string }) => ({
-        ...(prefix.commandPrefix !== undefined ? { commandPrefix: redactor.redactText(prefix.commandPrefix).text } : {}),
-        ...(prefix.commandScope !== undefined ? { commandScope: redactor.redactText(prefix.commandScope).text } : {}),
-      });
-      const data = {
-        turnId: call.turnId,
-        callId,
-        fingerprint: call.decision?.fingerprint ?? "",
-        by: redactor.redactText(wellFormedText(answer.by)).text,
-        scope,
-        ...(answer.note !== undefined ? { note: redactor.redactText(wellFormedText(answer.note)).text } : {}),
-        ...(scope === "tool" ? redactedPrefix(approvedCommandPrefix(this.deps.registry.get(call.name), call.input)) : {}),
-      };
-      await this.store.append([granted ? { type: "turn.approval.granted", data } : { type: "turn.approval.denied", data }]);
+      const logged = (text: string) => redactor.redactText(wellFormedText(text)).text;
+      const answered = { callId, by: logged(answer.by), ...(answer.note !== undefined ? { note: logged(answer.note) } : {}), ...(answer.fingerprint !== undefined ? { fingerprint: answer.fingerprint } : {}) };
+      const command: ApproveCall | DenyCall = granted
+        ? { type: "approveCall", ...answered, scope: answer.scope ?? "call", ...(answer.scope === "tool" ? this.#approvedCommand(callId) : {}) }
+        : { type: "denyCall", ...answered };
+      await this.store.append(decideCommand(command, this.store.fold));
     });
+  }
+
+  /**
+   * What an "always" approval of the held call `callId` covers, as it may be logged: a prefix with
+   * a secret in it becomes one that matches no command, so later calls ask again. Nothing when no
+   * such call is held (the decider then refuses the answer).
+   */
+  #approvedCommand(callId: string): { commandPrefix?: string; commandScope?: string } {
+    const call = pendingApprovals(this.store.state).find((candidate) => candidate.callId === callId);
+    if (call === undefined) return {};
+    const { commandPrefix, commandScope } = approvedCommandPrefix(this.deps.registry.get(call.name), call.input);
+    const { redactor } = this.deps;
+    return {
+      ...(commandPrefix !== undefined ? { commandPrefix: redactor.redactText(commandPrefix).text } : {}),
+      ...(commandScope !== undefined ? { commandScope: redactor.redactText(commandScope).text } : {}),
+    };
   }
 
   /**

@@ -7,7 +7,7 @@ import { callFingerprint } from "../policy/fingerprint.js";
 import type { SecretRedactor } from "../policy/secrets/secret-detector.js";
 import { activeTurn, type CallState } from "../projections/session-state.js";
 import { isConcurrencySafe, nextToolStart, runnableCalls, startedCalls, type ToolStart } from "../core/tool-schedule.js";
-import type { ToolContext, ToolDefinition } from "../tools/define-tool.js";
+import { defaultMaxResultChars, type ToolContext, type ToolDefinition } from "../tools/define-tool.js";
 import type { ToolRegistry } from "../tools/tool-registry.js";
 import { storedFailureMessage, storedOutput } from "../tools/packetizer.js";
 import { describeThrown, notJsonReason } from "../util/json-value.js";
@@ -43,14 +43,11 @@ export type CallContext = <T>(callId: string, run: () => T) => T;
  */
 export type ToolRunEnd = "done" | "elsewhere";
 
-/** What the log keeps of one tool output by default: far above what a packet shows (12 000). */
+/** What the log keeps of one tool output by default: far above what a packet shows (`defaultMaxResultChars`). */
 export const defaultMaxStoredOutputChars = 1_000_000;
 
-/** The default of `defineTool`'s `maxResultChars`, as the packetizer applies it. */
-const defaultMaxResultChars = 12_000;
-
 /**
- * Runs a turn's cleared calls with call-order semantics (DESIGN.md §14). It holds no schedule of
+ * Runs a turn's cleared calls with call-order semantics (docs/architecture.md#running-tools). It holds no schedule of
  * its own: it asks the one tool scheduler in src/core (`nextToolStart`, the function behind
  * `decide("startTool")`, which replay recomputes) what is next, and does what it says — `start`:
  * append the `turn.tool.started` it returned (durable before the handler runs) and launch the call;
@@ -109,7 +106,7 @@ export class ToolPlanRunner {
   /**
    * Asks the scheduler, on the state right before the append, for every start it clears now —
    * each decided on the state with the ones before it — and appends them in one append (a run of
-   * decisions, DESIGN.md §15). It is durable if any of them is: a call that is not safe to run
+   * decisions, docs/performance.md#what-makes-a-tool-call-cheap-issue-15). It is durable if any of them is: a call that is not safe to run
    * concurrently needs its start on disk before it runs (see `#durability`). Returns the starts
    * and the scheduler's last answer (`wait` or `none`).
    */
@@ -172,7 +169,7 @@ export class ToolPlanRunner {
   }
 
   /**
-   * The events of read-only work need no fsync of their own (DESIGN.md §15): the next synced
+   * The events of read-only work need no fsync of their own (docs/performance.md#what-makes-a-tool-call-cheap-issue-15): the next synced
    * append — the packets at the latest — makes them durable, since the log is written in order.
    * After a crash, a read whose events were lost simply runs again, which is harmless.
    */
@@ -355,7 +352,7 @@ async function invoke(tool: ToolDefinition, input: unknown, ctx: ToolContext) {
  *
  * Why not `AbortSignal.any([run, AbortSignal.timeout(ms)])` per call: that timer cannot be
  * cleared (every call left one pending for its whole timeout), and an AbortController and its
- * listeners per call were a tenth of a no-op tool call's CPU (DESIGN.md §15). Here the timer is
+ * listeners per call were a tenth of a no-op tool call's CPU (docs/performance.md#what-makes-a-tool-call-cheap-issue-15). Here the timer is
  * cleared when the call ends, the controller is made only when the tool reads `ctx.signal`, and a
  * run's cancel reaches its calls through one listener per run signal.
  */

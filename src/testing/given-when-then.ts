@@ -4,8 +4,10 @@ import { parseEvent } from "../contracts/events.js";
 import type { RecordedTurnlogEvent } from "../log/event-log.js";
 import { resolveBudgets } from "../contracts/budgets.js";
 import { resolvePolicy } from "../policy/default-policy.js";
-import { decide, type DecisionAction } from "../core/decide.js";
+import { decide } from "../core/decide.js";
+import { type DecisionAction } from "../core/actions.js";
 import { SessionFold } from "../core/session-fold.js";
+import { decideCommand, type SessionCommand } from "../core/session-decider.js";
 import type { ToolRegistry } from "../tools/tool-registry.js";
 
 /** Gives plain events the meta a log would add: positions from 1, one second apart from a fixed epoch. */
@@ -37,11 +39,28 @@ export interface ThenExpectation {
   actions?: string[];
 }
 
+/** What `given(…).when(command)` checks: the events the session decider returns, or its refusal. */
+export interface CommandExpectation {
+  /** The events `decideCommand` returns, compared as the event schemas parse them. */
+  then(expected: readonly TurnlogEvent[]): TurnlogEvent[];
+  /** `decideCommand` refuses the command with this error class (e.g. `SessionStateError`). */
+  thenThrows(errorClass: abstract new (...args: never[]) => Error): void;
+}
+
+/** What `given(…).when(event)` checks: the turn machine's state and the actions owed after the event. */
+export interface EventExpectation {
+  then(expected: ThenExpectation): SessionFold;
+  thenThrows(errorClass: abstract new (...args: never[]) => Error): void;
+}
+
 /**
- * Specification-style tests for the turn machine and the decisions (emmett's
- * `given(events).when(command).then(events)`):
+ * Specification-style tests for the session decider, the turn machine and the decisions (emmett's
+ * `given(events).when(command).then(events)`). `when` takes a session command (what
+ * `decideCommand` decides) or an event (as if logged next: what the machine then owes).
  *
  * @example
+ * given([sessionStarted]).when({ type: "sendMessage", content: "hi" }).then([{ type: "session.user_message.added", data: { content: "hi" } }]);
+ * given([sessionStarted]).when({ type: "approveCall", callId: "c1", by: "ann" }).thenThrows(SessionStateError);
  * given([sessionStarted, userMessage, turnStarted])
  *   .when({ type: "turn.provider.requested", data: { ... } })
  *   .then({ state: "finalizing", actions: ["callProvider"] });
@@ -54,27 +73,48 @@ export function given(events: readonly TurnlogEvent[]) {
     fold.settle();
     return fold;
   };
-  return {
-    /** Feeds one more event (as if logged next). */
-    when(event: TurnlogEvent) {
-      const run = () => {
-        const fold = foldGiven();
-        const [next] = recordForTest([event], { startPosition: recorded.length + 1 });
-        fold.apply(next as RecordedTurnlogEvent);
-        return fold;
-      };
+  function when(command: SessionCommand): CommandExpectation;
+  function when(event: TurnlogEvent): EventExpectation;
+  function when(input: SessionCommand | TurnlogEvent): CommandExpectation | EventExpectation {
+    if (!("data" in input)) {
+      const decided = () => decideCommand(input, foldGiven());
       return {
-        then(expected: ThenExpectation): SessionFold {
-          const fold = run();
-          if ("state" in expected) assert.equal(fold.turnState, expected.state, "turn machine state");
-          if (expected.actions !== undefined) assert.deepEqual(fold.pending, expected.actions, "actions owed");
-          return fold;
+        then(expected: readonly TurnlogEvent[]): TurnlogEvent[] {
+          const actual = decided();
+          assert.deepEqual(
+            actual.map((event) => parseEvent(event)),
+            expected.map((event) => parseEvent(event)),
+            `events decided for ${input.type}`,
+          );
+          return actual;
         },
         thenThrows(errorClass: abstract new (...args: never[]) => Error): void {
-          assert.throws(run, (error: unknown) => error instanceof errorClass);
+          assert.throws(decided, (error: unknown) => error instanceof errorClass);
         },
       };
-    },
+    }
+    const event = input;
+    const run = () => {
+      const fold = foldGiven();
+      const [next] = recordForTest([event], { startPosition: recorded.length + 1 });
+      fold.apply(next as RecordedTurnlogEvent);
+      return fold;
+    };
+    return {
+      then(expected: ThenExpectation): SessionFold {
+        const fold = run();
+        if ("state" in expected) assert.equal(fold.turnState, expected.state, "turn machine state");
+        if (expected.actions !== undefined) assert.deepEqual(fold.pending, expected.actions, "actions owed");
+        return fold;
+      },
+      thenThrows(errorClass: abstract new (...args: never[]) => Error): void {
+        assert.throws(run, (error: unknown) => error instanceof errorClass);
+      },
+    };
+  }
+  return {
+    /** Decides a session command on the given events, or feeds one more event (as if logged next). */
+    when,
     /** Computes the decision the given events owe next. */
     whenDeciding(action: DecisionAction, config: { registry: ToolRegistry }) {
       return {

@@ -9,8 +9,7 @@ export interface ToolContext {
   sessionId: string;
   workspace: { root: string; trusted: boolean };
   /**
-   * Absolute paths no tool may change, set by the runtime: its own log's directory (DESIGN.md
-   * §8.3). The workspace tools refuse to write there and their sandbox mounts them read-only,
+   * Absolute paths no tool may change, set by the runtime: its own log's directory (docs/security.md#protected-paths). The workspace tools refuse to write there and their sandbox mounts them read-only,
    * whatever the host passed as `protectedPaths`.
    */
   protectedPaths?: readonly string[];
@@ -41,7 +40,7 @@ export interface ToolOptions<Input extends z.ZodType> {
    */
   parameters?: Record<string, unknown>;
   run(input: z.infer<Input>, ctx: ToolContext): ToolResult | Promise<ToolResult>;
-  /** Model-visible result size; head and tail are kept. Default 12 000. */
+  /** Model-visible result size; head and tail are kept. Default {@link defaultMaxResultChars}. */
   maxResultChars?: number;
   /** Default 120 000. */
   timeoutMs?: number;
@@ -54,7 +53,7 @@ export interface ToolOptions<Input extends z.ZodType> {
   /** The path arguments of a call, confined to the workspace by the gate. */
   paths?(input: z.infer<Input>): string[];
   /**
-   * A command tool whose commands run inside an OS sandbox (DESIGN.md §8.3): the workspace the
+   * A command tool whose commands run inside an OS sandbox (docs/security.md#the-command-sandbox-bubblewrap): the workspace the
    * only writable place, no network, credential directories and the log out of reach, nothing
    * outliving the command. From decisions version 4 only such a tool runs a command that is not
    * known-safe unasked (in `full-auto`); `workspaceTools({ sandbox })` sets it on `run_command`.
@@ -72,6 +71,15 @@ export interface ToolDefinition<Input extends z.ZodType = z.ZodType> extends Too
   idempotent: boolean;
 }
 
+/**
+ * The most characters of one tool result the model is shown (its head and tail) when the tool sets
+ * no `maxResultChars`. Written only here: `defineTool`, the built-in workspace tools' output bound,
+ * and the packetizing decision, the tool runner and host-routed calls (for a call whose tool the
+ * registry no longer holds) all read it.
+ *
+ * @example
+ * defineTool({ name: "read_file", input, run }).maxResultChars === defaultMaxResultChars; // true
+ */
 export const defaultMaxResultChars = 12_000;
 export const defaultToolTimeoutMs = 120_000;
 

@@ -9,7 +9,7 @@ export interface StableToolCallIdInput {
 }
 
 /**
- * A deterministic tool call ID (DESIGN.md §10): the same on every replay, distinct for the same
+ * A deterministic tool call ID (docs/design.md#3-events-and-the-deciders): the same on every replay, distinct for the same
  * call in two turns, and valid for both OpenAI (≤ 40 characters) and Anthropic
  * (`^[a-zA-Z0-9_-]+$`): `call_` + 32 hex digits of SHA-256.
  *

@@ -15,7 +15,7 @@ export interface NormalizeToolCallsInput {
 
 /**
  * Turns a provider's raw tool calls into the persisted provider tool-call turn: every call gets
- * one ID that flows everywhere after (DESIGN.md §10). The provider's ID is kept when it is valid
+ * one ID that flows everywhere after (docs/design.md#3-events-and-the-deciders). The provider's ID is kept when it is valid
  * for both providers and not yet used in the session; otherwise one is derived, and the original
  * is recorded.
  */

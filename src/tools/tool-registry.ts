@@ -4,10 +4,8 @@ import { canonicalJson, sha256 } from "../util/digest.js";
 import type { ToolDefinition } from "./define-tool.js";
 import { wellFormedText, wellFormedValue } from "../util/well-formed-text.js";
 
-export type { ProviderToolSchema };
-
 /**
- * Registration phases, in order (DESIGN.md §11): MCP tools first, then the four host phases. A
+ * Registration phases, in order (docs/embedding.md#registering-tools-in-phases): MCP tools first, then the four host phases. A
  * tool provider registers in one named phase and sees what earlier phases registered.
  */
 export const registrationPhases = ["mcp", "pre-skill-visibility", "post-skill-visibility", "post-memory-provider", "post-tool-executor"] as const;

@@ -9,7 +9,7 @@ import { configure } from "safe-stable-stringify";
  * RFC 8785 is: object keys sorted by UTF-16 code units, no whitespace, strings and numbers written
  * as ECMAScript's `JSON.stringify` writes them, and no lone surrogates. `safe-stable-stringify`
  * in deterministic mode writes exactly that for a JSON value, about twice as fast as the
- * `canonicalize` package (7.7 against 16.5 µs for a 600-byte event, DESIGN.md §15), which walks
+ * `canonicalize` package (7.7 against 16.5 µs for a 600-byte event, docs/performance.md#what-makes-a-tool-call-cheap-issue-15), which walks
  * every string in JavaScript looking for lone surrogates. The check left to do is the one
  * `JSON.stringify` makes cheap: it escapes a lone surrogate as `\ud800`–`\udfff` and never escapes a
  * well-formed pair, so a regex over the text finds one. property-tests/canonical-json.test.ts

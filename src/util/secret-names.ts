@@ -166,7 +166,7 @@ function isSecretWordList(words: readonly string[]): boolean {
   return false;
 }
 
-/** `NAME=value` with a name ending in one of these after `_` (DESIGN §8.2)… */
+/** `NAME=value` with a name ending in one of these after `_` (docs/policy.md#secrets)… */
 const secretVariableSuffix = /_(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASS|PASSPHRASE)$/i;
 /** …or being one of these. A bare `KEY=` or `PASS=` is too often something else. */
 const secretVariableNames = new Set(["password", "passwd", "passphrase", "secret", "token"]);
@@ -175,7 +175,7 @@ const secretVariableNames = new Set(["password", "passwd", "passphrase", "secret
  * Whether the name of a `NAME=value` assignment (an environment variable, a `.env` line, a
  * keyword argument) names a secret: it ends in `_KEY`, `_TOKEN`, `_SECRET`, `_PASSWORD` (also
  * `_PASSWD`, `_PASS`, `_PASSPHRASE`), any case, or is exactly `PASSWORD`, `SECRET`, `TOKEN`,
- * or it is a secret field name (`apiKey=`). `_KEY` follows DESIGN §8.2 literally, so
+ * or it is a secret field name (`apiKey=`). `_KEY` is taken literally (docs/policy.md#secrets), so
  * `SORT_KEY=name` is redacted too: in an environment file a `_KEY` is almost always a credential.
  *
  * @example

@@ -1,5 +1,6 @@
 import { useEffect, useState } from "preact/hooks";
-import type { LiveSessionsMessage, SessionListing } from "../cli/view/view-api.js";
+import type { LiveSessionsMessage } from "../cli/view/view-api.js";
+import type { SessionListing } from "../reader/index.js";
 import { api, liveUrl } from "./api.js";
 import { SessionPage } from "./session-page.js";
 import { SessionsList } from "./sessions-list.js";

@@ -1,5 +1,6 @@
 import { useState } from "preact/hooks";
-import type { AuditRow, CallDecision } from "../cli/view/view-api.js";
+import type { AuditRow } from "../reader/index.js";
+import type { CallDecision } from "../cli/view/view-api.js";
 import { formatMs } from "./format.js";
 
 const decisionOf = (row: AuditRow): CallDecision => row.decision ?? "rejected";

@@ -1,6 +1,6 @@
 import { Graph, layout, type EdgeLabel, type GraphLabel, type NodeLabel } from "@dagrejs/dagre";
 import { useMemo } from "preact/hooks";
-import type { TurnMachineGraph, TurnPath } from "../cli/view/view-api.js";
+import type { TurnMachineGraph, TurnPath } from "../reader/index.js";
 
 /** Pseudo-states of the drawing: where a turn starts, and "any state" for the machine's root transitions. */
 const startNode = "(start)";

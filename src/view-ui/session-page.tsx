@@ -1,5 +1,6 @@
 import { useEffect, useRef, useState } from "preact/hooks";
-import type { LiveSessionMessage, MachineResponse, SessionListing, SessionTimeline } from "../cli/view/view-api.js";
+import type { LiveSessionMessage, MachineResponse, SessionTimeline } from "../cli/view/view-api.js";
+import type { SessionListing } from "../reader/index.js";
 import { api, liveUrl } from "./api.js";
 import { AuditTable } from "./audit-table.js";
 import { formatMs, formatTime, plural } from "./format.js";

@@ -1,4 +1,4 @@
-import type { SessionListing } from "../cli/view/view-api.js";
+import type { SessionListing } from "../reader/index.js";
 import { formatTime } from "./format.js";
 
 /** The log's sessions: ID (a link to its page), events, last activity and status. */

@@ -2,10 +2,12 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 
-// DESIGN.md §13: contracts ← log, tools, policy, providers ← projections ← history ← core ←
+// docs/design.md#13-layout-and-dependency-direction: contracts ← log, tools, policy ← projections ← history ← providers ← core ←
 // replay ← reader ← otel ← runtime ← cli. The core (fold, decider, nextStep) is shared by the live loop
 // and replay; replay and the read API need no provider; the runtime is the read API plus a writer
 // (docs/architecture.md). A folder may import from its own folder and lower layers only.
+// Providers sit above history: each format's folder (src/providers/openai-chat/, …) holds its history
+// serializer and lane, and history/ is format-neutral, taking a format's adapter from above.
 const layers: Record<string, number> = {
   contracts: 0,
   // Above contracts and util, so that an error may name a contract type (a provider failure's kind).
@@ -14,10 +16,10 @@ const layers: Record<string, number> = {
   log: 1,
   tools: 1,
   policy: 1,
-  providers: 1,
   projections: 2,
   history: 3,
   machines: 3,
+  providers: 3.5,
   core: 4,
   replay: 5,
   reader: 6,

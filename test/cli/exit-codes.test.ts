@@ -8,7 +8,7 @@ import { Command } from "commander";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { LevelEventLog, type RecordedEvent } from "../../src/index.js";
 import { runCli } from "../../src/cli/run-cli.js";
-import { exitCodes } from "../../src/cli/cli-error.js";
+import { exitCodes } from "../../src/errors/cli-error.js";
 import { latestDecisionsVersion } from "../../src/reader/index.js";
 import { ToolRegistry } from "../../src/tools/tool-registry.js";
 import { workspaceTools } from "../../src/tools/workspace/workspace-tools.js";

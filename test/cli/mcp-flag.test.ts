@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { CliError } from "../../src/cli/cli-error.js";
+import { CliError } from "../../src/errors/cli-error.js";
 import { mcpServerName, parseMcpFlag, uniqueName } from "../../src/cli/run/mcp-flag.js";
 
 describe("parseMcpFlag: a --mcp value split as a shell splits words, nothing expanded", () => {

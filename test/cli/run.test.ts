@@ -1,4 +1,4 @@
-import { defaultRunLogDirectory } from "../../src/log/seal/user-directories.js";
+import { defaultRunLogDirectory } from "../../src/util/state-directories.js";
 import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
 import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";

@@ -5,7 +5,7 @@ import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { defaultRunLogDirectory, sealKeyDirectory } from "../../src/log/seal/user-directories.js";
+import { defaultRunLogDirectory, sealKeyDirectory } from "../../src/util/state-directories.js";
 import type { SealedVerifyReport } from "../../src/log/seal/seal-verifier.js";
 import { finishChunk, textChunk } from "../providers/stream-builders.js";
 import { fakeKey } from "../providers/support/provider-session.js";

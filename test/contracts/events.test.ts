@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { eventCatalogue, eventTypes, isDecisionEvent, parseEvent } from "../../src/contracts/events.js";
 import { renderEventsDoc } from "../../scripts/events-doc.js";
 
-// The catalogue of DESIGN.md §2, with each event's kind.
+// The catalogue of docs/events.md, with each event's kind.
 const designCatalogue: Record<string, "input" | "decision"> = {
   "session.started": "input",
   "session.config.changed": "input",
@@ -35,10 +35,12 @@ const addedCatalogue: Record<string, "input" | "decision"> = {
   "session.native_tool.requested": "input",
   "session.native_tool.decided": "decision",
   "session.native_tool.completed": "input",
-  // Decision versions (DESIGN.md §16): facts a decision reads, recorded so replay never reads the machine.
+  // Decision versions (docs/replay.md#decision-versions): facts a decision reads, recorded so replay never reads the machine.
   "session.decisions.upgraded": "input",
   "session.tools.changed": "input",
   "session.environment.observed": "input",
+  // The host's cancel, an input of its own; the turn.stopped after it is a decision (docs/replay.md, "Cancel").
+  "turn.cancel.requested": "input",
 };
 
 describe("event catalogue", () => {

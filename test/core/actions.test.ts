@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { eventCatalogue } from "../../src/contracts/events.js";
-import { actionTable, isAction, type ActionName } from "../../src/core/actions.js";
+import { actionTable, isAction, owedAfterEvent, owedWhileResting, type ActionName } from "../../src/core/actions.js";
 import { turnEndings } from "../../src/core/session-fold.js";
 import { providerTurnMachine, type ProviderTurnActionType } from "../../machines/provider-turn.machine.js";
 
@@ -66,6 +66,34 @@ describe("the action table", () => {
         // requestProvider's history decisions are session events, which the machine never sees.
         expect({ state, action, refused: settledBy.filter((type) => type.startsWith("turn.") && !accepted.has(type)) }).toEqual({ state, action, refused: [] });
       }
+    }
+  });
+});
+
+describe("what is owed after an event the machine does not answer (owedAfterEvent)", () => {
+  const root = providerTurnMachine.root as unknown as Node & { transitions: Map<string, { target?: { key: string }[] }[]> };
+  const finalStates = Object.entries(root.states).filter(([, node]) => (node as unknown as { type: string }).type === "final").map(([name]) => name);
+
+  it("names exactly the events that end a turn: those that lead into one of the machine's final states", () => {
+    const ending = new Set<string>();
+    const visit = (node: Node) => {
+      for (const [type, transitions] of node.transitions) {
+        for (const transition of transitions as { target?: { key: string }[] }[]) if (transition.target?.some((target) => finalStates.includes(target.key))) ending.add(type);
+      }
+      for (const child of Object.values(node.states)) visit(child);
+    };
+    visit(root);
+    const turnEvents = Object.keys(owedAfterEvent).filter((type) => type.startsWith("turn."));
+    expect(turnEvents.sort()).toEqual([...ending].sort());
+    expect([...turnEndings.keys()].sort()).toEqual([...ending].sort());
+  });
+
+  it("owes only actions of the table, and rests only in states the machine has", () => {
+    for (const owed of Object.values(owedAfterEvent)) for (const action of owed) expect(isAction(action)).toBe(true);
+    for (const [state, action] of Object.entries(owedWhileResting)) {
+      expect(Object.keys(root.states)).toContain(state);
+      // The state owes it on entry: resting there, it is still owed.
+      expect((root.states[state] as Node).entry).toContain(action);
     }
   });
 });

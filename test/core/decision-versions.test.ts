@@ -17,7 +17,7 @@ import { fakeShell, workspace } from "../support/tools.js";
 import { runTurnlogInProcess } from "../cli/support/turnlog-in-process.js";
 
 /*
- * Decision versions (DESIGN.md §16, docs/replay.md): every golden log of every decisions version
+ * Decision versions (docs/replay.md#decision-versions): every golden log of every decisions version
  * replays identical under today's code, forever; a preview under another version lists exactly the
  * decisions that version changes. Golden logs are never re-recorded (test/fixtures/logs/README.md).
  */

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { createRuntime } from "../../src/index.js";
 import type { RecordedTurnlogEvent } from "../../src/log/event-log.js";
-import { SessionFold, UnexpectedEventError } from "../../src/core/session-fold.js";
+import { SessionFold } from "../../src/core/session-fold.js";
+import { UnexpectedEventError } from "../../src/errors/unexpected-event-error.js";
 import { recordForTest } from "../../src/testing/given-when-then.js";
 import { MemoryEventLog, scriptedProvider } from "../../src/testing/index.js";
 import { providerRequested, providerResponded, sessionStarted, toolStarted, turnStarted, userMessage } from "../support/events.js";

@@ -20,7 +20,7 @@ import {
   UnknownSessionError,
 } from "../../src/index.js";
 import type { ErrorActor } from "../../src/index.js";
-import { FORMAT_KEY, globalKey } from "../../src/log/level-keys.js";
+import { FORMAT_KEY, globalKey } from "../../src/log/level/level-keys.js";
 import { MemoryEventLog, scriptedProvider } from "../../src/testing/index.js";
 
 const errorsDirectory = path.resolve(import.meta.dirname, "../../src/errors");

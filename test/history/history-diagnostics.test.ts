@@ -1,7 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { DiagnosticRecordedSchema } from "../../src/contracts/events.js";
 import { serializedDiagnostic } from "../../src/history/history-diagnostics.js";
-import { buildNativeHistory } from "../../src/history/native-history.js";
+import type { AnthropicMessage } from "../../src/providers/anthropic-messages/anthropic-messages-serializer.js";
+import { providerFormat } from "../../src/providers/formats.js";
+import { buildNativeHistory } from "../../src/providers/format-history.js";
 import { HistorySession } from "../support/history-sessions.js";
 
 describe("history diagnostics", () => {
@@ -44,10 +46,10 @@ describe("history diagnostics", () => {
   });
 
   it("-serialized counts what is in the messages, not what the serializer was given", () => {
-    const tampered = [
+    const tampered: AnthropicMessage[] = [
       { role: "user", content: [{ type: "text", text: "x" }] },
       { role: "assistant", content: [{ type: "tool_use", id: "a", name: "n", input: {} }] },
     ];
-    expect(serializedDiagnostic("anthropic-messages", { messages: tampered }).counts).toMatchObject({ messages: 2, tool_calls: 1, tool_results: 0 });
+    expect(serializedDiagnostic(providerFormat("anthropic-messages"), { messages: tampered }).counts).toMatchObject({ messages: 2, tool_calls: 1, tool_results: 0 });
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { ProviderFormat } from "../../src/contracts/provider.js";
-import { buildNativeHistory } from "../../src/history/native-history.js";
+import { buildNativeHistory } from "../../src/providers/format-history.js";
 import { applyEvent, applyEventInPlace, foldEvents } from "../../src/projections/projection.js";
 import { sessionStateProjection, type SessionState } from "../../src/projections/session-state.js";
 import { recordForTest } from "../../src/testing/given-when-then.js";

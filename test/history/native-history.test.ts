@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { ProviderFormat } from "../../src/contracts/provider.js";
-import { buildNativeHistory, type NativeHistoryOptions } from "../../src/history/native-history.js";
+import { buildNativeHistory, type NativeHistoryOptions } from "../../src/providers/format-history.js";
 import type { SessionState } from "../../src/projections/session-state.js";
 import { assertValidAnthropicMessages, assertValidOpenAiChat } from "../support/history-validators.js";
 import { HistorySession } from "../support/history-sessions.js";

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { buildHistoryUnits, type HistoryUnit } from "../../src/history/history-units.js";
-import { emptyResultText, emptyUserText, prefaceText, serializeAnthropicMessages, serializeOpenAiChat } from "../../src/history/serializers.js";
+import { emptyResultText, emptyUserText, prefaceText, serializeAnthropicMessages } from "../../src/providers/anthropic-messages/anthropic-messages-serializer.js";
+import { serializeOpenAiChat } from "../../src/providers/openai-chat/openai-chat-serializer.js";
 import { assertValidAnthropicMessages, assertValidOpenAiChat } from "../support/history-validators.js";
 import { HistorySession } from "../support/history-sessions.js";
 

@@ -4,7 +4,7 @@ import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { EventLog, ReadStreamOptions, RecordedEvent } from "../../src/log/event-log.js";
 import { followStream } from "../../src/log/follow-stream.js";
-import { LevelEventLog } from "../../src/log/level-event-log.js";
+import { LevelEventLog } from "../../src/log/level/level-event-log.js";
 import { MemoryEventLog } from "../../src/log/memory-event-log.js";
 
 const directories: string[] = [];

@@ -24,7 +24,7 @@ import {
 } from "../support/events.js";
 
 // Each spec: given the events so far, when one more is logged, then the turn machine is in this
-// state and owes these actions. One spec per transition of DESIGN.md §1.
+// state and owes these actions. One spec per transition of docs/architecture.md#the-turn-machine.
 const opened = [sessionStarted(), userMessage()];
 const requested = [...opened, turnStarted(), providerRequested()];
 const withCalls = [...requested, providerResponded([{ id: "a", name: "read_file", argumentsText: "{}" }, { id: "b", name: "read_file", argumentsText: "{}" }])];

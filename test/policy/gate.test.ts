@@ -188,7 +188,7 @@ describe("gate", () => {
     });
   });
 
-  describe("containment (decisions version 4, DESIGN.md §8.3)", () => {
+  describe("containment (decisions version 4, docs/security.md#containment-the-classifier-decides-what-may-run-outside-the-sandbox)", () => {
     const shell = tool("destructive-local", { command: ((input: { command: string }) => input.command) as never });
     const sandboxed = tool("destructive-local", { command: ((input: { command: string }) => input.command) as never, contained: true });
     const gate = (command: string, on: GatedTool, mode: ApprovalMode, environment: Parameters<typeof gateToolCall>[3] = {}) =>

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { createAnthropicMessagesFinalizer, finalizeAnthropicMessagesEvents, normalizeAnthropicStopReason } from "../../src/providers/anthropic-messages-finalizer.js";
+import { createAnthropicMessagesFinalizer, finalizeAnthropicMessagesEvents, normalizeAnthropicStopReason } from "../../src/providers/anthropic-messages/anthropic-messages-finalizer.js";
 import { unwrapFinalization } from "../../src/providers/stream-finalization.js";
-import { ProviderError } from "../../src/providers/provider.js";
+import { ProviderError } from "../../src/errors/provider-error.js";
 import {
   blockStop,
   jsonDelta,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { createOpenAiChatFinalizer, finalizeOpenAiChatChunks, normalizeOpenAiFinishReason } from "../../src/providers/openai-chat-finalizer.js";
-import { ProviderError } from "../../src/providers/provider.js";
+import { createOpenAiChatFinalizer, finalizeOpenAiChatChunks, normalizeOpenAiFinishReason } from "../../src/providers/openai-chat/openai-chat-finalizer.js";
+import { ProviderError } from "../../src/errors/provider-error.js";
 import { asProviderError, unwrapFinalization } from "../../src/providers/stream-finalization.js";
 import { chunk, finishChunk, fragment, openAiToolCallChunks, readSseFixture, textChunk, toolChunk, usageChunk } from "./stream-builders.js";
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { createRuntime } from "../../src/index.js";
-import { ProviderError } from "../../src/providers/provider.js";
+import { ProviderError } from "../../src/errors/provider-error.js";
 import type { ProviderRequest } from "../../src/providers/provider.js";
 import { MemoryEventLog, scriptedProvider } from "../../src/testing/index.js";
 import type { ScriptStep } from "../../src/testing/index.js";

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import "../support/isolated-user-directories.js";
 import { runCli } from "../../src/cli/run-cli.js";
 import { LogCorruptedError } from "../../src/errors/log-corrupted-error.js";
-import { LevelEventLog } from "../../src/log/level-event-log.js";
+import { LevelEventLog } from "../../src/log/level/level-event-log.js";
 import { openLog } from "../../src/reader/index.js";
 import { disk } from "../../soak/families/disk.js";
 import { startLogChild } from "../support/log-child-process.js";

@@ -16,7 +16,7 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { LevelEventLog } from "../../src/log/level-event-log.js";
+import { LevelEventLog } from "../../src/log/level/level-event-log.js";
 import type { RecordedEvent } from "../../src/log/event-log.js";
 import { sessionStream } from "../../src/core/session-stream.js";
 import { bundleScripts } from "../../soak/kill/child-bundle.js";

@@ -11,7 +11,7 @@ import { startBundledChild } from "../support/bundled-child.js";
 import { crashPolicy, crashSessionId, crashTools, finalAnswer } from "../support/crash-session-script.js";
 
 /**
- * DESIGN.md §3 and §6 under real process death: a child runs a session whose tool charges money,
+ * docs/design.md#4-the-log and docs/design.md#7-recovery-and-many-hosts under real process death: a child runs a session whose tool charges money,
  * the parent SIGKILLs it at seeded points (during a provider call, before and after a charge's
  * side effect, right after an append, at a random time), restarts it until it finishes, then
  * checks invariants only — never timings:
@@ -303,7 +303,7 @@ describe("crash recovery: a session SIGKILLed at seeded points", () => {
           expect(story.map((event) => event.type), `the tool events of ${callId}`).toEqual(["turn.tool.started", expect.stringMatching(/^turn\.tool\.(succeeded|failed|interrupted)$/)]);
           if (story[1]?.type === "turn.tool.succeeded") expect(effects, `${callId} succeeded, so it charged`).toContain(callId);
         }
-        // Any call (a read may be run again, DESIGN §6) ends on a terminal event, and the model is
+        // Any call (a read may be run again, docs/design.md#7-recovery-and-many-hosts) ends on a terminal event, and the model is
         // told when it was interrupted.
         const packets = packetsOf(events);
         for (const callId of new Set(started.map(callIdOf))) {
@@ -357,7 +357,7 @@ describe("crash recovery: a call certainly in doubt", () => {
     expect(replay.divergences).toEqual([]);
   });
 
-  // DESIGN.md §6: an in-doubt call "is not re-run, unless the tool is declared idempotent and read-only".
+  // docs/design.md#7-recovery-and-many-hosts: an in-doubt call is not re-run, unless its tool is declared idempotent and read-only.
   it("an idempotent read-only call killed mid-run runs again on resume instead of being interrupted", async () => {
     const { aftermath, heldCallId, resumedLines } = await killWhileHeld("read_order");
     const { events, replay } = aftermath;

@@ -10,7 +10,7 @@ import type { ScriptStep } from "../../src/testing/index.js";
 import { sequentialIds, steppingClock } from "../support/tools.js";
 
 /**
- * DESIGN.md §15: the decisions that follow one another without an effect between them go into
+ * docs/performance.md#what-makes-a-tool-call-cheap-issue-15: the decisions that follow one another without an effect between them go into
  * the log in one append, at one settled time, and an fsync is spent only where it protects
  * something — before a side effect, before the host hears an outcome, at the end of a turn.
  */

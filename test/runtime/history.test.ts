@@ -6,7 +6,7 @@ import { createRuntime, LevelEventLog } from "../../src/index.js";
 import { MemoryEventLog, scriptedProvider } from "../../src/testing/index.js";
 import type { ScriptStep } from "../../src/testing/index.js";
 import { workspace } from "../support/tools.js";
-import { buildRequestHistory } from "../../src/history/session-history.js";
+import { buildRequestHistory } from "../../src/providers/format-history.js";
 import { anthropicMessagesViolations as validateAnthropicMessages, openAiChatViolations as validateOpenAiChat } from "../support/history-validators.js";
 
 const dirs: string[] = [];

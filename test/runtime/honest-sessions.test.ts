@@ -81,21 +81,6 @@ describe("reopening a session with another provider", () => {
     expect(await runtime.replay("s1")).toMatchObject({ identical: true, divergences: [] });
   });
 
-  it("records a change of attempts per turn, and nothing when the provider is the same", async () => {
-    const first = await heldWrite();
-    await first.runtime.close();
-    const same = await runtimeWith(scriptedProvider([], { id: "model-a" }));
-    const before = (await log.readStream("session-s1")).length;
-    await same.openSession("s1");
-    expect((await log.readStream("session-s1")).length).toBe(before);
-    await same.close();
-
-    const patient = await runtimeWith(scriptedProvider([], { id: "model-a" }), { providerAttempts: 5 });
-    const session = await patient.openSession("s1");
-    expect(types((await log.readStream("session-s1")).slice(before))).toEqual(["session.config.changed"]);
-    expect(session.state().provider?.maxAttempts).toBe(5);
-  });
-
   it("two runtimes with different providers on one session: each request names the provider that sent it", async () => {
     const a = await runtimeWith(scriptedProvider([{ content: "from a" }, { content: "from a again" }], { id: "model-a" }));
     const b = await runtimeWith(scriptedProvider([{ content: "from b" }], { id: "model-b" }));

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { AgentLoopBuilder, createRuntime, SessionStateError } from "../../src/index.js";
+import { AgentLoopBuilder, createRuntime } from "../../src/index.js";
 import { MemoryEventLog, scriptedProvider } from "../../src/testing/index.js";
 import { exampleSecretMarker, exampleSecrets } from "../support/secret-examples.js";
 import { workspace } from "../support/tools.js";
@@ -67,12 +67,6 @@ describe("host-routed calls (HostToolExecutor)", () => {
     expect(report.unverifiable).toEqual([{ position: expect.any(Number), type: "session.native_tool.decided", callId: "native-1", reason: "redacted" }]);
   });
 
-  it("runs only between turns", async () => {
-    const { session } = await setup([{ toolCalls: [{ name: "write_file", arguments: '{"path":"c.txt","content":"x"}' }] }]);
-    await session.send("write");
-    await expect(session.runTool("read_file", { path: "a.txt" }, { by: "ui" })).rejects.toThrow(SessionStateError);
-  });
-
   it("a host-routed call in doubt after a crash is marked interrupted, never run again", async () => {
     const log = new MemoryEventLog();
     const first = await createRuntime({ log, provider: scriptedProvider([]), tools: workspace().tools });
@@ -87,24 +81,5 @@ describe("host-routed calls (HostToolExecutor)", () => {
     expect(session.state().hostCalls[0]?.result).toMatchObject({ ok: false, code: "interrupted" });
     expect(ws.ran).toEqual([]);
     expect(await runtime.replay("s1")).toMatchObject({ identical: true });
-  });
-});
-
-describe("AgentLoopBuilder", () => {
-  it("needs a provider, and merges policy and budgets given in steps", async () => {
-    expect(() => new AgentLoopBuilder().build()).toThrow(/withProvider/);
-    const runtime = await new AgentLoopBuilder()
-      .withLog(new MemoryEventLog())
-      .withProvider(scriptedProvider([]))
-      .withPolicy({ approvalMode: "auto-edit" })
-      .withPolicy({ workspace: { root: "/w", trusted: true } })
-      .withBudgets({ maxIterations: 3 })
-      .withBudgets({ maxToolCalls: 9 })
-      .withToolProvider({ name: "extra", phase: "post-tool-executor", register: ({ add }) => add(workspace().readFile) })
-      .build();
-    const started = (await runtime.openSession("s1")).state();
-    expect(started.policy).toMatchObject({ approvalMode: "auto-edit", workspace: { root: "/w", trusted: true } });
-    expect(started.budgets).toMatchObject({ maxIterations: 3, maxToolCalls: 9, maxRepeatedFailures: 5 });
-    expect(started.tools.map((tool) => [tool.name, tool.phase, tool.source])).toEqual([["read_file", "post-tool-executor", "extra"]]);
   });
 });

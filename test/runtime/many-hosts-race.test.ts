@@ -10,7 +10,7 @@ import { describeWithPostgres, dropSchema, freshSchemaName, requirePostgresUrl }
 import { raceFinalAnswer, raceTools } from "../support/race-session-script.js";
 
 /**
- * DESIGN.md §17 with real processes on a real PostgreSQL: four hosts race through the same
+ * docs/design.md#7-recovery-and-many-hosts with real processes on a real PostgreSQL: four hosts race through the same
  * sessions of one schema — each opens every session and sends or resumes it, in its own seeded
  * order — once with the session lease off (pure races: append-before-act alone decides) and once
  * with it on (a host either drives a session or gets `SessionBusyError`). The tools append

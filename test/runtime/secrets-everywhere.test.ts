@@ -1,5 +1,5 @@
 /**
- * No secret reaches the log or the CLI, whatever field it arrives in (DESIGN.md §8.4, issue 12
+ * No secret reaches the log or the CLI, whatever field it arrives in (docs/security.md#secrets, issue 12
  * item 5). One real session on a LevelDB log on disk, with a real MCP server as a child process,
  * carries a secret of every format the detector knows, plus a value the host registered, in every
  * field that enters the log: the user message, the assistant's text, tool arguments, tool names,

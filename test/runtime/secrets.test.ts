@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { createRuntime, defineTool, LevelEventLog, SessionStateError } from "../../src/index.js";
+import { createRuntime, defineTool, LevelEventLog } from "../../src/index.js";
 import type { EventLog } from "../../src/index.js";
 import { MemoryEventLog, scriptedProvider } from "../../src/testing/index.js";
 import { exampleSecretMarker, exampleSecrets, exampleSecretTexts } from "../support/secret-examples.js";
@@ -103,14 +103,6 @@ describe("secrets in tool calls", () => {
     await session.approve(held.pendingApprovals[0]!.callId, { by: "alice", fingerprint: held.pendingApprovals[0]!.fingerprint });
     expect(await session.resume()).toMatchObject({ status: "completed" });
     expect(received).toEqual([{ apiKey: secret, target: "prod" }]);
-  });
-
-  it("refuses an approval given for a different fingerprint", async () => {
-    const provider = scriptedProvider([{ toolCalls: [{ name: "deploy", arguments: '{"apiKey": "x", "target": "prod"}' }] }]);
-    const runtime = await createRuntime({ log: new MemoryEventLog(), provider, tools: [deployTool([])] });
-    const session = await runtime.openSession("s1");
-    const held = await session.send("deploy");
-    await expect(session.approve(held.pendingApprovals[0]!.callId, { by: "alice", fingerprint: "0".repeat(64) })).rejects.toThrow(SessionStateError);
   });
 
   it("a held call with secret arguments cannot run after a restart, and its packet says so", async () => {

@@ -14,16 +14,18 @@ describe("SessionSync", () => {
     const session = await runtime.openSession("sync");
     const registry = new ToolRegistry([readFile]);
     const sync = new SessionSync(registry, undefined);
+    // The session as the decider sees it: between turns, nothing owed.
+    const between = () => ({ state: session.state(), pending: [], turnState: undefined, turnContext: undefined });
     // The log already holds [read_file]: nothing owed, and that comparison is marked as synced.
-    expect(sync.owed(session.state(), true)).toEqual([]);
+    expect(sync.owed(between(), true)).toEqual([]);
     sync.synced();
-    expect(sync.owed(session.state(), true)).toEqual([]);
+    expect(sync.owed(between(), true)).toEqual([]);
 
     // Compared, then the registry changes before `synced()` (an MCP re-list landing mid-append).
-    sync.owed(session.state(), true);
+    sync.owed(between(), true);
     registry.register(writeFile);
     sync.synced();
-    const owed = sync.owed(session.state(), true);
+    const owed = sync.owed(between(), true);
     expect(owed.map((event) => event.type)).toEqual(["session.tools.changed"]);
     expect((owed[0]?.data as { tools: { name: string }[] }).tools.map((tool) => tool.name)).toEqual(["read_file", "write_file"]);
     await runtime.close();

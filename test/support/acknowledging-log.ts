@@ -1,7 +1,7 @@
 /**
  * The log as a crash-test child's runtime sees it: every append goes to `log`, and each event is
  * reported through `acknowledge` once it is durable — its append resolved and was synced. An
- * append with `durable: false` (the events of read-only work, DESIGN.md §3) counts only once a
+ * append with `durable: false` (the events of read-only work, docs/design.md#4-the-log) counts only once a
  * later synced append resolved, since the log is written in order — and not at all once an append
  * failed before that: the failure may mean the server crashed and lost those asynchronous commits
  * (PostgreSQL), so a later durable append no longer vouches for them. Shared by the children of

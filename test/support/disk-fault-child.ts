@@ -11,7 +11,7 @@
  *   "refused <json>"                               an append tried after the failure: { code } or { acked: true }
  *   "closed" / "close-failed <message>"            how closing the log went
  */
-import { LevelEventLog } from "../../src/log/level-event-log.js";
+import { LevelEventLog } from "../../src/log/level/level-event-log.js";
 
 const [directory, writersText = "2", totalText = "200", mode = "durable"] = process.argv.slice(2);
 if (directory === undefined) throw new TypeError("usage: disk-fault-child.ts <directory> [writers] [total]");

@@ -8,7 +8,7 @@ import path from "node:path";
 import { Level } from "level";
 import { computeEventHash, type UnhashedEvent } from "../../src/log/hash-chain.js";
 import type { RecordedEvent } from "../../src/log/event-log.js";
-import { globalKey, prefixRange, streamHeadKey, streamIndexKey, streamIndexPrefix } from "../../src/log/level-keys.js";
+import { globalKey, prefixRange, streamHeadKey, streamIndexKey, streamIndexPrefix } from "../../src/log/level/level-keys.js";
 import { sealStreamOf } from "../../src/log/seal/seal-record.js";
 
 type RawDatabase = Level<string, string>;

@@ -5,7 +5,7 @@
  * so the parent knows exactly which appends were reported durable before it SIGKILLs us.
  */
 import { STREAM_DOES_NOT_EXIST } from "../../src/errors/expected-version-conflict-error.js";
-import { LevelEventLog } from "../../src/log/level-event-log.js";
+import { LevelEventLog } from "../../src/log/level/level-event-log.js";
 
 const [directory, writersText = "4", totalText = "100000"] = process.argv.slice(2);
 if (directory === undefined) throw new TypeError("usage: log-crash-child.ts <directory> [writers] [total]");

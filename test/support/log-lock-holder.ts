@@ -2,7 +2,7 @@
  * Child process for the lock test: opens the LevelEventLog in argv[2], says "ready", and holds
  * it until the parent kills it.
  */
-import { LevelEventLog } from "../../src/log/level-event-log.js";
+import { LevelEventLog } from "../../src/log/level/level-event-log.js";
 
 const directory = process.argv[2];
 if (directory === undefined) throw new TypeError("usage: log-lock-holder.ts <directory>");

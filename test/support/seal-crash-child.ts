@@ -1,7 +1,7 @@
 /**
  * A sealing runtime on a real LevelDB log (argv[2], durability `sync`), with its seal key, witness
  * and the key's record in argv[3], that stops at one point of sealing for the parent to SIGKILL it
- * there (seal-crashes.test.ts). argv[4] is the phase:
+ * there (seal-forgeries.test.ts). argv[4] is the phase:
  * - `held`: session s1 asks to write a.txt and is held for approval; the runtime closes; prints `held`.
  * - `after-answer`: approves s1's held call and stops right after the answer's append, before its seal.
  * - `after-announcement`: stops right after the seal that announces the answer, before the answer.

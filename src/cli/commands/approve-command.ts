@@ -4,7 +4,7 @@ import { SessionStateError } from "../../errors/session-state-error.js";
 import { pendingApprovals } from "../../reader/index.js";
 import { outcomeOf } from "../../runtime/provider-turn-loop.js";
 import type { CommandContext } from "../cli-io.js";
-import { CliError, exitCodes } from "../cli-error.js";
+import { CliError, exitCodes } from "../../errors/cli-error.js";
 import { logFlag } from "../log-directory.js";
 import { withRecordedSession } from "../open-recorded-session.js";
 import { answerCommands, commandLines, heldCallLines } from "../session-narrative.js";

@@ -2,7 +2,7 @@ import type { ResolvedLogLocation } from "../../log/log-location.js";
 import type { GateDecision } from "../../contracts/policy.js";
 import { createLogReader, type AuditOutcome, type AuditRow } from "../../reader/index.js";
 import { printJson, type CommandContext } from "../cli-io.js";
-import { exitCodes } from "../cli-error.js";
+import { exitCodes } from "../../errors/cli-error.js";
 import { readOnly, withLog } from "../log-directory.js";
 import { forSession } from "../session-events.js";
 import { outcomeTones, type Tone } from "../terminal-style.js";

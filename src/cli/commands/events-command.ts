@@ -2,7 +2,7 @@ import { isPostgresLocation, type ResolvedLogLocation } from "../../log/log-loca
 import { createLogReader, readEvent, sessionStream } from "../../reader/index.js";
 import { followStream } from "../../log/follow-stream.js";
 import { printJson, type CommandContext } from "../cli-io.js";
-import { CliError, exitCodes } from "../cli-error.js";
+import { CliError, exitCodes } from "../../errors/cli-error.js";
 import { followLogDirectory, logDirectoryState } from "../follow-log-directory.js";
 import { readOnly, withCopyOfLogDirectory, withLog } from "../log-directory.js";
 import { readSessionEvents } from "../session-events.js";

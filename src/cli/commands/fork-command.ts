@@ -1,9 +1,9 @@
 import type { ResolvedLogLocation } from "../../log/log-location.js";
 import { ExpectedVersionConflictError } from "../../errors/expected-version-conflict-error.js";
-import { UnknownSessionError } from "../../errors/session-state-error.js";
+import { UnknownSessionError } from "../../errors/unknown-session-error.js";
 import { createLogReader, isValidSessionId, PositionOutOfRangeError } from "../../reader/index.js";
 import type { CommandContext } from "../cli-io.js";
-import { CliError, exitCodes } from "../cli-error.js";
+import { CliError, exitCodes } from "../../errors/cli-error.js";
 import { describeLocation, logFlag, withLog } from "../log-directory.js";
 import { userSeals } from "../../log/seal/user-seals.js";
 

@@ -1,13 +1,11 @@
 import type { ResolvedLogLocation } from "../../log/log-location.js";
-import type { ProviderFormat } from "../../contracts/provider.js";
 import { createLogReader } from "../../reader/index.js";
 import { printJson, type CommandContext } from "../cli-io.js";
 import { jsonText } from "../terminal-text.js";
-import { CliError, exitCodes } from "../cli-error.js";
+import { CliError, exitCodes } from "../../errors/cli-error.js";
 import { readOnly, withLog } from "../log-directory.js";
 import { forSession } from "../session-events.js";
-
-export const historyFormats: readonly ProviderFormat[] = ["openai-chat", "anthropic-messages"];
+import { isProviderFormatName, providerFormatNames } from "../../providers/formats.js";
 
 /**
  * `turnlog history <session> --format …`: the provider-native history a next request would carry,
@@ -18,14 +16,15 @@ export async function historyCommand(
   options: { location: ResolvedLogLocation; format: string; maxTokens?: string; json?: boolean },
   context: CommandContext,
 ): Promise<number> {
-  if (!historyFormats.includes(options.format as ProviderFormat)) {
-    throw new CliError(`--format must be ${historyFormats.join(" or ")}, not "${options.format}"`, { exitCode: exitCodes.usage });
+  const format = options.format;
+  if (!isProviderFormatName(format)) {
+    throw new CliError(`--format must be ${providerFormatNames.join(" or ")}, not "${format}"`, { exitCode: exitCodes.usage });
   }
   const maxTokens = options.maxTokens === undefined ? undefined : Number(options.maxTokens);
   if (maxTokens !== undefined && (!Number.isInteger(maxTokens) || maxTokens <= 0)) {
     throw new CliError(`--max-tokens must be a positive whole number, not "${options.maxTokens}"`, { exitCode: exitCodes.usage });
   }
-  const historyOptions = { format: options.format as ProviderFormat, ...(maxTokens !== undefined ? { maxTokens } : {}) };
+  const historyOptions = { format, ...(maxTokens !== undefined ? { maxTokens } : {}) };
   const built = await withLog(options.location, readOnly(context.io), (log) => forSession(createLogReader(log).history(sessionId, historyOptions), sessionId, options.location, context.io.env));
   const output = {
     format: options.format,

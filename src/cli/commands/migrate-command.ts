@@ -2,7 +2,7 @@ import pg from "pg";
 import { isPostgresLocation, type ResolvedLogLocation } from "../../log/log-location.js";
 import { migratePostgres, type MigrationReport } from "../../log/postgres/postgres-migrations.js";
 import { printJson, type CommandContext } from "../cli-io.js";
-import { exitCodes } from "../cli-error.js";
+import { exitCodes } from "../../errors/cli-error.js";
 import { describeLocation, postgresOpenError } from "../log-directory.js";
 
 /**

@@ -5,7 +5,7 @@ import { otlpJson } from "../../otel/otlp-json.js";
 import { sessionSpans } from "../../otel/span-derivation.js";
 import { createLogReader } from "../../reader/index.js";
 import type { CommandContext } from "../cli-io.js";
-import { CliError, exitCodes } from "../cli-error.js";
+import { CliError, exitCodes } from "../../errors/cli-error.js";
 import { readOnly, withLog } from "../log-directory.js";
 import { readSessionEvents } from "../session-events.js";
 import { describeThrown } from "../../util/json-value.js";

@@ -1,7 +1,7 @@
 import { printJson, type CommandContext } from "../cli-io.js";
-import { CliError, exitCodes } from "../cli-error.js";
+import { CliError, exitCodes } from "../../errors/cli-error.js";
 import { logExists } from "../log-directory.js";
-import { describeRepair, repairLevelLog } from "../../log/level-repair.js";
+import { describeRepair, repairLevelLog } from "../../log/level/level-repair.js";
 import { describeThrown } from "../../util/json-value.js";
 
 /**

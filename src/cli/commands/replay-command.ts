@@ -23,7 +23,7 @@ import { workspaceTools } from "../../tools/workspace/workspace-tools.js";
 import type { ToolSnapshot } from "../../contracts/tools.js";
 import { TurnlogError } from "../../errors/turnlog-error.js";
 import { printJson, type CommandContext } from "../cli-io.js";
-import { CliError, exitCodes } from "../cli-error.js";
+import { CliError, exitCodes } from "../../errors/cli-error.js";
 import { readOnly, withLog } from "../log-directory.js";
 import { readSessionEvents } from "../session-events.js";
 import { plural } from "../timeline.js";

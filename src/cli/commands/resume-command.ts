@@ -1,7 +1,7 @@
 import type { ResolvedLogLocation } from "../../log/log-location.js";
 import { terminalText } from "../terminal-text.js";
 import type { CommandContext } from "../cli-io.js";
-import { exitCodes } from "../cli-error.js";
+import { exitCodes } from "../../errors/cli-error.js";
 import { withRecordedSession, type OpenedSession } from "../open-recorded-session.js";
 import { answeringFor, approverName, cancelOnInterrupt, driveSession, printRunEnding } from "../run/run-driver.js";
 import { RunPresenter } from "../run/run-presenter.js";
@@ -10,7 +10,7 @@ import type { SendOutcome } from "../../runtime/provider-turn-loop.js";
 import { readEvent, sessionStream } from "../../reader/index.js";
 
 /**
- * The exit code for how a turn loop ended (DESIGN.md §12).
+ * The exit code for how a turn loop ended (docs/cli-run.md#exit-codes).
  *
  * @example
  * exitCodeOf(await session.resume()); // 3 while calls are held

@@ -5,11 +5,11 @@ import { isWithin } from "../../tools/workspace/workspace-path.js";
 import { randomBytes } from "node:crypto";
 import type { ApprovalMode } from "../../contracts/policy.js";
 import type { RecordedTurnlogEvent } from "../../log/event-log.js";
-import { UnknownSessionError } from "../../errors/session-state-error.js";
+import { UnknownSessionError } from "../../errors/unknown-session-error.js";
 import { createLogReader, isValidSessionId, readEvent, sessionStatus, sessionStream, type SessionState } from "../../reader/index.js";
 import type { SendOutcome } from "../../runtime/provider-turn-loop.js";
 import type { CommandContext } from "../cli-io.js";
-import { CliError, exitCodes } from "../cli-error.js";
+import { CliError, exitCodes } from "../../errors/cli-error.js";
 import { describeLocation, logFlag, logExists, withLog } from "../log-directory.js";
 import { userSeals } from "../../log/seal/user-seals.js";
 import { changedToolsMessage } from "../open-recorded-session.js";
@@ -186,7 +186,7 @@ function printHeader(
     print(paint("dim", "commands run in a sandbox without privileges, root or not: only the workspace is writable (its .git config and hooks, .vscode, .envrc and the like read-only), a private /tmp and home, no network, bounded processes and memory; nothing of yours outside the workspace is visible"));
     for (const caveat of header.sandboxCaveats ?? []) print(paint("warn", `note: ${caveat}`));
   } else if (header.mode !== "read-only") {
-    // DESIGN.md §8.3: without containment only known-safe reads run unasked, in every mode.
+    // docs/security.md#containment-the-classifier-decides-what-may-run-outside-the-sandbox: without containment only known-safe reads run unasked, in every mode.
     print(paint("warn", `note: no command sandbox (${header.uncontained}): every command but a known-safe read asks first; install bubblewrap (apt-get install bubblewrap) to let full-auto run them contained`));
   }
   if (header.mode === "full-auto" && header.uncontained !== undefined && !isPostgresLocation(header.location) && isWithin(path.resolve(header.cwd, header.location.dir), path.resolve(header.root))) {

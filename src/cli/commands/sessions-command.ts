@@ -2,7 +2,7 @@ import type { ResolvedLogLocation } from "../../log/log-location.js";
 import { terminalText } from "../terminal-text.js";
 import { createLogReader, type SessionListing } from "../../reader/index.js";
 import { printJson, type CommandContext } from "../cli-io.js";
-import { exitCodes } from "../cli-error.js";
+import { exitCodes } from "../../errors/cli-error.js";
 import { describeLocation, readOnly, withLog } from "../log-directory.js";
 import type { Tone } from "../terminal-style.js";
 

@@ -1,8 +1,8 @@
 import type { ResolvedLogLocation } from "../../log/log-location.js";
 import { createLogReader, PositionOutOfRangeError, type SessionView } from "../../reader/index.js";
-import { CliError } from "../cli-error.js";
+import { CliError } from "../../errors/cli-error.js";
 import { type CommandContext } from "../cli-io.js";
-import { exitCodes } from "../cli-error.js";
+import { exitCodes } from "../../errors/cli-error.js";
 import { readOnly, withLog } from "../log-directory.js";
 import { forSession } from "../session-events.js";
 import { formatTimeline, plural, truncate } from "../timeline.js";

@@ -2,7 +2,7 @@ import { isPostgresLocation, type ResolvedLogLocation } from "../../log/log-loca
 import { terminalSafe, terminalText } from "../terminal-text.js";
 import { readFile } from "node:fs/promises";
 import { printJson, type CommandContext } from "../cli-io.js";
-import { CliError, exitCodes } from "../cli-error.js";
+import { CliError, exitCodes } from "../../errors/cli-error.js";
 import { describeLocation, isMissingPostgresLog, logExists, readOnly, withLog, withSalvagedCopyOfLogDirectory } from "../log-directory.js";
 import { LogCorruptedError } from "../../errors/log-corrupted-error.js";
 import { loadSealKey, sealKeyFromPem, type SealKey } from "../../log/seal/seal-key.js";
@@ -12,9 +12,9 @@ import { userWitness } from "../../log/seal/user-seals.js";
 import { verifySealedLog, witnessNamedBy, type SealFault, type SealedVerifyReport } from "../../log/seal/seal-verifier.js";
 import type { EventLog } from "../../log/event-log.js";
 import { TurnlogError } from "../../errors/turnlog-error.js";
-import { salvageLevelLog } from "../../log/level-repair.js";
-import { describeDamage, findDamagedFile } from "../../log/level-files.js";
-import { sealKeyDirectory } from "../../log/seal/user-directories.js";
+import { salvageLevelLog } from "../../log/level/level-repair.js";
+import { describeDamage, findDamagedFile } from "../../log/level/level-files.js";
+import { sealKeyDirectory } from "../../util/state-directories.js";
 import { describeThrown } from "../../util/json-value.js";
 
 /** What `turnlog verify` is given. */

@@ -2,7 +2,7 @@ import { isPostgresLocation, type ResolvedLogLocation } from "../../log/log-loca
 import { isValidSessionId } from "../../reader/index.js";
 import type { CommandContext } from "../cli-io.js";
 import { untilInterrupted } from "../cli-io.js";
-import { CliError, exitCodes } from "../cli-error.js";
+import { CliError, exitCodes } from "../../errors/cli-error.js";
 import { describeLocation, logExists, withLog } from "../log-directory.js";
 import { forSession } from "../session-events.js";
 import { loadViewAssets } from "../view/view-assets.js";

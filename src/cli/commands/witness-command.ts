@@ -1,7 +1,7 @@
 import { startWitnessServer } from "../../log/seal/witness-server.js";
 import type { CommandContext } from "../cli-io.js";
 import { untilInterrupted } from "../cli-io.js";
-import { CliError, exitCodes } from "../cli-error.js";
+import { CliError, exitCodes } from "../../errors/cli-error.js";
 import { describeThrown } from "../../util/json-value.js";
 
 /**

@@ -3,7 +3,7 @@ import { randomBytes } from "node:crypto";
 import type { Clock, RecordedTurnlogEvent } from "../../log/event-log.js";
 import { scriptedProvider } from "../../providers/scripted-provider.js";
 import type { SendOutcome } from "../../runtime/provider-turn-loop.js";
-import { CliError } from "../cli-error.js";
+import { CliError } from "../../errors/cli-error.js";
 import type { TextSink } from "../cli-io.js";
 import { describeLocation, logFlag, withLog } from "../log-directory.js";
 import { userSeals } from "../../log/seal/user-seals.js";

@@ -3,9 +3,9 @@ import { chmod, mkdir, open, readFile, rename, rm, stat } from "node:fs/promises
 import path from "node:path";
 import { z } from "zod";
 import { createPrivatelyOnce } from "../../log/seal/seal-key.js";
-import { sealKeyDirectory } from "../../log/seal/user-directories.js";
+import { sealKeyDirectory } from "../../util/state-directories.js";
 import { canonicalJson } from "../../util/digest.js";
-import { CliError, exitCodes } from "../cli-error.js";
+import { CliError, exitCodes } from "../../errors/cli-error.js";
 
 /**
  * The person's own turnlog directory, outside every workspace: `$XDG_CONFIG_HOME/turnlog`, else

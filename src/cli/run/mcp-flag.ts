@@ -1,7 +1,7 @@
 import path from "node:path";
 import { parse, type ParseEntry } from "shell-quote";
 import { containsSecret } from "../../policy/secrets/secret-detector.js";
-import { CliError, exitCodes } from "../cli-error.js";
+import { CliError, exitCodes } from "../../errors/cli-error.js";
 import { describeThrown } from "../../util/json-value.js";
 
 /** An MCP server started from a `--mcp "command args"` flag, before it is named. */

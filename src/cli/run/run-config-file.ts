@@ -2,7 +2,7 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { z } from "zod";
 import { BudgetsSchema } from "../../contracts/budgets.js";
-import { CliError, exitCodes } from "../cli-error.js";
+import { CliError, exitCodes } from "../../errors/cli-error.js";
 
 /** The file `turnlog run` reads from its working directory when `--config` is not given. */
 export const defaultConfigFileName = "turnlog.config.json";

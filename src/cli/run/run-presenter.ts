@@ -234,6 +234,7 @@ export class RunPresenter {
       case "turn.continued":
       case "turn.stopped":
       case "turn.failed":
+      case "turn.cancel.requested":
       case "session.native_tool.requested":
       case "session.native_tool.decided":
       case "session.native_tool.completed":

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { EventLog, RecordedTurnlogEvent } from "../../log/event-log.js";
 import { readEvent, sessionStream } from "../../reader/index.js";
-import { CliError } from "../cli-error.js";
+import { CliError } from "../../errors/cli-error.js";
 import { environmentVariableName, ProviderKindSchema } from "./run-config-file.js";
 
 /**

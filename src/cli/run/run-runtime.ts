@@ -10,19 +10,18 @@ import type { ToolSnapshot } from "../../contracts/tools.js";
 import type { EventLog } from "../../log/event-log.js";
 import type { SealOptions } from "../../log/seal/stream-sealer.js";
 import { DirectoryWitness } from "../../log/seal/directory-witness.js";
-import { anthropicMessagesProvider } from "../../providers/anthropic-messages-provider.js";
-import { openAiChatProvider } from "../../providers/openai-chat-provider.js";
+import { formatOfRunKind } from "../../providers/formats.js";
 import type { Provider } from "../../providers/provider.js";
 import { createRuntime, type Runtime } from "../../runtime/create-runtime.js";
 import { logDirectoryOf } from "../../runtime/tool-plan-runner.js";
 import type { DiscardedAttempt } from "../../runtime/provider-turn-loop.js";
-import { sealKeyDirectory, turnlogStateDirectory } from "../../log/seal/user-directories.js";
+import { sealKeyDirectory, turnlogStateDirectory } from "../../util/state-directories.js";
 import type { ToolDefinition } from "../../tools/define-tool.js";
 import { connectMcpServers, type McpServerConfig } from "../../tools/mcp/mcp-tools.js";
 import { ToolRegistry, type ToolProvider } from "../../tools/tool-registry.js";
 import { bubblewrapSandbox, type CommandSandbox } from "../../tools/workspace/command-sandbox.js";
 import { withoutSecretVariables, workspaceTools } from "../../tools/workspace/workspace-tools.js";
-import { CliError, exitCodes } from "../cli-error.js";
+import { CliError, exitCodes } from "../../errors/cli-error.js";
 import { isConfigConfirmed } from "./config-confirmation.js";
 import { readRunConfigFile } from "./run-config-file.js";
 import type { RunRecord } from "./run-record.js";
@@ -36,8 +35,11 @@ import type { RunRecord } from "./run-record.js";
  */
 export function runProvider(record: RunRecord, env: NodeJS.ProcessEnv): Provider {
   const options = { model: record.model, baseURL: record.baseURL, apiKeyEnv: record.apiKeyEnv, env };
+  // The record's kind is checked when it is read, so every kind has its format's SDK adapter.
+  const sdk = formatOfRunKind(record.provider)?.sdk;
+  if (sdk === undefined) throw new CliError(`--provider ${record.provider}: no provider format has an SDK adapter for it`, { exitCode: exitCodes.usage });
   try {
-    return record.provider === "openai" ? openAiChatProvider(options) : anthropicMessagesProvider(options);
+    return sdk.create(options);
   } catch (error) {
     if (error instanceof TypeError) throw new CliError(error.message, { exitCode: exitCodes.usage, cause: error });
     throw error;
@@ -155,7 +157,7 @@ export interface RunRuntime {
  */
 export async function createRunRuntime(options: RunRuntimeOptions): Promise<RunRuntime> {
   const { record, root, env } = options;
-  // Commands run in bubblewrap where it works (DESIGN.md §8.3); the log is out of its reach.
+  // Commands run in bubblewrap where it works (docs/security.md#the-command-sandbox-bubblewrap); the log is out of its reach.
   // Hidden from it: the log, the seal key and witnesses, and every run log (wherever XDG puts them).
   // A PostgreSQL log has no directory to hide: its password files are hidden instead, and
   // commandEnvironment keeps the URL and PG* variables out of every command's environment.

@@ -2,7 +2,7 @@ import path from "node:path";
 import type { Budgets } from "../../contracts/budgets.js";
 import type { ApprovalMode } from "../../contracts/policy.js";
 import { containsSecret } from "../../policy/secrets/secret-detector.js";
-import { CliError, exitCodes } from "../cli-error.js";
+import { CliError, exitCodes } from "../../errors/cli-error.js";
 import { defaultRunMode } from "./config-confirmation.js";
 import { mcpServerName, parseMcpFlag, uniqueName } from "./mcp-flag.js";
 import { defaultConfigFileName, environmentVariableName, readRunConfigFile, type LoadedConfigFile, type ProviderKind } from "./run-config-file.js";

@@ -123,6 +123,7 @@ export function sessionTimeline(events: readonly RecordedTurnlogEvent[], audit: 
       case "session.environment.observed":
       case "turn.tool_calls.normalized":
       case "turn.results.packetized":
+      case "turn.cancel.requested":
       case "session.native_tool.requested":
       case "session.native_tool.decided":
       case "session.native_tool.completed":

@@ -4,8 +4,6 @@
  */
 import type { AuditOutcome, AuditRow, ReplayReport, SessionListing, SessionStatus, TurnMachineGraph, TurnPath } from "../../reader/index.js";
 
-export type { AuditOutcome, AuditRow, ReplayReport, SessionListing, SessionStatus, TurnMachineGraph, TurnPath };
-
 /** A call's colour on the timeline: the gate's decision, or `rejected` for a plan rejected before the gate. */
 export type CallDecision = "allow" | "ask" | "deny" | "block" | "rejected";
 

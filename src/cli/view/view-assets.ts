@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { CliError } from "../cli-error.js";
+import { CliError } from "../../errors/cli-error.js";
 
 /** The page's files, read once at start: the server serves only these, by name, from memory. */
 export interface ViewAssets {

@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { PositionOutOfRangeError, isValidSessionId, turnMachineGraph, type SessionListing } from "../../reader/index.js";
-import { UnknownSessionError } from "../../errors/session-state-error.js";
+import { UnknownSessionError } from "../../errors/unknown-session-error.js";
 import { allowedHost, cookieValue, newViewToken, securityHeaders, tokensMatch, viewCookie, viewCookieName } from "./view-access.js";
 import type { ViewAssets } from "./view-assets.js";
 import { positionState, sessionTimeline } from "./session-timeline.js";

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import path from "node:path";
 import { defaultPostgresSchema, isPostgresLocation, type LogLocation } from "../log-location.js";
-import { realPathOrResolved } from "./user-directories.js";
+import { realPathOrResolved } from "../../util/state-directories.js";
 
 /**
  * What names a log outside it — in a witness and in the seal key's records: `label`, for people

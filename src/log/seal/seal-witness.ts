@@ -5,7 +5,7 @@ import type { LogLocation } from "../log-location.js";
 import type { Seal } from "./seal-record.js";
 import { writePrivately } from "./seal-key.js";
 import { logIdentity } from "./log-identity.js";
-import { sealKeyDirectory } from "./user-directories.js";
+import { sealKeyDirectory } from "../../util/state-directories.js";
 
 /** What the witness keeps of a stream's latest seal. */
 export interface WitnessedSeal {

@@ -4,7 +4,7 @@ import { SealFileError } from "../../errors/seal-file-error.js";
 import type { LogLocation } from "../log-location.js";
 import { writePrivately } from "./seal-key.js";
 import { logIdentity } from "./log-identity.js";
-import { sealKeyDirectory } from "./user-directories.js";
+import { sealKeyDirectory } from "../../util/state-directories.js";
 
 /** What the seal key's directory remembers of a log it sealed. */
 export interface SealedLogEntry {

@@ -3,7 +3,7 @@ import type { LogLocation } from "../log-location.js";
 import { SealWitness, type SealWitnessStore } from "./seal-witness.js";
 import { SealedLogRecord } from "./sealed-log-record.js";
 import type { SealOptions } from "./stream-sealer.js";
-import { sealKeyDirectory } from "./user-directories.js";
+import { sealKeyDirectory } from "../../util/state-directories.js";
 import { isWitnessUrl, witnessAt } from "./witness-address.js";
 import { stat } from "node:fs/promises";
 

@@ -1,5 +1,5 @@
 /**
- * The command safety catalogue (DESIGN.md §8.1): every rule the classifier can report, with its
+ * The command safety catalogue (docs/policy.md#command-safety): every rule the classifier can report, with its
  * stable id and verdict. `docs/policy.md` lists the same rules with an example and a
  * benign twin each; a test checks the two agree.
  */

@@ -1,5 +1,5 @@
 /**
- * Command safety (DESIGN.md §8, §8.1): classify the shell text a command tool is about to run as
+ * Command safety (docs/policy.md#command-safety): classify the shell text a command tool is about to run as
  * `forbidden`, `needs-approval`, `known-safe` or `unknown`, with the stable id of the rule that
  * decided. The catalogue of rules, each with a dangerous example and a benign twin, is in
  * `docs/policy.md`.
@@ -22,15 +22,16 @@ import type { Pipeline, SimpleCommand } from "./parse.js";
 import { WRITE_REDIRECTIONS, parsePipelines } from "./parse.js";
 import type { PathContext, WorkingDirectory } from "./paths.js";
 import { isHarmlessSink } from "./paths.js";
-import type { Invocation, RuleHost } from "./rules.js";
-import { DOES_NOT_READ, SQL_CLIENTS, SQL_DESTRUCTIVE, checkCommand, checkRedirections } from "./rules.js";
+import type { Invocation, RuleHost } from "./rules/rule-host.js";
+import { DOES_NOT_READ } from "./rules/credentials-and-secrets.js";
+import { SQL_CLIENTS, SQL_DESTRUCTIVE } from "./rules/packages-and-infrastructure.js";
+import { checkCommand } from "./rules.js";
+import { checkRedirections } from "./rules/files-and-disks.js";
 import type { Heredoc, ScannedScript } from "./scanner.js";
-import { PLACEHOLDER, PLACEHOLDER_MARK, UnparsableCommandError, scanShellText } from "./scanner.js";
+import { PLACEHOLDER, PLACEHOLDER_MARK, scanShellText } from "./scanner.js";
+import { UnparsableCommandError } from "../../errors/unparsable-command-error.js";
 import { unwrap } from "./wrappers.js";
 import { ASSIGNMENT, brief, commandName, isDynamicName } from "./words.js";
-
-export { COMMAND_SAFETY_RULES } from "./catalogue.js";
-export type { CommandSafetyRule, CommandSafetyRuleId, CommandSafetyVerdict, CommandVerdict } from "./catalogue.js";
 
 /** Where relative and absolute paths in the command are judged from. */
 export interface ClassifyCommandOptions {
@@ -41,7 +42,7 @@ export interface ClassifyCommandOptions {
   /** The user's home directory, so `rm -rf /home/me` reads like `rm -rf ~`; defaults to `os.homedir()`. */
   homeDir?: string;
   /**
-   * The decisions version to classify under (DESIGN.md §16); absent means the latest
+   * The decisions version to classify under (docs/replay.md#decision-versions); absent means the latest
    * ({@link LATEST_COMMAND_SAFETY_VERSION}). Versions 1 to 3 classify as turnlog did before version 4.
    */
   decisionsVersion?: number;
@@ -462,7 +463,7 @@ interface DynamicCommand {
 }
 
 /**
- * Decisions version 4 (DESIGN.md §8.3): a command name only known at run time, from a variable or
+ * Decisions version 4 (docs/security.md#containment-the-classifier-decides-what-may-run-outside-the-sandbox): a command name only known at run time, from a variable or
  * an alias, is not known-safe (`contain:dynamic-command`), and what it can be seen to resolve to is
  * judged too: `IFS=,; c=rm,-rf,x; $c` runs `rm -rf x`, `$(echo rm) -rf x` runs `rm -rf x`.
  */
@@ -559,7 +560,7 @@ export function classifyCommand(text: string, options: ClassifyCommandOptions = 
   try {
     const visible = visibleCommandText(text);
     const findings = analyzeScript(visible, settings, 0).findings;
-    // What a shell would run can differ from what a terminal shows (see command-safety-normalize.ts).
+    // What a shell would run can differ from what a terminal shows (see normalize.ts).
     const executed = executedCommandText(text);
     if (executed !== visible) {
       settings.budget.scripts = 0;

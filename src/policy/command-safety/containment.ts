@@ -1,5 +1,5 @@
 /**
- * Containment rules of decisions version 4 (DESIGN.md §8.3): what runs unasked must not reach past
+ * Containment rules of decisions version 4 (docs/security.md#containment-the-classifier-decides-what-may-run-outside-the-sandbox): what runs unasked must not reach past
  * the workspace and the temporary directories. A read-only command that reads elsewhere is no longer
  * known-safe (`contain:read-outside`); a command that writes elsewhere needs approval
  * (`approval:write-outside`).

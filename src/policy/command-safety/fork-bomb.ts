@@ -3,7 +3,7 @@
  * `shell-quote`'s tokens, because tokenizing turns `:(){ :|:& };:` into operators and loose words
  * from which the function's shape can no longer be read.
  */
-import { UnparsableCommandError } from "./scanner.js";
+import { UnparsableCommandError } from "../../errors/unparsable-command-error.js";
 
 /** `name() {` / `name () (` / `function name {` / `function name() {`; the name is any word. */
 const DEFINITIONS: readonly RegExp[] = [

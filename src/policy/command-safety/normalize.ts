@@ -1,5 +1,5 @@
 /**
- * Step one of command safety (DESIGN.md §8.1): turn whatever text a model produced into plain
+ * Step one of command safety (docs/policy.md#command-safety): turn whatever text a model produced into plain
  * shell text, so that look-alike spellings classify like the real thing. The classifier never runs
  * this text; it only decides about it.
  *

@@ -1,5 +1,5 @@
 /**
- * The per-command rules of the catalogue (DESIGN.md §8.1): given one resolved simple command (its
+ * The per-command rules of the catalogue (docs/policy.md#command-safety): given one resolved simple command (its
  * wrappers already looked through), report what it does that is forbidden or needs approval, and
  * whether it is known to be safe. The rules live by family in `rules/`; this file holds the table
  * that says which check judges which command, and the one function that applies it.
@@ -29,11 +29,6 @@ import {
 } from "./rules/processes-and-machine.js";
 import type { CheckResult, Invocation, RuleHost } from "./rules/rule-host.js";
 import { checkGit } from "./rules/version-control.js";
-
-export type { CheckResult, Invocation, RuleHost, SafeRuleId } from "./rules/rule-host.js";
-export { checkRedirections } from "./rules/files-and-disks.js";
-export { DOES_NOT_READ } from "./rules/credentials-and-secrets.js";
-export { SQL_CLIENTS, SQL_DESTRUCTIVE } from "./rules/packages-and-infrastructure.js";
 
 /** The families of the catalogue's per-command rules, one file each under `rules/`. */
 export type RuleFamily =
@@ -65,7 +60,7 @@ const names = (...list: string[]): ReadonlySet<string> => new Set(list);
  * Which check judges which command. The first row that matches a command's name wins, so the
  * order is part of what a decision means: `bun` is judged as a package manager before it could be
  * judged as an interpreter. Adding a row, or moving one, changes classifications — and recorded
- * decisions are a contract (DESIGN.md §16): a new rule branches on `host.decisionsVersion`.
+ * decisions are a contract (docs/replay.md#decision-versions): a new rule branches on `host.decisionsVersion`.
  */
 export const commandRules: readonly CommandRule[] = [
   { family: "files-and-disks", commands: names("rm"), check: checkRm },

@@ -7,7 +7,7 @@ import { UnparsableCommandError } from "../../errors/unparsable-command-error.js
  * escapes, variables and operators) reads one line of words and operators. It does not nest: `$(…)`
  * and backticks come out as plain word text, `#` starts a comment even in the middle of a word and
  * then swallows every later line, a newline is just a blank, and heredoc bodies are read as
- * commands. Command substitutions must be classified as commands of their own (DESIGN.md §8.1), so
+ * commands. Command substitutions must be classified as commands of their own (docs/policy.md#command-safety), so
  * this scanner finds them itself, respecting quotes, and hands `shell-quote` a single line in which
  * each substitution is a placeholder word.
  */
@@ -33,9 +33,6 @@ export interface ScannedScript {
   substitutions: Substitution[];
   heredocs: Heredoc[];
 }
-
-// Declared in src/errors with every coded error; still importable from the scanner that throws it.
-export { UnparsableCommandError };
 
 /**
  * Placeholder words use NUL, which normalization has removed from the text, so a placeholder can

@@ -1,5 +1,5 @@
 /**
- * Looking through wrappers (DESIGN.md §8.1): `sudo -n -u root env FOO=1 nice -n 10 rm -rf /` runs
+ * Looking through wrappers (docs/policy.md#command-safety): `sudo -n -u root env FOO=1 nice -n 10 rm -rf /` runs
  * `rm -rf /`. Each wrapper's own options are skipped the way the wrapper reads them; leading
  * `NAME=value` assignments and shell keywords (`if`, `then`, `!`, `{`, …) are skipped too.
  */
@@ -207,7 +207,7 @@ function rimraf(name: string, args: readonly string[]): LookedThrough | undefine
 }
 
 /**
- * The wrappers decisions version 4 looks through (DESIGN.md §8.3: "wrappers nobody listed"), or
+ * The wrappers decisions version 4 looks through (docs/security.md#containment-the-classifier-decides-what-may-run-outside-the-sandbox: wrappers nobody listed), or
  * `undefined` when `name` is not one of them.
  */
 function lookThrough(name: string, args: readonly string[]): LookedThrough | undefined {

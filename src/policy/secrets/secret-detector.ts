@@ -1,5 +1,5 @@
 /**
- * The secret detector (DESIGN §8.2). One detector serves persistence redaction (what the log may
+ * The secret detector (docs/policy.md#secrets). One detector serves persistence redaction (what the log may
  * hold) and native-replay safety (a group with credential material in its arguments is unsafe),
  * so the two can never disagree: `containsSecret(value)` is exactly `redactValue(value).redacted`.
  *
@@ -48,14 +48,11 @@
  * Known limits: credentials passed as separate arguments (`curl -u user:pass`, `mysql -phunter2`,
  * `--password hunter2`), cookies, YAML block scalars and an AWS secret access key without its name
  * are not found. Known over-redaction, accepted because it only costs native replay of one group:
- * `SORT_KEY=…` (DESIGN's `_KEY` rule), a `token` field holding text (logprobs), `Token: …` lines.
+ * `SORT_KEY=…` (the `_KEY` rule of docs/policy.md#secrets), a `token` field holding text (logprobs), `Token: …` lines.
  */
 import { isSecretFieldName } from "../../util/secret-names.js";
 import { isKeyLikeExemptName, isKeyLikeValue } from "./secret-entropy.js";
 import { isWorthRedacting, KnownSecrets, redactionMarker, scanForSecrets } from "./secret-patterns.js";
-
-export { redactionMarker } from "./secret-patterns.js";
-export { isSecretFieldName, isSecretQueryParameterName, isSecretVariableName } from "../../util/secret-names.js";
 
 /**
  * The kinds of secret, most specific first: when two findings cover the same span, the earlier

@@ -16,7 +16,7 @@
  * - a field named like an identifier or a digest (`id`, `callId`, `fingerprint`, `hash`, `sha`,
  *   `digest`, `checksum`, `integrity`, `etag`, `commit`, `signature`, `cursor`…) is exempt;
  * - IDs with a known prefix (`call_`, `toolu_`, `chatcmpl-`, `msg_`, `resp_`…), paths and file
- *   names (`src/token-estimator.test.ts`), and base64 that decodes to readable text are exempt;
+ *   names (`test/history/token-estimator.test.ts`), and base64 that decodes to readable text are exempt;
  * - values longer than 256 characters (images, encrypted reasoning) are data, not keys.
  */
 import { nameWords } from "../../util/secret-names.js";
@@ -131,7 +131,7 @@ function isEncodedText(value: string): boolean {
  * @example
  * isKeyLikeValue("Q6psUXPD+wWrYWpE6xmKVdBW4G70hGyEoJrM6CBF"); // true
  * isKeyLikeValue("3f2a9c1d8e7b6a5f4e3d2c1b0a9f8e7d6c5b4a39"); // false: a git SHA
- * isKeyLikeValue("src/history/token-estimator.test.ts"); // false: a path
+ * isKeyLikeValue("test/history/token-estimator.test.ts"); // false: a path
  */
 export function isKeyLikeValue(value: string): boolean {
   if (value.length < minimumKeyLength || value.length > maximumKeyLength) return false;

@@ -761,7 +761,7 @@ function addVendoredFindings(text: string, findings: SecretFinding[]): void {
 /**
  * `text.matchAll(pattern)` for a global pattern, without the copy of the regex `matchAll` makes on
  * every call when there is nothing to match — the common case, since most text holds no secret:
- * 4.0 → 0.4 µs for a dozen patterns over a short tool output (DESIGN.md §15). `test` leaves
+ * 4.0 → 0.4 µs for a dozen patterns over a short tool output (docs/performance.md#what-makes-a-tool-call-cheap-issue-15). `test` leaves
  * `lastIndex` after the first match, and `matchAll` starts where `lastIndex` is: both reset it.
  */
 function matchesOf(text: string, pattern: RegExp): Iterable<RegExpExecArray> {

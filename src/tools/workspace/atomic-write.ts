@@ -31,7 +31,7 @@ const procFd = process.platform === "linux" && existsSync("/proc/self/fd") ? "/p
  * a path), and Node has no openat.
  *
  * @example
- * await writeFileAtomic("/work/app", "src/config.json", '{ "debug": true }\n', { createParents: false });
+ * await writeFileAtomic("/work/app", "config/settings.json", '{ "debug": true }\n', { createParents: false });
  */
 export async function writeFileAtomic(root: string, relative: string, content: string, options: { createParents: boolean }): Promise<{ bytes: number; created: boolean }> {
   const parts = relative.split(/[\\/]+/).filter((part) => part !== "" && part !== ".");

@@ -7,9 +7,6 @@ import { seccompFilter } from "./seccomp-filter.js";
 import type { CgroupSupport, ExceededLimit, SandboxLimits } from "./sandbox-limits.js";
 import { createCommandCgroup, defaultSandboxLimits, joinCgroupScript, probeCgroups } from "./sandbox-limits.js";
 
-export type { ExceededLimit, SandboxLimits } from "./sandbox-limits.js";
-export { defaultSandboxLimits } from "./sandbox-limits.js";
-
 /**
  * How a command tool's shell is contained (docs/security.md, "The command sandbox"): the argv and
  * environment to spawn it with instead of `<shell> -c <command>`. `run_command` spawns what `wrap`

@@ -47,7 +47,7 @@ interface SearchStats {
  *
  * @example
  * const searchText = searchTextTool(settings);
- * // search_text({ pattern: "TODO", path: "src" }) → "src/a.ts:12: // TODO(#7): …\n[1 match in 1 file; 9 files searched]"
+ * // search_text({ pattern: "TODO", path: "lib" }) → "lib/a.ts:12: // TODO(#7): …\n[1 match in 1 file; 9 files searched]"
  */
 export function searchTextTool(settings: WorkspaceToolSettings): ToolDefinition {
   return defineTool({

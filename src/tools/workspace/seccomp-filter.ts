@@ -1,7 +1,7 @@
 import { arch } from "node:process";
 
 /**
- * The seccomp filter of the command sandbox (docs/security.md, "The sandbox as root"): a classic
+ * The seccomp filter of the command sandbox (docs/security.md, "The command sandbox (bubblewrap)"): a classic
  * BPF program that bubblewrap loads (`--seccomp FD`) before it runs the command. It refuses, with
  * `EPERM`, the system calls no command tool needs and that would undo the sandbox when the host
  * runs as root — mounting and unmounting, pivot_root and chroot, ptrace and cross-process memory

@@ -180,8 +180,8 @@ export function writeFileTool(settings: WorkspaceToolSettings): ToolDefinition {
  *
  * @example
  * const editFile = editFileTool(settings);
- * // edit_file({ path: "src/a.ts", oldText: "const debug = false;", newText: "const debug = true;" })
- * // → "edited src/a.ts: replaced 1 occurrence at line 3"
+ * // edit_file({ path: "lib/a.ts", oldText: "const debug = false;", newText: "const debug = true;" })
+ * // → "edited lib/a.ts: replaced 1 occurrence at line 3"
  */
 export function editFileTool(settings: WorkspaceToolSettings): ToolDefinition {
   return defineTool({
@@ -337,8 +337,8 @@ function failed(message: string): ToolResult {
  * A filesystem error in words, with the workspace-relative path rather than the host's absolute one.
  *
  * @example
- * fsFailure("write", "src/a.ts", Object.assign(new Error("…"), { code: "EACCES" }));
- * // "could not write src/a.ts: permission denied"
+ * fsFailure("write", "lib/a.ts", Object.assign(new Error("…"), { code: "EACCES" }));
+ * // "could not write lib/a.ts: permission denied"
  */
 export function fsFailure(action: string, display: string, error: unknown): string {
   const code = (error as NodeJS.ErrnoException | undefined)?.code;

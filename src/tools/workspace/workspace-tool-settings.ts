@@ -1,5 +1,4 @@
 import type { CommandSandbox } from "./command-sandbox.js";
-import { defaultMaxResultChars } from "../define-tool.js";
 
 /**
  * The resolved options every built-in workspace tool reads (what `workspaceTools` makes of its
@@ -33,7 +32,6 @@ export interface WorkspaceToolSettings {
 }
 
 export const defaultCommandTimeoutMs = 60_000;
-export const defaultWorkspaceOutputChars = defaultMaxResultChars;
 /**
  * Room above `maxOutputChars` in each tool's `maxResultChars`, for a tool's own header line and the
  * packetizer's `Error (tool-error): ` prefix: output the tool already bounded is not cut a second time.

@@ -6,7 +6,8 @@ import { runCommandTool } from "./run-command-tool.js";
 import { searchTextTool } from "./search-text-tool.js";
 import { editFileTool, listDirTool, readFileTool, writeFileTool } from "./workspace-file-tools.js";
 import type { WorkspaceToolSettings } from "./workspace-tool-settings.js";
-import { defaultCommandTimeoutMs, defaultWorkspaceOutputChars } from "./workspace-tool-settings.js";
+import { defaultCommandTimeoutMs } from "./workspace-tool-settings.js";
+import { defaultMaxResultChars } from "../define-tool.js";
 
 /** What `workspaceTools` accepts. */
 export interface WorkspaceToolsOptions {
@@ -18,7 +19,7 @@ export interface WorkspaceToolsOptions {
   root: string;
   /** How long `run_command` lets a command run before it kills its process group. Default 60 000. */
   commandTimeoutMs?: number;
-  /** The most characters a tool returns (file text, listing, matches, command output). Default 12 000. */
+  /** The most characters a tool returns (file text, listing, matches, command output). Default `defaultMaxResultChars`, a tool's own default. */
   maxOutputChars?: number;
   /** The shell `run_command` runs `<shell> -c <command>` with. Default `/bin/sh`. */
   shell?: string;
@@ -54,7 +55,7 @@ export interface WorkspaceToolsOptions {
    */
   allowHardLinks?: boolean;
   /**
-   * Runs `run_command`'s shell contained (DESIGN.md §8.3), e.g. `bubblewrapSandbox()`: only the
+   * Runs `run_command`'s shell contained (docs/security.md#the-command-sandbox-bubblewrap), e.g. `bubblewrapSandbox()`: only the
    * workspace writable (its protected paths read-only), a private `/tmp`, no network, credential
    * directories hidden, an allowlisted environment, and nothing left running afterwards. When the
    * sandbox cannot run on this machine, `run_command` runs nothing and says why (it never falls
@@ -64,7 +65,7 @@ export interface WorkspaceToolsOptions {
 }
 
 /**
- * The built-in workspace tools (DESIGN.md §11), opt-in: `read_file`, `list_dir`, `search_text`
+ * The built-in workspace tools (docs/workspace-tools.md), opt-in: `read_file`, `list_dir`, `search_text`
  * (read-only-local), `write_file`, `edit_file` (workspace-write) and `run_command` (a command tool,
  * destructive-local, serial). Every path is declared to the gate and resolved again at run time
  * against `root` through symlinks; a path outside the workspace is a failed result, never a crash.
@@ -82,7 +83,7 @@ export function workspaceTools(options: WorkspaceToolsOptions): ToolDefinition[]
   if (typeof options?.root !== "string" || options.root === "") throw new TypeError("workspaceTools needs a root directory");
   const commandTimeoutMs = options.commandTimeoutMs ?? defaultCommandTimeoutMs;
   if (!Number.isInteger(commandTimeoutMs) || commandTimeoutMs <= 0) throw new TypeError("workspaceTools: commandTimeoutMs must be a positive integer");
-  const maxOutputChars = options.maxOutputChars ?? defaultWorkspaceOutputChars;
+  const maxOutputChars = options.maxOutputChars ?? defaultMaxResultChars;
   if (!Number.isInteger(maxOutputChars) || maxOutputChars < 1_000) throw new TypeError("workspaceTools: maxOutputChars must be an integer of at least 1000");
   const shell = options.shell ?? "/bin/sh";
   if (typeof shell !== "string" || shell === "") throw new TypeError("workspaceTools: shell must be a non-empty string");

@@ -3,7 +3,7 @@
  * `node --import tsx append-to-session.ts <logDir> <sessionId> <text>...` appends one
  * `session.user_message.added` per text, one append each, then closes the log.
  */
-import { LevelEventLog } from "../../../src/log/level-event-log.js";
+import { LevelEventLog } from "../../../src/log/level/level-event-log.js";
 import { sessionStream } from "../../../src/core/session-stream.js";
 
 const [directory, sessionId, ...texts] = process.argv.slice(2);

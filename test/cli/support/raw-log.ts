@@ -3,7 +3,7 @@
  * access would, to prove that `turnlog verify` notices.
  */
 import { Level } from "level";
-import { globalKey, streamIndexKey } from "../../../src/log/level-keys.js";
+import { globalKey, streamIndexKey } from "../../../src/log/level/level-keys.js";
 
 type RawDatabase = Level<string, string>;
 

@@ -1,8 +1,10 @@
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import type { ClassifyCommandOptions, CommandSafetyRule, CommandSafetyRuleId } from "../../../src/policy/command-safety/command-safety.js";
-import { COMMAND_SAFETY_RULES, classifyCommand } from "../../../src/policy/command-safety/command-safety.js";
+import type { ClassifyCommandOptions } from "../../../src/policy/command-safety/command-safety.js";
+import type { CommandSafetyRule, CommandSafetyRuleId } from "../../../src/policy/command-safety/catalogue.js";
+import { COMMAND_SAFETY_RULES } from "../../../src/policy/command-safety/catalogue.js";
+import { classifyCommand } from "../../../src/policy/command-safety/command-safety.js";
 import { severityOf, verdictOfRule } from "../../../src/policy/command-safety/catalogue.js";
 
 /** A benign twin and the rule it must classify to instead. */
@@ -407,7 +409,7 @@ const OBFUSCATED: readonly Twin[] = [
   ["rm -rf / '", "forbidden:rm-rf-root"],
 ];
 
-/** Look-alikes that must not be caught (DESIGN.md §8.1), with what they classify to. */
+/** Look-alikes that must not be caught (docs/policy.md#command-safety), with what they classify to. */
 const BENIGN: readonly Twin[] = [
   ["rm -rf ./build", "unknown"],
   ["rm -rf /tmp/project", "unknown"],

@@ -1,14 +1,7 @@
 import { describe, expect, it } from "vitest";
-import {
-  containsSecret,
-  createSecretRedactor,
-  findSecrets,
-  isSecretFieldName,
-  redactJsonText,
-  redactText,
-  redactValue,
-  redactionMarker,
-} from "../../../src/policy/secrets/secret-detector.js";
+import { containsSecret, createSecretRedactor, findSecrets, redactJsonText, redactText, redactValue } from "../../../src/policy/secrets/secret-detector.js";
+import { isSecretFieldName } from "../../../src/util/secret-names.js";
+import { redactionMarker } from "../../../src/policy/secrets/secret-patterns.js";
 import type { SecretKind } from "../../../src/policy/secrets/secret-detector.js";
 import {
   detectedSecretKinds,
@@ -33,7 +26,7 @@ function expectRedaction(text: string, expected: string, kind: SecretKind): void
   expect(result.kinds).toContain(kind);
 }
 
-describe("secret formats (DESIGN §8.2)", () => {
+describe("secret formats (docs/policy.md#secrets)", () => {
   it("finds OpenAI keys: sk-… and sk-proj-…", () => {
     const legacy = "sk-TESTONLY0a1b2c3d4e5f6g7h8i9j0k1l2m3n4o5p6q7r8s9t";
     expect(foundValues(`key: ${legacy}`)).toEqual([["openai-key", legacy]]);
@@ -161,7 +154,7 @@ describe("secret formats (DESIGN §8.2)", () => {
     expectRedaction("API_KEY := abc123", "API_KEY := [REDACTED]", "secret-assignment");
     expectRedaction("//registry.npmjs.org/:_authToken=npm_abc123", "//registry.npmjs.org/:_authToken=[REDACTED]", "secret-assignment");
     // References and code are not secrets.
-    // `KEY=` alone is not a secret name; `SORT_KEY=` is, as DESIGN §8.2 words it.
+    // `KEY=` alone is not a secret name; `SORT_KEY=` is, as docs/policy.md#secrets has it.
     expect(redactText("key=value sort_key=name").text).toBe("key=value sort_key=[REDACTED]");
     for (const code of ["API_KEY=$OPENAI_API_KEY", "TOKEN=${GH_TOKEN}", "PASSWORD=$(cat /run/secrets/db)", "api_key = os.getenv('KEY')", "token = process.env.TOKEN", "OpenAI(api_key=api_key)", "if token == expected:", "API_KEY="]) {
       expect(findSecrets(code), code).toEqual([]);

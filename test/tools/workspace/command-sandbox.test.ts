@@ -8,7 +8,7 @@ import { bubblewrapSandbox, workspaceTools } from "../../../src/index.js";
 import type { BubblewrapOptions, ToolContext, ToolDefinition, ToolResult } from "../../../src/index.js";
 
 /*
- * run_command in a bubblewrap sandbox (DESIGN.md §8.3), tried the way an attacker would: each test
+ * run_command in a bubblewrap sandbox (docs/security.md#the-command-sandbox-bubblewrap), tried the way an attacker would: each test
  * checks the effect (a canary outside the workspace is untouched, a server saw no connection, a
  * file a background process would have written never appears), and each has a benign twin that
  * must still work. bubblewrap is a real dependency here: `.ci/run` installs it.

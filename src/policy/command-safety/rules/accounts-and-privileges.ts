@@ -1,5 +1,5 @@
 /**
- * Rules of the accounts-and-privileges family (DESIGN.md §8.1): switching user, changing user
+ * Rules of the accounts-and-privileges family (docs/policy.md#command-safety): switching user, changing user
  * accounts and their privileges.
  */
 import { optionValues } from "../words.js";

@@ -1,5 +1,5 @@
 /**
- * Rules of the code-execution family (DESIGN.md §8.1): interpreters and what they run (inline
+ * Rules of the code-execution family (docs/policy.md#command-safety): interpreters and what they run (inline
  * code, files, standard input, downloads), and the builtins that run text as code (\`eval\`,
  * \`source\`, \`trap\`).
  */

@@ -1,5 +1,5 @@
 /**
- * Rules of the credentials-and-secrets family (DESIGN.md §8.1, §8.2): reading a credential file,
+ * Rules of the credentials-and-secrets family (docs/policy.md#command-safety, docs/policy.md#secrets): reading a credential file,
  * printing secret environment variables, printing an access token.
  */
 import { isCredentialPath } from "../paths.js";
@@ -53,7 +53,7 @@ export function checkCredentialRead(invocation: Invocation, host: RuleHost): voi
   if (file !== undefined) host.report("approval:credential-read", `\`${name}\` reads ${brief(file)}, which holds credentials.`);
 }
 
-/** Variable names DESIGN.md §8.2 treats as secrets (`*_KEY`, `*_TOKEN`, `*_SECRET`, `*_PASSWORD`, …). */
+/** Variable names treated as secrets (docs/policy.md#secrets: `*_KEY`, `*_TOKEN`, `*_SECRET`, `*_PASSWORD`, …). */
 const SECRET_VARIABLE = /\$\{?((?:[A-Za-z_][A-Za-z0-9_]*_)?(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?))(?![A-Za-z0-9_])/i;
 
 /** `printenv`, bare `export`/`set`/`declare -p`, or `echo $API_KEY`. */

@@ -1,5 +1,5 @@
 /**
- * Rules of the files-and-disks family (DESIGN.md §8.1): recursive deletes (\`rm -r\`, \`find
+ * Rules of the files-and-disks family (docs/policy.md#command-safety): recursive deletes (\`rm -r\`, \`find
  * -delete\`, \`find -exec rm\`), new filesystems, writes onto disks and \`/proc/sysrq-trigger\`,
  * recursive permission changes and moves of system directories.
  */

@@ -1,5 +1,5 @@
 /**
- * The known-safe family (DESIGN.md §8.1): read-only commands, version queries, test runners, and
+ * The known-safe family (docs/policy.md#command-safety): read-only commands, version queries, test runners, and
  * changing directory (which also moves where later relative paths start).
  */
 import path from "node:path";

@@ -1,5 +1,5 @@
 /**
- * Rules of the packages-and-infrastructure family (DESIGN.md §8.1): removing installed packages,
+ * Rules of the packages-and-infrastructure family (docs/policy.md#command-safety): removing installed packages,
  * pruning containers, deleting cluster resources, destroying infrastructure, dropping SQL data.
  */
 import { firstOperand, operands } from "../words.js";

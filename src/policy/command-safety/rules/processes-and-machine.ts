@@ -1,5 +1,5 @@
 /**
- * Rules of the processes-and-machine family (DESIGN.md §8.1): signalling every process, taking
+ * Rules of the processes-and-machine family (docs/policy.md#command-safety): signalling every process, taking
  * the machine down, flushing the firewall.
  */
 import { hasLongAbbreviated, operands } from "../words.js";

@@ -34,7 +34,7 @@ export interface RuleHost {
   downloads(word: string): boolean;
   /** The word as written, with substitutions put back (`$(curl x)`), for re-analysis or messages. */
   render(word: string): string;
-  /** The decisions version the command is judged under (DESIGN.md §16); rules added later branch on it. */
+  /** The decisions version the command is judged under (docs/replay.md#decision-versions); rules added later branch on it. */
   decisionsVersion: number;
   /** The text a `<(…)` word produces when it is a literal (`<(echo 'ls')`), else `undefined`. */
   fedText(word: string): string | undefined;

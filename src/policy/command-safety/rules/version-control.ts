@@ -1,5 +1,5 @@
 /**
- * Rules of the version-control family (DESIGN.md §8.1): git commands that lose work (force push,
+ * Rules of the version-control family (docs/policy.md#command-safety): git commands that lose work (force push,
  * \`reset --hard\`, \`clean -f\`), git settings that run commands, and the read-only git commands.
  */
 import { firstOperand, hasLong, hasLongAbbreviated, operands, optionValues, shortLetters } from "../words.js";

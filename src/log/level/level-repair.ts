@@ -3,8 +3,8 @@ import { existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { Level } from "level";
-import type { RecordedEvent } from "./event-log.js";
-import { ChainVerifier } from "./hash-chain.js";
+import type { RecordedEvent } from "../event-log.js";
+import { ChainVerifier } from "../hash-chain.js";
 import { describeDamage, findDamagedFile, type LevelFileDamage } from "./level-files.js";
 import {
   ABSENT_KEY,
@@ -17,8 +17,8 @@ import {
   streamHeadKey,
   streamIndexKey,
 } from "./level-keys.js";
-import { isSealStream, sealStreamOf } from "./seal/seal-record.js";
-import { memberOf } from "../util/json-value.js";
+import { isSealStream, sealStreamOf } from "../seal/seal-record.js";
+import { memberOf } from "../../util/json-value.js";
 
 /** What {@link repairLevelLog} kept and dropped of one stream. */
 export interface RepairedStream {

@@ -1,9 +1,9 @@
 import type { MessageCreateParamsStreaming, MessageParam, Tool } from "@anthropic-ai/sdk/resources/messages";
-import { resolveAdapterOptions, type StreamingAdapterOptions } from "./adapter-options.js";
+import { resolveAdapterOptions, type StreamingAdapterOptions } from "../adapter-options.js";
 import { createAnthropicMessagesFinalizer } from "./anthropic-messages-finalizer.js";
-import { readProviderCredential } from "./provider-credential.js";
-import type { Provider, ProviderRequest } from "./provider.js";
-import { runStreamingCall } from "./sdk-streaming-call.js";
+import { readProviderCredential } from "../provider-credential.js";
+import type { Provider, ProviderRequest } from "../provider.js";
+import { runStreamingCall } from "../sdk-streaming-call.js";
 
 /** Options of `anthropicMessagesProvider`. */
 export interface AnthropicMessagesProviderOptions extends StreamingAdapterOptions {
@@ -79,7 +79,7 @@ export function anthropicMessagesProvider(options: AnthropicMessagesProviderOpti
 
 /** The Messages request for a turnlog request. */
 function requestBody(request: ProviderRequest, options: { model: string; maxTokens: number; temperature: number | undefined }): MessageCreateParamsStreaming {
-  // The history projection already built the messages in this exact wire format (DESIGN.md §7).
+  // The history projection already built the messages in this exact wire format (docs/history.md#serializers).
   const messages = request.messages as MessageParam[];
   const tools: Tool[] = request.tools.map((tool) => ({
     name: tool.name,

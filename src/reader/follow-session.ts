@@ -1,7 +1,7 @@
 import type { EventLog, RecordedTurnlogEvent } from "../log/event-log.js";
 import { followStream, type FollowStreamOptions } from "../log/follow-stream.js";
-import { readEvent } from "./read-events.js";
-import { sessionStream } from "./session-stream.js";
+import { readEvent } from "../core/read-events.js";
+import { sessionStream } from "../core/session-stream.js";
 
 /** Options of {@link followSession}: `after` is a stream position of the session's stream. */
 export type FollowSessionOptions = Pick<FollowStreamOptions, "after" | "signal">;

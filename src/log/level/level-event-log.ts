@@ -1,12 +1,12 @@
 import { mkdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { Level } from "level";
-import type { ExpectedStreamVersion } from "../errors/expected-version-conflict-error.js";
-import { LogClosedError } from "../errors/log-closed-error.js";
-import { LogCorruptedError } from "../errors/log-corrupted-error.js";
-import { LogFormatError } from "../errors/log-format-error.js";
-import { LogLockedError } from "../errors/log-locked-error.js";
-import { LogWriteError } from "../errors/log-write-error.js";
+import type { ExpectedStreamVersion } from "../../errors/expected-version-conflict-error.js";
+import { LogClosedError } from "../../errors/log-closed-error.js";
+import { LogCorruptedError } from "../../errors/log-corrupted-error.js";
+import { LogFormatError } from "../../errors/log-format-error.js";
+import { LogLockedError } from "../../errors/log-locked-error.js";
+import { LogWriteError } from "../../errors/log-write-error.js";
 import type {
   AppendOptions,
   AppendResult,
@@ -19,13 +19,13 @@ import type {
   RecordedEvent,
   SubscribeOptions,
   VerifyReport,
-} from "./event-log.js";
-import { assertRecordedAt, assertStreamName, prepareEvents, randomIds, recordEvents, systemClock } from "./event-recording.js";
-import type { PreparedEvent, RecordedAppend } from "./event-recording.js";
-import { assertExpectedStreamVersion, findVersionConflict } from "./expected-version.js";
-import { ChainVerifier, EMPTY_STREAM_HEAD, verifyStreams } from "./hash-chain.js";
-import type { ChainVerification, StreamHead } from "./hash-chain.js";
-import { StreamTimes } from "./recorded-time.js";
+} from "../event-log.js";
+import { assertRecordedAt, assertStreamName, prepareEvents, randomIds, recordEvents, systemClock } from "../event-recording.js";
+import type { PreparedEvent, RecordedAppend } from "../event-recording.js";
+import { assertExpectedStreamVersion, findVersionConflict } from "../expected-version.js";
+import { ChainVerifier, EMPTY_STREAM_HEAD, verifyStreams } from "../hash-chain.js";
+import type { ChainVerification, StreamHead } from "../hash-chain.js";
+import { StreamTimes } from "../recorded-time.js";
 import {
   ABSENT_KEY,
   FORMAT_KEY,
@@ -41,10 +41,10 @@ import {
   streamIndexPrefix,
 } from "./level-keys.js";
 import { describeDamage, fileNamedIn, findDamagedFile } from "./level-files.js";
-import { resolveReadAll, resolveStreamWindow } from "./read-options.js";
-import { SubscriberRegistry } from "./subscriber-registry.js";
-import type { ListenerErrorHandler } from "./subscriber-registry.js";
-import { describeThrown } from "../util/json-value.js";
+import { resolveReadAll, resolveStreamWindow } from "../read-options.js";
+import { SubscriberRegistry } from "../subscriber-registry.js";
+import type { ListenerErrorHandler } from "../subscriber-registry.js";
+import { describeThrown } from "../../util/json-value.js";
 
 /** Options of {@link LevelEventLog.open}. */
 export interface LevelEventLogOptions {

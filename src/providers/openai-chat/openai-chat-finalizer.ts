@@ -1,6 +1,6 @@
-import type { FinishReason, Usage } from "../contracts/provider.js";
-import type { FinalizedResponse, FinalizedToolCall } from "./provider.js";
-import type { FinalizationFailure, FinalizationResult, StreamFinalizerOptions } from "./stream-finalization.js";
+import type { FinishReason, Usage } from "../../contracts/provider.js";
+import type { FinalizedResponse, FinalizedToolCall } from "../provider.js";
+import type { FinalizationFailure, FinalizationResult, StreamFinalizerOptions } from "../stream-finalization.js";
 import {
   countField,
   field,
@@ -11,7 +11,7 @@ import {
   recordField,
   stringField,
   transportFailure,
-} from "./stream-finalization.js";
+} from "../stream-finalization.js";
 
 /**
  * Assembles OpenAI Chat Completions stream chunks (`chat.completion.chunk`, already JSON-parsed,
@@ -59,7 +59,7 @@ export function normalizeOpenAiFinishReason(reason: string): FinishReason {
 }
 
 /**
- * An incremental finalizer for one OpenAI Chat Completions stream (DESIGN.md §9).
+ * An incremental finalizer for one OpenAI Chat Completions stream (docs/design.md#10-providers-and-formats).
  *
  * - `delta.content` is the visible text (each piece also goes to `onText`); `delta.reasoning_content`
  *   and `delta.refusal` are kept in `echo` for native replay.

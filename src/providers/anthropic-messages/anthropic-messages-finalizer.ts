@@ -1,6 +1,6 @@
-import type { FinishReason, Usage } from "../contracts/provider.js";
-import type { FinalizedResponse, FinalizedToolCall } from "./provider.js";
-import type { FinalizationFailure, FinalizationResult, StreamFinalizerOptions } from "./stream-finalization.js";
+import type { FinishReason, Usage } from "../../contracts/provider.js";
+import type { FinalizedResponse, FinalizedToolCall } from "../provider.js";
+import type { FinalizationFailure, FinalizationResult, StreamFinalizerOptions } from "../stream-finalization.js";
 import {
   countField,
   field,
@@ -11,7 +11,7 @@ import {
   recordField,
   stringField,
   transportFailure,
-} from "./stream-finalization.js";
+} from "../stream-finalization.js";
 
 /**
  * Assembles Anthropic Messages stream events (the JSON-parsed `data:` of each SSE event) into one
@@ -71,7 +71,7 @@ export function normalizeAnthropicStopReason(reason: string): FinishReason {
 }
 
 /**
- * An incremental finalizer for one Anthropic Messages stream (DESIGN.md §9).
+ * An incremental finalizer for one Anthropic Messages stream (docs/design.md#10-providers-and-formats).
  *
  * - `text` blocks and `text_delta`s are the visible text (each piece also goes to `onText`).
  * - A `tool_use` block's arguments are its `input_json_delta.partial_json` pieces concatenated

@@ -1,9 +1,9 @@
 import type { ChatCompletionCreateParamsStreaming, ChatCompletionMessageParam, ChatCompletionTool } from "openai/resources/chat/completions";
-import { resolveAdapterOptions, type StreamingAdapterOptions } from "./adapter-options.js";
+import { resolveAdapterOptions, type StreamingAdapterOptions } from "../adapter-options.js";
 import { createOpenAiChatFinalizer } from "./openai-chat-finalizer.js";
-import { readProviderCredential } from "./provider-credential.js";
-import type { Provider, ProviderRequest } from "./provider.js";
-import { runStreamingCall } from "./sdk-streaming-call.js";
+import { readProviderCredential } from "../provider-credential.js";
+import type { Provider, ProviderRequest } from "../provider.js";
+import { runStreamingCall } from "../sdk-streaming-call.js";
 
 /** Options of `openAiChatProvider`. */
 export interface OpenAiChatProviderOptions extends StreamingAdapterOptions {
@@ -87,7 +87,7 @@ function requestBody(
   request: ProviderRequest,
   options: { model: string; temperature: number | undefined; maxTokens: number | undefined; maxTokensParameter: "max_tokens" | "max_completion_tokens" },
 ): ChatCompletionCreateParamsStreaming {
-  // The history projection already built the messages in this exact wire format (DESIGN.md §7).
+  // The history projection already built the messages in this exact wire format (docs/history.md#serializers).
   const history = request.messages as ChatCompletionMessageParam[];
   const messages: ChatCompletionMessageParam[] = request.system !== undefined ? [{ role: "system", content: request.system }, ...history] : history;
   const tools: ChatCompletionTool[] = request.tools.map((tool) => ({

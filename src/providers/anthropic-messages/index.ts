@@ -1,0 +1,34 @@
+import type { FormatAdapter } from "../format-adapter.js";
+import { anthropicMessagesProvider } from "./anthropic-messages-provider.js";
+import { finalizeAnthropicMessagesEvents } from "./anthropic-messages-finalizer.js";
+import { anthropicMessagesLane } from "./anthropic-messages-lane.js";
+import { anthropicUnitSerialization, countAnthropicMessage, serializeAnthropicMessages, type AnthropicMessage } from "./anthropic-messages-serializer.js";
+
+/** Anthropic accepts call IDs of `[a-zA-Z0-9_-]`, and tool names of `[a-zA-Z0-9_-]`, 1 to 64. */
+const toolCallIdPattern = /^[a-zA-Z0-9_-]+$/;
+const toolNamePattern = /^[a-zA-Z0-9_-]{1,64}$/;
+
+/**
+ * The Anthropic Messages format (`anthropic-messages`): `/v1/messages`, `system` beside the
+ * messages, roles strictly alternating. Its SDK adapter is `anthropicMessagesProvider`
+ * (anthropic-messages-provider.ts).
+ *
+ * @example
+ * const { system, messages } = anthropicMessagesFormat.serialize(units, { system: "Be brief." });
+ */
+export const anthropicMessagesFormat: FormatAdapter<AnthropicMessage> = {
+  name: "anthropic-messages",
+  serializedReason: "anthropic_messages",
+  serialize: (units, options) => serializeAnthropicMessages(units, options),
+  unitSerialization: anthropicUnitSerialization,
+  lane: anthropicMessagesLane,
+  countMessage: countAnthropicMessage,
+  otel: { providerName: "anthropic", operationName: "chat" },
+  ids: {
+    isValidToolCallId: (id) => toolCallIdPattern.test(id),
+    isValidToolName: (name) => toolNamePattern.test(name),
+  },
+  // Anthropic streams say themselves that they ended (`message_stop`): `done` is not read.
+  sdk: { runKind: "anthropic", create: (options) => anthropicMessagesProvider(options) },
+  finalizeStream: (chunks, { onText }) => finalizeAnthropicMessagesEvents(chunks, onText !== undefined ? { onText } : {}),
+};

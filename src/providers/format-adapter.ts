@@ -1,0 +1,47 @@
+import type { HistoryFormat } from "../history/history-format.js";
+import type { StreamingAdapterOptions } from "./adapter-options.js";
+import type { Provider } from "./provider.js";
+import type { FinalizationResult } from "./stream-finalization.js";
+
+/**
+ * Everything turnlog knows about one provider wire format, in one object (docs/providers.md,
+ * "Adding a provider format"): the history half (`HistoryFormat`: message shapes, serializer,
+ * incremental lane, the `-serialized` counts), the stream finalizer, the OpenTelemetry names and
+ * the ID rules. Each format is a folder under src/providers/ named after it, whose `index.ts` exports its
+ * adapter; the registry (src/providers/formats.ts) maps the recorded name to it, and nothing
+ * outside those folders and the registry tells formats apart.
+ */
+export interface FormatAdapter<Message = unknown> extends HistoryFormat<Message> {
+  /** The OpenTelemetry GenAI names of a request in this format (docs/observability.md). */
+  readonly otel: {
+    /** `gen_ai.provider.name`. */
+    readonly providerName: string;
+    /** `gen_ai.operation.name` of a provider attempt, and the first word of its span's name. */
+    readonly operationName: string;
+  };
+  /**
+   * What the format's API accepts as a tool call ID and a tool name. History units are decided
+   * once for every format (a session may move to another provider), so turnlog sends a call
+   * natively only when its ID and name are valid for every format (history-units.ts); a test
+   * holds each adapter's rules to that.
+   */
+  readonly ids: {
+    isValidToolCallId(id: string): boolean;
+    isValidToolName(name: string): boolean;
+  };
+  /**
+   * Runs a whole stream, already parsed, through the format's finalizer — what a streaming adapter
+   * does chunk by chunk (the scripted provider's `{ chunks }` steps). `done`: the stream's end
+   * marker was seen, for a format whose events do not say so themselves.
+   */
+  finalizeStream(chunks: readonly unknown[], options: { done: boolean; onText?: (text: string) => void }): FinalizationResult;
+  /**
+   * turnlog's own SDK adapter for the format, when it has one: the `--provider` kind `turnlog run`
+   * names it by (recorded in a run's record) and the factory. A format served only by a host's
+   * own `Provider` has none.
+   */
+  readonly sdk?: {
+    readonly runKind: string;
+    create(options: StreamingAdapterOptions): Provider;
+  };
+}

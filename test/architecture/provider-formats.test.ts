@@ -1,0 +1,84 @@
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { join, relative, resolve } from "node:path";
+import { describe, expect, it } from "vitest";
+import { providerFormat, providerFormatNames } from "../../src/providers/formats.js";
+
+// A provider format lives in one folder under src/providers/, named after it (docs/providers.md,
+// "Adding a provider format"). Outside those folders only the registry (src/providers/formats.ts) and the
+// schema of recorded names (src/contracts/provider.ts) may name a format; everything else asks
+// the registry, so a new format touches its folder, the registry and the schema.
+const root = resolve(import.meta.dirname, "../..");
+const src = join(root, "src");
+const formatFolders = providerFormatNames.map((name) => join(src, "providers", name));
+const namingAllowed = [join(src, "providers", "formats.ts"), join(src, "contracts", "provider.ts")];
+// The public entry re-exports each format's SDK adapter and finalizers by name.
+const importAllowed = [join(src, "providers", "formats.ts"), join(src, "index.ts")];
+
+function files(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    return statSync(path).isDirectory() ? files(path) : /\.tsx?$/.test(path) ? [path] : [];
+  });
+}
+
+const outside = files(src).filter((file) => !formatFolders.some((folder) => file.startsWith(`${folder}/`)));
+
+/** The text without comments (a comment may name a format to explain it). */
+function code(file: string): string {
+  return readFileSync(file, "utf8")
+    .replace(/\/\*[\s\S]*?\*\//g, "")
+    .replace(/(^|[^:"'`\\])\/\/.*$/gm, "$1");
+}
+
+/** Every string the code writes of `name`, in quotes or a template. */
+function naming(text: string, name: string): boolean {
+  return new RegExp(`["'\`]${name.replace(/[-_]/g, "[$&]")}["'\`]`).test(text);
+}
+
+describe("provider formats", () => {
+  it("each format the schema names has its folder, whose index.ts exports the adapter the registry holds", () => {
+    for (const name of providerFormatNames) {
+      expect(existsSync(join(src, "providers", name, "index.ts")), `src/providers/${name}/index.ts`).toBe(true);
+      expect(providerFormat(name).name).toBe(name);
+    }
+  });
+
+  it("no format name or -serialized reason is written outside its folder, the registry and the schema", () => {
+    const words = providerFormatNames.flatMap((name) => [name, providerFormat(name).serializedReason]);
+    const violations: string[] = [];
+    for (const file of outside) {
+      if (namingAllowed.includes(file)) continue;
+      const text = code(file);
+      for (const word of words) if (naming(text, word)) violations.push(`${relative(root, file)}: "${word}"`);
+    }
+    expect(violations).toEqual([]);
+  });
+
+  it("nothing outside the folders switches on a format: no switch over one, no comparison of one with a string", () => {
+    const violations: string[] = [];
+    for (const file of outside) {
+      if (namingAllowed.includes(file)) continue;
+      for (const [index, line] of code(file).split("\n").entries()) {
+        const where = `${relative(root, file)}:${index + 1}`;
+        if (/\bswitch\s*\([^)]*\bformat\b[^)]*\)/i.test(line)) violations.push(`${where}: ${line.trim()}`);
+        // turnlog's own file formats (`turnlog-witness/1`, …) are not provider formats.
+        for (const match of line.matchAll(/\bformat\b[\w?.]*\s*[!=]==?\s*["'`]([^"'`]*)|["'`]([^"'`]*)["'`]\s*[!=]==?\s*[\w?.]*\bformat\b/g)) {
+          if (!(match[1] ?? match[2] ?? "").startsWith("turnlog-")) violations.push(`${where}: ${line.trim()}`);
+        }
+      }
+    }
+    expect(violations).toEqual([]);
+  });
+
+  it("code reaches a format through the registry: only it and the public entry import a format's folder", () => {
+    const violations: string[] = [];
+    for (const file of outside) {
+      if (importAllowed.includes(file)) continue;
+      for (const match of readFileSync(file, "utf8").matchAll(/from\s+["']([^"']+)["']/g)) {
+        const target = resolve(file, "..", match[1] as string);
+        if (formatFolders.some((folder) => target.startsWith(`${folder}/`))) violations.push(`${relative(root, file)} → ${match[1]}`);
+      }
+    }
+    expect(violations).toEqual([]);
+  });
+});
