@@ -52,7 +52,7 @@ const readingEvents = [
   "The log stores any `RecordedEvent` (its `data` is `unknown`). A session's events become the typed",
   "union `RecordedTurnlogEvent` once, where they are read from a log — `readEvent` / `readEvents` in",
   "src/core/read-events.ts: the reader (`events`, `state`, `stateAt`, `view`, `sessions`, `replay`,",
-  "`fork`), a runtime's session store when it loads a session, `followSession` and",
+  "and `fork`'s copied start), a runtime's session store when it loads a session, `followSession` and",
   "`session.events()`, replay's `verifyReplay`, span derivation (`deriveSpans`, `sessionSpans`) and",
   "the CLI's live and followed events. Each event is first upcast to the current schema version",
   "(src/core/upcast.ts), then checked. From there on the fold, the projections, replay, the CLI,",
