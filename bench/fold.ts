@@ -29,6 +29,7 @@ import { z } from "zod";
 import { createRuntime, defineTool, LevelEventLog, MemoryEventLog } from "../src/index.js";
 import type { EventToAppend, RecordedEvent } from "../src/index.js";
 import { verifyReplay } from "../src/replay/replay-verifier.js";
+import { readEvent, readEvents } from "../src/core/read-events.js";
 import { SessionFold } from "../src/core/session-fold.js";
 import { ToolRegistry } from "../src/tools/tool-registry.js";
 import { scriptedProvider } from "../src/testing/index.js";
@@ -112,10 +113,14 @@ async function generate(log: LevelEventLog, count: number): Promise<number> {
     });
     callIds.forEach((callId, index) => (text = text.replaceAll(callId, `call_${copy}_${index}`)));
     const copied = JSON.parse(text) as EventToAppend[];
-    // A compaction's boundary is a stream position: move it with the block.
+    // A compaction's boundary is a stream position: move it with the block (the first copy's
+    // boundary, behind the header, stays at position 1, as the schema wants a position ≥ 1).
     const shift = written + batch.length + 1 - blockStart;
     for (const event of copied) {
-      if (event.type === "session.history.compacted") (event.data as { beforePosition: number }).beforePosition += shift;
+      if (event.type === "session.history.compacted") {
+        const data = event.data as { beforePosition: number };
+        data.beforePosition = Math.max(1, data.beforePosition + shift);
+      }
     }
     batch.push(...copied);
     if (batch.length >= batchSize) await flush();
@@ -190,7 +195,7 @@ try {
     const windows: string[] = [];
     let stopped = false;
     for await (const event of log.readAll()) {
-      fold.apply(event);
+      fold.apply(readEvent(event));
       folded += 1;
       if (folded % 1_000 !== 0) continue;
       sampler.sample();
@@ -238,15 +243,24 @@ try {
   // The fold alone, without the log: the first 200 000 events held in memory (a sample, read
   // once; the folds below stream the whole log instead).
   {
-    const sample: RecordedEvent[] = [];
-    for await (const event of log.readAll({ limit: 200_000 })) sample.push(event);
+    const raw: RecordedEvent[] = [];
+    for await (const event of log.readAll({ limit: 200_000 })) raw.push(event);
+    // What reading costs on top of the fold (docs/events.md, "Reading events"): every read checks
+    // each event's shape; a full schema parse is what a read of data of unknown origin would add.
+    for (const check of ["shape", "schema"] as const) {
+      const began = process.hrtime.bigint();
+      readEvents(raw, check);
+      const seconds = Number(process.hrtime.bigint() - began) / 1e9;
+      rows.push([`read (upcast + ${check} check): ${raw.length} events already in memory`, `${(seconds * 1000).toFixed(0)} ms, ${Math.round(raw.length / seconds)} events/s, ${((seconds / raw.length) * 1e6).toFixed(2)} µs/event`]);
+    }
+    const sample = readEvents(raw);
     for (const [label, options] of [['retain "live"', { mutable: true, retain: "live" }], ["full projection", { mutable: true }]] as const) {
       const fold = new SessionFold(options);
       const began = process.hrtime.bigint();
       for (const event of sample) fold.apply(event);
       void fold.pending;
       const seconds = Number(process.hrtime.bigint() - began) / 1e9;
-      rows.push([`fold only, ${label}: ${sample.length} events already in memory`, `${(seconds * 1000).toFixed(0)} ms, ${Math.round(sample.length / seconds)} events/s`]);
+      rows.push([`fold only, ${label}: ${sample.length} events already in memory`, `${(seconds * 1000).toFixed(0)} ms, ${Math.round(sample.length / seconds)} events/s, ${((seconds / sample.length) * 1e6).toFixed(2)} µs/event`]);
     }
   }
   await foldLog('replay fold (retain "live")', new SessionFold({ mutable: true, retain: "live" }), "fold");

@@ -31,7 +31,7 @@ import type { TurnEvent } from "../src/contracts/events.js";
 import { SessionFold } from "../src/core/session-fold.js";
 import { buildNativeHistory, buildNativeHistoryFromScratch, type NativeHistoryOptions } from "../src/providers/format-history.js";
 import { createRuntime, defineTool } from "../src/index.js";
-import type { RecordedEvent } from "../src/index.js";
+import type { RecordedTurnlogEvent } from "../src/index.js";
 import { applyEvent, applyEventInPlace } from "../src/projections/projection.js";
 import { evolveCallOnly, sessionStateProjection, thawState, type SessionState } from "../src/projections/session-state.js";
 import { MemoryEventLog, scriptedProvider } from "../src/testing/index.js";
@@ -59,7 +59,7 @@ const read = defineTool({
   run: ({ path }) => `contents of ${path}\n${"a line of a source file, as a read would return it;\n".repeat(8)}`,
 });
 
-async function recordSession(): Promise<RecordedEvent[]> {
+async function recordSession(): Promise<RecordedTurnlogEvent[]> {
   const steps: ScriptStep[] = [];
   for (let turn = 0; turn < turns; turn += 1) {
     steps.push({

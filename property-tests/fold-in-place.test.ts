@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { createRuntime, SnapshotCache } from "../src/index.js";
-import type { EventLog, ReadStreamOptions, RecordedEvent, SessionState } from "../src/index.js";
+import type { EventLog, ReadStreamOptions, RecordedTurnlogEvent, SessionState } from "../src/index.js";
 import { SessionFold } from "../src/core/session-fold.js";
 import { CallMap } from "../src/projections/call-map.js";
 import { applyEvent } from "../src/projections/projection.js";
@@ -23,7 +23,7 @@ const step: fc.Arbitrary<ScriptStep> = fc.oneof(
 );
 
 /** Records user messages of scripted steps (approving or denying held calls), with a small history budget so that it compacts. */
-async function record(messages: ScriptStep[][], answers: boolean[]): Promise<RecordedEvent[]> {
+async function record(messages: ScriptStep[][], answers: boolean[]): Promise<RecordedTurnlogEvent[]> {
   const ws = workspace({ "a.txt": "alpha ".repeat(40) });
   const log = new MemoryEventLog({ clock: steppingClock(), ids: sequentialIds("event") });
   const steps = messages.flatMap((steps, index) => [...steps, { content: `done ${index}` }]);
@@ -45,7 +45,7 @@ async function record(messages: ScriptStep[][], answers: boolean[]): Promise<Rec
   return [...(await runtime.events("p1"))];
 }
 
-function logOf(events: RecordedEvent[]): EventLog {
+function logOf(events: RecordedTurnlogEvent[]): EventLog {
   return {
     streamVersion: async () => events.length,
     readStream: async (_stream: string, options: ReadStreamOptions = {}) => {

@@ -8,7 +8,7 @@ import { buildNativeHistory, buildNativeHistoryFromScratch, type NativeHistoryOp
 import type { TokenEstimator } from "../src/history/token-estimator.js";
 import { applyEvent, applyEventInPlace, foldEvents } from "../src/projections/projection.js";
 import { evolveCallOnly, sessionStateProjection, type SessionState } from "../src/projections/session-state.js";
-import type { RecordedEvent } from "../src/log/event-log.js";
+import type { RecordedTurnlogEvent } from "../src/log/event-log.js";
 import { recordForTest } from "../src/testing/given-when-then.js";
 import { sessionStarted } from "../test/support/events.js";
 
@@ -286,7 +286,7 @@ function optionsOf(spec: BuildSpec, state: SessionState): NativeHistoryOptions {
 }
 
 /** The state of the first `count` events, folded afresh: new objects, so no build before is reused. */
-function scratch(events: readonly RecordedEvent[], count: number): SessionState {
+function scratch(events: readonly RecordedTurnlogEvent[], count: number): SessionState {
   return foldEvents(sessionStateProjection, events.slice(0, count));
 }
 
@@ -295,7 +295,7 @@ describe("the request history extended from the last build", () => {
     fc.assert(
       fc.property(session, ({ format, steps }) => {
         const writer = new SessionWriter(format);
-        const recorded: RecordedEvent[] = [];
+        const recorded: RecordedTurnlogEvent[] = [];
         // As the live session folds (SessionFold, immutable), and as replay folds (in place).
         let live = sessionStateProjection.initialState();
         const inPlace = sessionStateProjection.initialState();

@@ -42,6 +42,8 @@ export { isValidSessionId, sessionIdOfStream, sessionIdPattern, sessionStream } 
 export { decisionsVersions, isKnownDecisionsVersion, latestDecisionsVersion, resolveDecisionsVersion } from "./core/decision-versions.js";
 export type { DecisionsVersion } from "./core/decision-versions.js";
 export { currentSchemaVersion, upcastEvent, upcastStream } from "./core/upcast.js";
+export { readEvent, readEvents } from "./core/read-events.js";
+export type { EventCheck } from "./core/read-events.js";
 
 // What a host writing its own `session.started` needs to record what `createRuntime` records.
 export { resolvePolicy } from "./policy/default-policy.js";

@@ -65,6 +65,7 @@ export type {
   ReadStreamOptions,
   RecordedEvent,
   RecordedEventMeta,
+  RecordedTurnlogEvent,
   SessionLeases,
   VerifyReport,
 } from "./log/event-log.js";
@@ -143,7 +144,9 @@ export type { Divergence, ReplayReport, Unverifiable } from "./replay/replay-ver
 export type { DecisionAndRule, DecisionChange } from "./replay/what-if.js";
 export { currentSchemaVersion, upcastEvent } from "./core/upcast.js";
 export { followSession } from "./reader/follow-session.js";
-export type { FollowSessionOptions, RecordedTurnlogEvent } from "./reader/follow-session.js";
+export type { FollowSessionOptions } from "./reader/follow-session.js";
+export { readEvent, readEvents } from "./core/read-events.js";
+export type { EventCheck } from "./core/read-events.js";
 export { decisionsVersions, latestDecisionsVersion, resolveDecisionsVersion } from "./core/decision-versions.js";
 export type { DecisionsVersion } from "./core/decision-versions.js";
 export { SnapshotCache } from "./replay/snapshot-cache.js";

@@ -1,4 +1,4 @@
-import type { RecordedEvent } from "../log/event-log.js";
+import type { RecordedTurnlogEvent } from "../log/event-log.js";
 
 /** Calls of one execution group that were running at the same time, as the log shows it. */
 export interface ConcurrentRun {
@@ -14,8 +14,6 @@ export interface ConcurrentRun {
   endPosition?: number;
 }
 
-const terminalTypes: ReadonlySet<string> = new Set(["turn.tool.succeeded", "turn.tool.failed", "turn.tool.interrupted"]);
-
 /**
  * The execution groups whose calls overlapped: a call of the group started while another one of
  * it had started and not yet ended. Computed from the recorded order of `turn.tool.started` and
@@ -24,17 +22,16 @@ const terminalTypes: ReadonlySet<string> = new Set(["turn.tool.succeeded", "turn
  * @example
  * concurrentRuns(events); // [{ turnId: "turn-1", group: 0, tools: ["read_file", "list_dir"], … }]
  */
-export function concurrentRuns(events: readonly RecordedEvent[]): ConcurrentRun[] {
+export function concurrentRuns(events: readonly RecordedTurnlogEvent[]): ConcurrentRun[] {
   const runs = new Map<string, ConcurrentRun>();
   // The calls running right now, by call ID, with the key of their group.
   const running = new Map<string, { key: string; tool: string }>();
   const ended = new Map<string, number>();
   for (const event of events) {
-    const data = event.data as { turnId?: unknown; callId?: unknown; tool?: unknown; group?: unknown };
-    if (typeof data.callId !== "string") continue;
-    if (event.type === "turn.tool.started" && typeof data.group === "number" && typeof data.turnId === "string") {
+    if (event.type === "turn.tool.started") {
+      const { data } = event;
       const key = `${data.turnId}\u0000${data.group}`;
-      const tool = typeof data.tool === "string" ? data.tool : "call";
+      const tool = data.tool;
       const alongside = [...running].filter(([, call]) => call.key === key);
       if (alongside.length > 0) {
         let run = runs.get(key);
@@ -49,9 +46,9 @@ export function concurrentRuns(events: readonly RecordedEvent[]): ConcurrentRun[
         }
       }
       running.set(data.callId, { key, tool });
-    } else if (terminalTypes.has(event.type)) {
-      running.delete(data.callId);
-      ended.set(data.callId, event.meta.streamPosition);
+    } else if (event.type === "turn.tool.succeeded" || event.type === "turn.tool.failed" || event.type === "turn.tool.interrupted") {
+      running.delete(event.data.callId);
+      ended.set(event.data.callId, event.meta.streamPosition);
     }
   }
   return [...runs.values()].map((run) => {

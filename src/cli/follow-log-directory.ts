@@ -1,8 +1,8 @@
 import { readdir, stat } from "node:fs/promises";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import type { RecordedEvent } from "../log/event-log.js";
-import { sessionStream } from "../reader/index.js";
+import type { RecordedEvent, RecordedTurnlogEvent } from "../log/event-log.js";
+import { readEvents, sessionStream } from "../reader/index.js";
 import { withCopyOfLogDirectory } from "./log-directory.js";
 
 /** Options of {@link followLogDirectory}. */
@@ -16,7 +16,7 @@ export interface FollowLogDirectoryOptions {
   /** How often the directory is looked at. Default 500 ms. */
   intervalMs?: number;
   /** Told about each batch of new events, in stream order. */
-  onEvents(events: RecordedEvent[]): void;
+  onEvents(events: RecordedTurnlogEvent[]): void;
 }
 
 /**
@@ -61,7 +61,7 @@ export async function followLogDirectory(directory: string, sessionId: string, o
       continue;
     }
     if (options.signal.aborted) return;
-    const fresh = events.filter((event) => event.meta.streamPosition > last);
+    const fresh = readEvents(events.filter((event) => event.meta.streamPosition > last));
     if (fresh.length === 0) continue;
     last = fresh.at(-1)?.meta.streamPosition ?? last;
     options.onEvents(fresh);

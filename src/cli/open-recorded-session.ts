@@ -1,6 +1,6 @@
 import type { ResolvedLogLocation } from "../log/log-location.js";
 import type { DiscardedAttempt } from "../runtime/provider-turn-loop.js";
-import type { RecordedEvent } from "../log/event-log.js";
+import type { RecordedTurnlogEvent } from "../log/event-log.js";
 import { createLogReader } from "../reader/index.js";
 import type { Runtime } from "../runtime/create-runtime.js";
 import type { Session } from "../runtime/session.js";
@@ -18,7 +18,7 @@ export interface OpenedSession {
   runtime: Runtime;
   session: Session;
   /** The session's events as they were before it was opened (opening may append recovery events). */
-  recorded: RecordedEvent[];
+  recorded: RecordedTurnlogEvent[];
   /** Set for a session `turnlog run` started: what it runs with. Absent for a demo session. */
   run?: RunRecord;
   /** A run session's redaction, its key included, for what is shown live (`RunRuntime.redact`). */

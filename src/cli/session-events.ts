@@ -1,6 +1,6 @@
 import type { ResolvedLogLocation } from "../log/log-location.js";
 import { UnknownSessionError } from "../errors/unknown-session-error.js";
-import type { RecordedEvent } from "../log/event-log.js";
+import type { RecordedTurnlogEvent } from "../log/event-log.js";
 import type { LogReader } from "../reader/index.js";
 import { CliError } from "../errors/cli-error.js";
 import { describeLocation, logFlag } from "./log-directory.js";
@@ -24,6 +24,6 @@ export async function forSession<T>(read: Promise<T>, sessionId: string, locatio
 }
 
 /** Every recorded event of a session, in stream order; an unknown session is a one-line {@link CliError}. */
-export function readSessionEvents(reader: LogReader, sessionId: string, location: ResolvedLogLocation, env: NodeJS.ProcessEnv): Promise<RecordedEvent[]> {
+export function readSessionEvents(reader: LogReader, sessionId: string, location: ResolvedLogLocation, env: NodeJS.ProcessEnv): Promise<RecordedTurnlogEvent[]> {
   return forSession(reader.events(sessionId), sessionId, location, env);
 }

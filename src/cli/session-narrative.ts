@@ -1,5 +1,5 @@
 import type { ResolvedLogLocation } from "../log/log-location.js";
-import type { RecordedEvent } from "../log/event-log.js";
+import type { RecordedTurnlogEvent } from "../log/event-log.js";
 import type { SessionState } from "../reader/index.js";
 import type { PendingApproval, SendOutcome } from "../runtime/provider-turn-loop.js";
 import { concurrentRuns, describeConcurrentRun } from "./concurrent-runs.js";
@@ -43,7 +43,7 @@ export class TimelinePrinter {
    * Prints the lines of the events not shown yet, each followed by what it completes: `↳ read_file
    * and list_dir ran side by side (group 0)` after the event that ended the last of them.
    */
-  printNew(events: readonly RecordedEvent[]): void {
+  printNew(events: readonly RecordedTurnlogEvent[]): void {
     const from = this.#printed;
     const notes = narrativeNotes(terminalSafe(events));
     // Formatting every event keeps the offsets and the column widths of all parts the same.
@@ -65,20 +65,19 @@ export class TimelinePrinter {
  * @example
  * narrativeNotes(events).get(13); // ["read_file and list_dir ran side by side (group 0)"]
  */
-export function narrativeNotes(events: readonly RecordedEvent[]): Map<number, string[]> {
+export function narrativeNotes(events: readonly RecordedTurnlogEvent[]): Map<number, string[]> {
   const notes = new Map<number, string[]>();
   const add = (position: number, note: string) => notes.set(position, [...(notes.get(position) ?? []), note]);
   const lastPosition = events.at(-1)?.meta.streamPosition ?? 0;
   for (const run of concurrentRuns(events)) add(run.endPosition ?? lastPosition, describeConcurrentRun(run));
   const toolOf = new Map<string, string>();
   for (const event of events) {
-    const data = event.data as { callId?: unknown; tool?: unknown; code?: unknown };
-    if (typeof data.callId !== "string") continue;
-    if (event.type === "turn.tool.started" && typeof data.tool === "string") toolOf.set(data.callId, data.tool);
-    if (event.type === "turn.tool.failed" && data.code === "arguments-unavailable") {
+    if (event.type === "turn.tool.started") toolOf.set(event.data.callId, event.data.tool);
+    if (event.type === "turn.tool.failed" && event.data.code === "arguments-unavailable") {
+      const { callId } = event.data;
       add(
         event.meta.streamPosition,
-        `${toolOf.get(data.callId) ?? "call"} ${data.callId} could not run: its arguments held a secret, which only the process that received them kept, in memory — the log has the redacted form`,
+        `${toolOf.get(callId) ?? "call"} ${callId} could not run: its arguments held a secret, which only the process that received them kept, in memory — the log has the redacted form`,
       );
     }
   }

@@ -1,5 +1,5 @@
-import { eventCatalogue, eventTypes, type TurnlogEvent, type TurnlogEventType } from "../contracts/events.js";
-import type { RecordedEvent } from "../log/event-log.js";
+import { eventCatalogue, eventTypes, TurnlogEventSchema, type TurnlogEvent, type TurnlogEventType } from "../contracts/events.js";
+import type { RecordedTurnlogEvent } from "../log/event-log.js";
 import { painter, type Paint, type Tone } from "./terminal-style.js";
 import { terminalSafe } from "./terminal-text.js";
 
@@ -23,7 +23,7 @@ export interface TimelineOptions {
  * for (const line of formatTimeline(await runtime.events("s1"))) console.log(line);
  * //  #8  +0.021s  turn.tool_calls.gated  read_file allow (mode:ask) · write_file ask (mode:ask)
  */
-export function formatTimeline(recorded: readonly RecordedEvent[], options: TimelineOptions = {}): string[] {
+export function formatTimeline(recorded: readonly RecordedTurnlogEvent[], options: TimelineOptions = {}): string[] {
   // What the log holds is printed with its terminal controls escaped (docs/security.md).
   const events = terminalSafe(recorded);
   const paint = painter(options.color ?? false);
@@ -59,7 +59,7 @@ export function formatTimeline(recorded: readonly RecordedEvent[], options: Time
  * @example
  * eventSummaries(events)[10]; // "read_file allow (mode:ask) · write_file ask (mode:ask)"
  */
-export function eventSummaries(events: readonly RecordedEvent[], previewChars = 80): string[] {
+export function eventSummaries(events: readonly RecordedTurnlogEvent[], previewChars = 80): string[] {
   const context: SummaryContext = { paint: painter(false), previewChars, toolOfCall: new Map() };
   return terminalSafe(events).map((event) => summarize(event, context));
 }
@@ -115,24 +115,23 @@ interface SummaryContext {
   toolOfCall: Map<string, string>;
 }
 
+/** The tone of the events that stand out; every other event is painted by its kind (decision or input). */
+const tones: Partial<Record<TurnlogEventType, Tone>> = {
+  "turn.completed": "good",
+  "turn.tool.succeeded": "good",
+  "turn.approval.granted": "good",
+  "turn.failed": "bad",
+  "turn.tool.failed": "bad",
+  "turn.approval.denied": "bad",
+  "turn.stopped": "warn",
+  "turn.cancel.requested": "warn",
+  "turn.tool.interrupted": "warn",
+  "turn.provider.failed": "warn",
+};
+
 function toneOf(type: string): Tone {
-  switch (type) {
-    case "turn.completed":
-    case "turn.tool.succeeded":
-    case "turn.approval.granted":
-      return "good";
-    case "turn.failed":
-    case "turn.tool.failed":
-    case "turn.approval.denied":
-      return "bad";
-    case "turn.stopped":
-    case "turn.cancel.requested":
-    case "turn.tool.interrupted":
-    case "turn.provider.failed":
-      return "warn";
-    default:
-      return isCatalogued(type) && eventCatalogue[type].kind === "decision" ? "decision" : "input";
-  }
+  if (!isCatalogued(type)) return "input";
+  return tones[type] ?? (eventCatalogue[type].kind === "decision" ? "decision" : "input");
 }
 
 function isCatalogued(type: string): type is TurnlogEventType {
@@ -143,11 +142,11 @@ function isCatalogued(type: string): type is TurnlogEventType {
  * Validates the event against its catalogue schema before describing it: a log written by another
  * version, or tampered with, must not crash the timeline — it gets a plain note instead.
  */
-function summarize(recorded: RecordedEvent, context: SummaryContext): string {
+function summarize(recorded: RecordedTurnlogEvent, context: SummaryContext): string {
   if (!isCatalogued(recorded.type)) return context.paint("dim", "(not in this turnlog's event catalogue)");
-  const parsed = eventCatalogue[recorded.type].schema.safeParse({ type: recorded.type, data: recorded.data });
+  const parsed = TurnlogEventSchema.safeParse({ type: recorded.type, data: recorded.data });
   if (!parsed.success) return context.paint("warn", "(data does not match the event catalogue)");
-  return summarizeEvent(parsed.data as TurnlogEvent, context);
+  return summarizeEvent(parsed.data, context);
 }
 
 function summarizeEvent(event: TurnlogEvent, context: SummaryContext): string {
@@ -278,6 +277,8 @@ function summarizeEvent(event: TurnlogEvent, context: SummaryContext): string {
       return `${plural(event.data.unitsSummarized, "unit")} before #${event.data.beforePosition} summarized`;
     case "session.diagnostic.recorded":
       return diagnosticSummary(event.data, join);
+    default:
+      return event satisfies never;
   }
 }
 

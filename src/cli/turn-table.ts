@@ -1,4 +1,5 @@
-import type { RecordedEvent } from "../log/event-log.js";
+import { isTurnEvent } from "../contracts/events.js";
+import type { RecordedTurnlogEvent } from "../log/event-log.js";
 import { auditRows, turnEndings, type AuditRow, type SessionState, type TurnState } from "../reader/index.js";
 import { outcomeTones, painter, type Tone } from "./terminal-style.js";
 import { formatDuration, formatOffset, shortCallId, truncate } from "./timeline.js";
@@ -30,7 +31,7 @@ const statusTones: Record<TurnState["status"], Tone> = { active: "warn", complet
  * // turn 1  continued            +0.002s  31ms  1 attempt  "let me look"
  * //   read_file   call_a  allow mode:ask                    succeeded  4ms
  */
-export function formatTurnTable(events: readonly RecordedEvent[], recordedState: SessionState, options: TurnTableOptions = {}): string[] {
+export function formatTurnTable(events: readonly RecordedTurnlogEvent[], recordedState: SessionState, options: TurnTableOptions = {}): string[] {
   // What the log holds is printed with its terminal controls escaped (docs/security.md).
   const state = terminalSafe(recordedState);
   const paint = painter(options.color ?? false);
@@ -96,11 +97,11 @@ export function formatTurnTable(events: readonly RecordedEvent[], recordedState:
 }
 
 /** When each turn started and (if it has) ended, in epoch milliseconds. */
-function turnTimes(events: readonly RecordedEvent[]): Map<string, { start: number; end?: number }> {
+function turnTimes(events: readonly RecordedTurnlogEvent[]): Map<string, { start: number; end?: number }> {
   const times = new Map<string, { start: number; end?: number }>();
   for (const event of events) {
-    const turnId = (event.data as { turnId?: unknown } | null)?.turnId;
-    if (typeof turnId !== "string" || !event.type.startsWith("turn.")) continue;
+    if (!isTurnEvent(event)) continue;
+    const turnId = event.data.turnId;
     const at = Date.parse(event.meta.recordedAt);
     const time = times.get(turnId);
     if (time === undefined) times.set(turnId, { start: at });

@@ -509,6 +509,17 @@ export type EventOf<Type extends TurnlogEventType> = Extract<TurnlogEvent, { typ
 /** The events that belong to one provider turn (they all carry `turnId`). */
 export type TurnEvent = Extract<TurnlogEvent, { type: `turn.${string}` }>;
 
+/**
+ * Whether an event belongs to one provider turn (its type begins with `turn.`): narrows a typed
+ * event — a `TurnlogEvent` or a recorded one — to those, which all carry `data.turnId`.
+ *
+ * @example
+ * if (isTurnEvent(event)) turnsSeen.add(event.data.turnId);
+ */
+export function isTurnEvent<Event extends { type: string }>(event: Event): event is Extract<Event, { type: `turn.${string}` }> {
+  return event.type.startsWith("turn.");
+}
+
 export function isDecisionEvent(type: string): boolean {
   return Object.hasOwn(eventCatalogue, type) && eventCatalogue[type as TurnlogEventType].kind === "decision";
 }

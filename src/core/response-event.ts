@@ -1,4 +1,4 @@
-import { TurnlogEventSchema, type EventOf, type ProviderRespondedSchema, type TurnlogEvent } from "../contracts/events.js";
+import { ProviderRespondedSchema, type EventOf } from "../contracts/events.js";
 import type { SecretRedactor } from "../policy/secrets/secret-detector.js";
 import type { FinalizedResponse } from "../providers/provider.js";
 import type { z } from "zod";
@@ -89,7 +89,7 @@ function recordResponse(
     else if (redactor.containsSecret(echo)) data.echoDropped = "echo_secret";
     else data.echo = echo;
   }
-  const parsed = TurnlogEventSchema.safeParse({ type: "turn.provider.responded", data });
+  const parsed = ProviderRespondedSchema.safeParse({ type: "turn.provider.responded", data });
   if (!parsed.success) return failed("transport", parsed.error.message);
-  return { event: parsed.data as TurnlogEvent as EventOf<"turn.provider.responded">, secretArguments };
+  return { event: parsed.data, secretArguments };
 }

@@ -1,8 +1,8 @@
 import { produce, type Draft } from "immer";
 import type { SnapshotFrom } from "xstate";
-import type { TurnEvent } from "../contracts/events.js";
+import { isTurnEvent } from "../contracts/events.js";
 import { UnexpectedEventError } from "../errors/unexpected-event-error.js";
-import type { RecordedEvent } from "../log/event-log.js";
+import type { RecordedTurnlogEvent } from "../log/event-log.js";
 import { owedAfter, owedAfterEvent } from "./actions.js";
 import { CallMap } from "../projections/call-map.js";
 import { applyEvent, applyEventInPlace } from "../projections/projection.js";
@@ -46,15 +46,15 @@ export interface SessionFoldCheckpoint {
   readonly state: SessionState;
   readonly turn: ProviderTurnState | undefined;
   readonly pending: string[];
-  readonly backlog: readonly { recorded: RecordedEvent; input?: ProviderTurnInput }[];
+  readonly backlog: readonly { recorded: RecordedTurnlogEvent; input?: ProviderTurnInput }[];
   /** The backlog only grows by `push` until it is replaced: its length then is where it was. */
   readonly backlogLength: number;
 }
 
 /** `retain: "live"`: drops, in place, what no later decision reads. */
-function retire(state: SessionState, recorded: RecordedEvent): void {
-  if (turnEndings.has(recorded.type)) {
-    const turnId = (recorded.data as { turnId: string }).turnId;
+function retire(state: SessionState, recorded: RecordedTurnlogEvent): void {
+  if (isTurnEvent(recorded) && turnEndings.has(recorded.type)) {
+    const turnId = recorded.data.turnId;
     const turn = state.turns.findLast((candidate) => candidate.turnId === turnId);
     if (turn === undefined) return;
     const retired = (state.retiredCallIds ??= new Set());
@@ -65,7 +65,7 @@ function retire(state: SessionState, recorded: RecordedEvent): void {
     return;
   }
   if (recorded.type === "session.history.compacted") {
-    const { beforePosition } = recorded.data as { beforePosition: number };
+    const { beforePosition } = recorded.data;
     // Every history unit before the boundary is replaced by the summary (history-units.ts), and
     // the current message and working set are always after it.
     const kept = state.messages.filter((message) => message.position >= beforePosition);
@@ -121,7 +121,7 @@ export class SessionFold {
   #snapshot: { of: ProviderTurnState; snapshot: TurnSnapshot } | undefined;
   #pending: string[] = [];
   /** The open turn's events not yet run through the machine (with the input its start needs). */
-  #backlog: { recorded: RecordedEvent; input?: ProviderTurnInput }[] = [];
+  #backlog: { recorded: RecordedTurnlogEvent; input?: ProviderTurnInput }[] = [];
 
   /** The active turn's machine snapshot; undefined between turns. Built when read (then kept until the turn moves). */
   get turn(): TurnSnapshot | undefined {
@@ -161,12 +161,12 @@ export class SessionFold {
    * collections are copied once per batch rather than once per event: loading a long session
    * stays linear. Same result as `apply` on each event.
    */
-  applyAll(events: Iterable<RecordedEvent>): void {
+  applyAll(events: Iterable<RecordedTurnlogEvent>): void {
     if (this.options.mutable) {
       for (const event of events) this.apply(event);
       return;
     }
-    const batch = Array.isArray(events) ? (events as readonly RecordedEvent[]) : [...events];
+    const batch = Array.isArray(events) ? (events as readonly RecordedTurnlogEvent[]) : [...events];
     if (batch.every((event) => isCallOnlyEvent(event.type))) {
       // Starts and ends of tool calls: each folds without a draft (see evolveCallOnly).
       for (const event of batch) this.apply(event);
@@ -182,7 +182,7 @@ export class SessionFold {
     });
   }
 
-  #evolve(recorded: RecordedEvent): void {
+  #evolve(recorded: RecordedTurnlogEvent): void {
     if (this.#draft !== undefined) sessionStateProjection.evolve(this.#draft, recorded);
     else if (this.options.mutable) applyEventInPlace(sessionStateProjection, this.state, recorded);
     else this.state = evolveCallOnly(this.state, recorded) ?? applyEvent(sessionStateProjection, this.state, recorded);
@@ -193,7 +193,7 @@ export class SessionFold {
    * Folds one recorded event. Throws `UnexpectedEventError` if the machine refuses a turn event —
    * at once when the fold is being read event by event, else when `turn` or `pending` is next read.
    */
-  apply(recorded: RecordedEvent): void {
+  apply(recorded: RecordedTurnlogEvent): void {
     const type = recorded.type;
     if (type.startsWith("turn.")) {
       if (type !== "turn.started" && this.#backlog.length === 0) {
@@ -202,9 +202,9 @@ export class SessionFold {
         return;
       }
       this.#evolve(recorded);
-      if (type === "turn.started") {
+      if (recorded.type === "turn.started") {
         if (this.#backlog.length > 0 || this.#turn !== undefined) this.#catchUp();
-        const data = recorded.data as { turnId: string; turnSeq: number; iteration: number };
+        const data = recorded.data;
         const current = this.#draft ?? this.state;
         const input = {
           turnId: data.turnId,
@@ -291,27 +291,27 @@ export class SessionFold {
   }
 
   /** One turn event through the machine and then the projection (the live loop's and replay's path). */
-  #step(recorded: RecordedEvent): void {
+  #step(recorded: RecordedTurnlogEvent): void {
     const next = this.#check(recorded);
     this.#evolve(recorded);
     this.#advance(recorded, next);
   }
 
   /** One backlogged (already folded) turn event through the machine. */
-  #transition(recorded: RecordedEvent): void {
+  #transition(recorded: RecordedTurnlogEvent): void {
     this.#advance(recorded, this.#check(recorded));
   }
 
-  #check(recorded: RecordedEvent): ProviderTurnStep {
+  #check(recorded: RecordedTurnlogEvent): ProviderTurnStep {
     // The guards read only `type` and `data`: the recorded event is passed as it is.
-    const next = this.#turn === undefined ? undefined : stepTurn(this.#turn, recorded as unknown as TurnEvent);
+    const next = this.#turn === undefined || !isTurnEvent(recorded) ? undefined : stepTurn(this.#turn, recorded);
     if (next === undefined) {
       throw new UnexpectedEventError(recorded.meta.streamPosition, recorded.type, this.#turn === undefined ? "no active turn" : JSON.stringify(this.#turn.value));
     }
     return next;
   }
 
-  #advance(recorded: RecordedEvent, next: ProviderTurnStep): void {
+  #advance(recorded: RecordedTurnlogEvent, next: ProviderTurnStep): void {
     if (next.done) {
       this.#turn = undefined;
       this.#pending = [...(owedAfter(recorded.type) ?? [])];
@@ -323,7 +323,7 @@ export class SessionFold {
 }
 
 /** The machine owes at most one action per transition; more would mean the machine is wrong. */
-function actionTypes(actions: readonly string[], recorded: RecordedEvent): string[] {
+function actionTypes(actions: readonly string[], recorded: RecordedTurnlogEvent): string[] {
   if (actions.length > 1) {
     throw new Error(`turn machine returned ${actions.length} actions for ${recorded.type}; it must return at most one`);
   }

@@ -1,6 +1,6 @@
 import { initialTransition, transition, type AnyStateNode } from "xstate";
-import type { TurnEvent } from "../contracts/events.js";
-import type { RecordedEvent } from "../log/event-log.js";
+import { isTurnEvent } from "../contracts/events.js";
+import type { RecordedTurnlogEvent } from "../log/event-log.js";
 import { providerTurnMachine, type ProviderTurnInput } from "../../machines/provider-turn.machine.js";
 import { SessionFold, type TurnSnapshot } from "./session-fold.js";
 
@@ -105,31 +105,32 @@ export interface TurnPath {
  * const paths = turnPaths(await reader.events("s1"));
  * paths[0]?.states; // ["finalizing", "normalizing", "planning", "gating", "running", "packetizing", "continuing", "continued"]
  */
-export function turnPaths(events: readonly RecordedEvent[]): TurnPath[] {
+export function turnPaths(events: readonly RecordedTurnlogEvent[]): TurnPath[] {
   const fold = new SessionFold({ mutable: true });
   const paths: TurnPath[] = [];
   const open = new Map<string, { path: TurnPath; snapshot: TurnSnapshot }>();
   for (const recorded of events) {
     fold.apply(recorded);
-    if (!recorded.type.startsWith("turn.")) continue;
-    const data = recorded.data as { turnId: string; turnSeq?: number; iteration?: number };
+    if (!isTurnEvent(recorded)) continue;
+    const turnId = recorded.data.turnId;
     if (recorded.type === "turn.started") {
       const input: ProviderTurnInput = {
-        turnId: data.turnId,
-        turnSeq: data.turnSeq ?? 0,
-        iteration: data.iteration ?? 0,
+        turnId,
+        turnSeq: recorded.data.turnSeq,
+        iteration: recorded.data.iteration,
         maxAttempts: fold.state.provider?.maxAttempts ?? 1,
         decisionsVersion: fold.state.decisionsVersion,
       };
       const [snapshot] = initialTransition(providerTurnMachine, input);
-      const path: TurnPath = { turnId: data.turnId, turnSeq: input.turnSeq, startPosition: recorded.meta.streamPosition, states: [String(snapshot.value)], steps: [], done: false };
+      const path: TurnPath = { turnId, turnSeq: input.turnSeq, startPosition: recorded.meta.streamPosition, states: [String(snapshot.value)], steps: [], done: false };
       paths.push(path);
-      open.set(data.turnId, { path, snapshot });
+      open.set(turnId, { path, snapshot });
       continue;
     }
-    const turn = open.get(data.turnId);
+    const turn = open.get(turnId);
     if (turn === undefined) continue;
-    const event = { type: recorded.type, data: recorded.data } as TurnEvent;
+    // The machine reads only `type` and `data`: the recorded event is passed as it is.
+    const event = recorded;
     const taken = providerTurnMachine.getTransitionData(turn.snapshot, event)[0];
     const [next] = transition(providerTurnMachine, turn.snapshot, event);
     const from = String(turn.snapshot.value);
@@ -141,7 +142,7 @@ export function turnPaths(events: readonly RecordedEvent[]): TurnPath[] {
     }
     if (next.status === "done") {
       turn.path.done = true;
-      open.delete(data.turnId);
+      open.delete(turnId);
     }
   }
   return paths;

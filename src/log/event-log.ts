@@ -1,3 +1,4 @@
+import type { EventOf, TurnlogEventType } from "../contracts/events.js";
 import type { ExpectedStreamVersion } from "../errors/expected-version-conflict-error.js";
 
 /** A JSON value: what an event's data may hold (it is hashed as RFC 8785 canonical JSON). */
@@ -45,6 +46,20 @@ export interface RecordedEvent<Type extends string = string, Data = unknown> {
   data: Data;
   meta: RecordedEventMeta;
 }
+
+/**
+ * A recorded turnlog event: the log's `meta` around one event of the catalogue
+ * (src/contracts/events.ts). It is a union discriminated on `type`, so checking `event.type`
+ * narrows `event.data` with no cast. The log itself stores any `RecordedEvent`; a session's
+ * events become these where they are read (`readEvent`, src/core/read-events.ts: upcast, then
+ * checked), and everything after that — the fold, projections, replay, the CLI — takes them.
+ *
+ * @example
+ * if (event.type === "turn.completed") console.log(event.data.text);
+ */
+export type RecordedTurnlogEvent = {
+  [Type in TurnlogEventType]: RecordedEvent<Type, EventOf<Type>["data"]>;
+}[TurnlogEventType];
 
 export interface AppendOptions {
   /** Default: NO_CONCURRENCY_CHECK. */

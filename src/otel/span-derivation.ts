@@ -1,6 +1,7 @@
 import { describeCommandScope } from "../policy/command-prefix.js";
 import type { EventOf, TurnlogEvent } from "../contracts/events.js";
 import type { RecordedEvent } from "../log/event-log.js";
+import { readEvent } from "../core/read-events.js";
 import { defaultSecretRedactor, type SecretRedactor } from "../policy/secrets/secret-detector.js";
 import { findProviderFormat } from "../providers/formats.js";
 
@@ -261,7 +262,9 @@ class Step {
  * Applies one recorded event of the session: the spans it opens, the moments it adds to open
  * spans, and the spans it closes, with the state after it. Pure: the same state and event give
  * the same result; events of other types (diagnostics, history) change nothing. An event at or
- * before the state's position was applied already and changes nothing.
+ * before the state's position was applied already and changes nothing. The event is read as every
+ * reader reads it (`readEvent`: upcast, checked — one not of the catalogue throws
+ * `UnexpectedEventError`).
  *
  * @example
  * const { state: next, changes } = deriveSpans(state, recorded);
@@ -274,7 +277,7 @@ export function deriveSpans(
 ): { state: SpanDerivationState; changes: SpanChange[] } {
   if (recorded.meta.streamPosition <= state.position) return { state, changes: [] };
   const step = new Step(state, Date.parse(recorded.meta.recordedAt), recorded.meta.streamPosition, options);
-  apply(step, recorded as unknown as TurnlogEvent);
+  apply(step, readEvent(recorded));
   return { state: step.state(state), changes: step.changes };
 }
 
@@ -409,8 +412,18 @@ function apply(step: Step, event: TurnlogEvent): void {
       else step.end(key, { "turnlog.outcome": code === "interrupted" ? "interrupted" : "failed", "turnlog.tool.duration_ms": event.data.durationMs, ...content }, code);
       return;
     }
-    default:
+    case "session.decisions.upgraded":
+    case "session.tools.changed":
+    case "session.environment.observed":
+    case "turn.results.packetized":
+    case "turn.continued":
+    case "turn.cancel.requested":
+    case "session.history.compacted":
+    case "session.diagnostic.recorded":
+      // No span opens, closes or gains a moment: the state moves on to the next position only.
       return;
+    default:
+      event satisfies never;
   }
 }
 

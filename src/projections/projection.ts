@@ -1,5 +1,5 @@
 import { produce, type Draft } from "immer";
-import type { RecordedEvent } from "../log/event-log.js";
+import type { RecordedTurnlogEvent } from "../log/event-log.js";
 
 /**
  * A projection: state rebuilt from the log by evolving one event at a time (with immer, so old
@@ -9,11 +9,11 @@ export interface Projection<State> {
   name: string;
   version: number;
   initialState(): State;
-  evolve(draft: Draft<State>, event: RecordedEvent): void;
+  evolve(draft: Draft<State>, event: RecordedTurnlogEvent): void;
 }
 
 /** Evolves a state by one event, returning a new frozen state (the old one is untouched). */
-export function applyEvent<State>(projection: Projection<State>, state: State, event: RecordedEvent): State {
+export function applyEvent<State>(projection: Projection<State>, state: State, event: RecordedTurnlogEvent): State {
   return produce(state, (draft) => projection.evolve(draft, event));
 }
 
@@ -22,7 +22,7 @@ export function applyEvent<State>(projection: Projection<State>, state: State, e
  * collection is copied once for the whole batch instead of once per event (a page of a long
  * session's `stateAt` costs one copy of its calls, not a thousand).
  */
-export function applyEvents<State>(projection: Projection<State>, state: State, events: Iterable<RecordedEvent>): State {
+export function applyEvents<State>(projection: Projection<State>, state: State, events: Iterable<RecordedTurnlogEvent>): State {
   return produce(state, (draft) => {
     for (const event of events) projection.evolve(draft, event);
   });
@@ -34,7 +34,7 @@ export function applyEvents<State>(projection: Projection<State>, state: State, 
  * every intermediate state costs time in proportion to the collections' size per event — fine for
  * a live session, quadratic over a million-event log.
  */
-export function applyEventInPlace<State>(projection: Projection<State>, state: State, event: RecordedEvent): void {
+export function applyEventInPlace<State>(projection: Projection<State>, state: State, event: RecordedTurnlogEvent): void {
   projection.evolve(state as Draft<State>, event);
 }
 
@@ -43,6 +43,6 @@ export function applyEventInPlace<State>(projection: Projection<State>, state: S
  * draft (see `applyEvents`): the CLI folds whole sessions with it, and a draft per event would copy
  * the session's collections once per event.
  */
-export function foldEvents<State>(projection: Projection<State>, events: Iterable<RecordedEvent>, from?: State): State {
+export function foldEvents<State>(projection: Projection<State>, events: Iterable<RecordedTurnlogEvent>, from?: State): State {
   return applyEvents(projection, from ?? projection.initialState(), events);
 }

@@ -1,11 +1,11 @@
 import { enableMapSet, freeze, isDraft, original } from "immer";
 import type { Budgets } from "../contracts/budgets.js";
-import type { EventOf, Packet, RejectionReason, StoredCut, TurnlogEvent } from "../contracts/events.js";
+import type { EventOf, Packet, RejectionReason, StoredCut } from "../contracts/events.js";
 import type { GateDecision, PolicySnapshot } from "../contracts/policy.js";
 import type { ProviderFormat } from "../contracts/provider.js";
 import type { RiskClass } from "../contracts/risk.js";
 import type { ToolSnapshot } from "../contracts/tools.js";
-import type { RecordedEvent } from "../log/event-log.js";
+import type { RecordedTurnlogEvent } from "../log/event-log.js";
 import { CallMap } from "./call-map.js";
 import type { Projection } from "./projection.js";
 
@@ -320,8 +320,8 @@ function trackPause(draft: Draft, type: string, recordedAt: string): void {
  * every event; `evolveCallOnly` applies them without one. Undefined for any other event (or one
  * that also counts a failure or opens a pause), which only `evolve` folds.
  */
-function callChanges(recorded: RecordedEvent): { changes: [callId: string, patch: Partial<CallState>][]; messages?: SessionMessage[] } | undefined {
-  const event = recorded as unknown as TurnlogEvent;
+function callChanges(event: RecordedTurnlogEvent): { changes: [callId: string, patch: Partial<CallState>][]; messages?: SessionMessage[] } | undefined {
+  const recorded = event;
   const position = recorded.meta.streamPosition;
   const recordedAt = recorded.meta.recordedAt;
   switch (event.type) {
@@ -355,8 +355,34 @@ function callChanges(recorded: RecordedEvent): { changes: [callId: string, patch
           position,
         })),
       };
-    default:
+    case "session.started":
+    case "session.config.changed":
+    case "session.decisions.upgraded":
+    case "session.tools.changed":
+    case "session.environment.observed":
+    case "session.user_message.added":
+    case "turn.started":
+    case "turn.provider.requested":
+    case "turn.provider.responded":
+    case "turn.provider.failed":
+    case "turn.tool_calls.normalized":
+    case "turn.approval.granted":
+    case "turn.approval.denied":
+    case "turn.tool.failed":
+    case "turn.completed":
+    case "turn.continued":
+    case "turn.stopped":
+    case "turn.failed":
+    case "turn.cancel.requested":
+    case "session.native_tool.requested":
+    case "session.native_tool.decided":
+    case "session.native_tool.completed":
+    case "session.history.compacted":
+    case "session.diagnostic.recorded":
+      // A failed call also counts a failure; the others change more than calls and messages.
       return undefined;
+    default:
+      return event satisfies never;
   }
 }
 
@@ -373,7 +399,7 @@ export function isCallOnlyEvent(type: string): boolean {
  * folding them). Returns `undefined` when the event does more, or a pause for a person is open
  * (its end is a change `evolve` makes), so the caller folds it with `evolve`.
  */
-export function evolveCallOnly(state: SessionState, recorded: RecordedEvent): SessionState | undefined {
+export function evolveCallOnly(state: SessionState, recorded: RecordedTurnlogEvent): SessionState | undefined {
   if (!isCallOnlyEvent(recorded.type) || state.current.pausedSince !== null) return undefined;
   const described = callChanges(recorded);
   if (described === undefined) return undefined;
@@ -388,7 +414,7 @@ export function evolveCallOnly(state: SessionState, recorded: RecordedEvent): Se
 }
 
 /** Applies `callChanges` of the event in a draft (or in place); false when it has none (the event does more). */
-function applyCallChanges(draft: Draft, recorded: RecordedEvent): boolean {
+function applyCallChanges(draft: Draft, recorded: RecordedTurnlogEvent): boolean {
   const described = callChanges(recorded);
   if (described === undefined) return false;
   for (const [callId, patch] of described.changes) patchCall(draft, callId, patch);
@@ -396,8 +422,8 @@ function applyCallChanges(draft: Draft, recorded: RecordedEvent): boolean {
   return true;
 }
 
-function evolve(draft: Draft, recorded: RecordedEvent): void {
-  const event = recorded as unknown as TurnlogEvent & { meta: RecordedEvent["meta"] };
+function evolve(draft: Draft, event: RecordedTurnlogEvent): void {
+  const recorded = event;
   const position = recorded.meta.streamPosition;
   draft.position = position;
   draft.lastRecordedAt = recorded.meta.recordedAt;

@@ -1,19 +1,7 @@
-import type { EventOf, TurnlogEventType } from "../contracts/events.js";
-import type { EventLog, RecordedEvent } from "../log/event-log.js";
+import type { EventLog, RecordedTurnlogEvent } from "../log/event-log.js";
 import { followStream, type FollowStreamOptions } from "../log/follow-stream.js";
+import { readEvent } from "../core/read-events.js";
 import { sessionStream } from "../core/session-stream.js";
-import { upcastEvent } from "../core/upcast.js";
-
-/**
- * A recorded turnlog event: the log's `meta` around one event of the catalogue. It is a union
- * discriminated on `type`, so checking `event.type` narrows `event.data` with no cast.
- *
- * @example
- * if (event.type === "turn.completed") console.log(event.data.text);
- */
-export type RecordedTurnlogEvent = {
-  [Type in TurnlogEventType]: RecordedEvent<Type, EventOf<Type>["data"]>;
-}[TurnlogEventType];
 
 /** Options of {@link followSession}: `after` is a stream position of the session's stream. */
 export type FollowSessionOptions = Pick<FollowStreamOptions, "after" | "signal">;
@@ -21,7 +9,8 @@ export type FollowSessionOptions = Pick<FollowStreamOptions, "after" | "signal">
 /**
  * Follows one session's events: the recorded ones after stream position `after` (default 0:
  * all), then each one as it is appended, with no gap and no duplicate (see `followStream`).
- * Events written by an older schema version are upcast, as the fold sees them. It ends when
+ * Each is read as the fold reads it (`readEvent`: upcast, checked; an event that is not one of the
+ * catalogue throws `UnexpectedEventError`). It ends when
  * `signal` aborts or the iteration is broken off, and then unsubscribes.
  *
  * @example
@@ -37,9 +26,7 @@ export function followSession(log: EventLog, sessionId: string, options: FollowS
     [Symbol.asyncIterator]: () => typed,
     async next() {
       const result = await events.next();
-      // The runtime validates each event against the catalogue before it appends it, so a
-      // recorded session event (upcast to the current schema) is a catalogue event.
-      return result.done === true ? { done: true, value: undefined } : { done: false, value: upcastEvent(result.value) as RecordedTurnlogEvent };
+      return result.done === true ? { done: true, value: undefined } : { done: false, value: readEvent(result.value) };
     },
     async return() {
       await events.return?.();

@@ -20,6 +20,7 @@ export type { OpenLogOptions } from "./open-log.js";
 export { sessionStatus } from "./session-status.js";
 export type { SessionStatus } from "./session-status.js";
 
+export { readEvent, readEvents } from "../core/read-events.js";
 export { isValidSessionId, sessionIdOfStream, sessionIdPattern, sessionStream } from "../core/session-stream.js";
 export { isKnownDecisionsVersion, latestDecisionsVersion, resolveDecisionsVersion } from "../core/decision-versions.js";
 export { turnEndings } from "../core/session-fold.js";

@@ -1,6 +1,7 @@
 import type { PolicyInput, PolicySnapshot } from "../contracts/policy.js";
 import type { ProviderFormat } from "../contracts/provider.js";
 import { resolveDecisionsVersion } from "../core/decision-versions.js";
+import { readEvents } from "../core/read-events.js";
 import { SessionFold } from "../core/session-fold.js";
 import { isValidSessionId, sessionIdOfStream, sessionIdPattern, sessionStream } from "../core/session-stream.js";
 import { LogClosedError } from "../errors/log-closed-error.js";
@@ -10,7 +11,7 @@ import { UnknownSessionError } from "../errors/unknown-session-error.js";
 import type { HistoryCompressor } from "../history/history-compressor.js";
 import type { DiagnosticRecord } from "../history/session-history.js";
 import { sessionHistory } from "../providers/format-history.js";
-import type { EventLog, RecordedEvent } from "../log/event-log.js";
+import type { EventLog, RecordedEvent, RecordedTurnlogEvent } from "../log/event-log.js";
 import type { SealKey } from "../log/seal/seal-key.js";
 import { verifySealedLog, type SealedVerifyReport } from "../log/seal/seal-verifier.js";
 import type { SealWitnessStore } from "../log/seal/seal-witness.js";
@@ -103,7 +104,7 @@ export interface SessionHistoryView {
 export interface SessionView {
   sessionId: string;
   /** The session's events 1..`position`. */
-  events: RecordedEvent[];
+  events: RecordedTurnlogEvent[];
   /** The position viewed (the last event, unless `at` asked for an earlier one). */
   position: number;
   /** Events in the session's stream now. */
@@ -134,7 +135,7 @@ export interface LogReader {
    */
   sessions(): Promise<SessionListing[]>;
   /** A session's recorded events, in stream order (all of them, or the positions `from`..`to`). */
-  events(sessionId: string, options?: SessionEventsOptions): Promise<RecordedEvent[]>;
+  events(sessionId: string, options?: SessionEventsOptions): Promise<RecordedTurnlogEvent[]>;
   /** The session-state projection after the session's last event. */
   state(sessionId: string): Promise<SessionState>;
   /**
@@ -195,19 +196,21 @@ export function readerOver(log: EventLog, options: LogReaderOptions, release: ()
   /**
    * A session's events as read, once each is checked against its hash and the one before it: a
    * byte changed under the log (which LevelDB, reading without checksums, may return as valid
-   * JSON) fails the read instead of being shown, replayed or exported as recorded.
+   * JSON) fails the read instead of being shown, replayed or exported as recorded. Then each is
+   * upcast and checked as an event of the catalogue (`readEvents`): one that is not throws
+   * `UnexpectedEventError` with its position.
    */
-  function intact(sessionId: string, events: RecordedEvent[]): RecordedEvent[] {
+  function intact(sessionId: string, events: RecordedEvent[]): RecordedTurnlogEvent[] {
     const fault = findChangedEvent(events);
     if (fault !== undefined) throw new LogCorruptedError(`session "${sessionId}": event ${fault.position}: ${fault.reason} — the log is damaged; run verify()`);
-    return events;
+    return readEvents(events);
   }
 
   const open = () => {
     if (closed) throw new LogClosedError();
   };
 
-  async function readSession(sessionId: string): Promise<RecordedEvent[]> {
+  async function readSession(sessionId: string): Promise<RecordedTurnlogEvent[]> {
     open();
     const events = await log.readStream(sessionStream(sessionId), { maxCount: Number.MAX_SAFE_INTEGER });
     if (events.length === 0) throw new UnknownSessionError(sessionId);
@@ -232,7 +235,7 @@ export function readerOver(log: EventLog, options: LogReaderOptions, release: ()
         const version = await log.streamVersion(sessionStream(id));
         try {
           const events = await log.readStream(sessionStream(id), { maxCount: Number.MAX_SAFE_INTEGER });
-          rows.push({ id, events: version, lastRecordedAt: events.at(-1)?.meta.recordedAt ?? null, status: sessionStatus(foldEvents(sessionStateProjection, events)) });
+          rows.push({ id, events: version, lastRecordedAt: events.at(-1)?.meta.recordedAt ?? null, status: sessionStatus(foldEvents(sessionStateProjection, readEvents(events))) });
         } catch {
           // One damaged session must not hide the others; `verify` says what is wrong with it.
           rows.push({ id, events: version, lastRecordedAt: null, status: "unreadable" });

@@ -6,6 +6,7 @@ import type { EventLog, EventToAppend, RecordedEvent } from "../log/event-log.js
 import { PositionOutOfRangeError } from "../errors/position-out-of-range-error.js";
 import { sessionStream } from "../core/session-stream.js";
 import { leadingDecisionEventTypes } from "../core/actions.js";
+import { readEvent } from "../core/read-events.js";
 
 /** What {@link forkSession} made. */
 export interface ForkResult {
@@ -80,15 +81,13 @@ export async function forkSession(
     const before = last - Date.parse(event.meta.recordedAt);
     // Never more than the event ahead of it: a log from before times were kept in order stays in order.
     earlier = Number.isSafeInteger(before) ? Math.min(earlier, Math.max(0, before)) : Math.min(earlier, 0);
-    let data = event.data;
-    if (event.meta.streamPosition === 1) {
-      if (event.type !== "session.started") throw new LogCorruptedError(`fork: session "${from}" does not begin with session.started`);
-      data = parseEvent({
-        type: "session.started",
-        data: { ...(event.data as Record<string, unknown>), sessionId: to, forkedFrom: { sessionId: from, position } },
-      }).data;
-    }
-    return { type: event.type, data, metadata: { causationId: event.meta.eventId, schemaVersion: event.meta.schemaVersion, ...(earlier > 0 ? { recordedBeforeMs: earlier } : {}) } };
+    const recordedBefore = earlier > 0 ? { recordedBeforeMs: earlier } : {};
+    if (event.meta.streamPosition !== 1) return { type: event.type, data: event.data, metadata: { causationId: event.meta.eventId, schemaVersion: event.meta.schemaVersion, ...recordedBefore } };
+    // The start names the new session and its origin: it is written as the current schema has it.
+    const started = readEvent(event);
+    if (started.type !== "session.started") throw new LogCorruptedError(`fork: session "${from}" does not begin with session.started`);
+    const data = parseEvent({ type: "session.started", data: { ...started.data, sessionId: to, forkedFrom: { sessionId: from, position } } }).data;
+    return { type: started.type, data, metadata: { causationId: event.meta.eventId, schemaVersion: started.meta.schemaVersion, ...recordedBefore } };
   });
   // A sealing caller announces the new stream before it exists (docs/log.md, "Always-sealed events").
   await options.announce?.(copy);

@@ -1,7 +1,7 @@
 import type { Budgets } from "../contracts/budgets.js";
 import { isDecisionEvent, parseEvent } from "../contracts/events.js";
 import type { PolicySnapshot } from "../contracts/policy.js";
-import type { RecordedEvent } from "../log/event-log.js";
+import type { RecordedEvent, RecordedTurnlogEvent } from "../log/event-log.js";
 import type { ToolRegistry } from "../tools/tool-registry.js";
 import { firstDifference } from "../util/first-difference.js";
 import type { EventOf, GateDecisionRecord, ToolPlan, TurnlogEvent } from "../contracts/events.js";
@@ -14,6 +14,7 @@ import { isKnownDecisionsVersion, latestDecisionsVersion } from "../core/decisio
 import { SessionFold } from "../core/session-fold.js";
 import { UnexpectedEventError } from "../errors/unexpected-event-error.js";
 import { ToolsInForce, type ToolsAtPosition } from "./tools-in-force.js";
+import { readEvent } from "../core/read-events.js";
 import { upcastStream } from "../core/upcast.js";
 import { decisionChanges, historyChange, turnChange, type DecisionChange } from "./what-if.js";
 import { gateNeedsHostCode } from "../tools/recorded-tool.js";
@@ -127,24 +128,27 @@ export async function verifyReplay(events: AsyncIterable<RecordedEvent> | Iterab
   let compared = 0;
   // The rest of a multi-event decision (history decisions before a provider request).
   let expected: (TurnlogEvent | string)[] = [];
-  for await (const event of upcastStream(events)) {
+  for await (const recorded of upcastStream(events)) {
+    const event = readEvent(recorded);
     const position = event.meta.streamPosition;
     // What the code owes here (nextStep): only a decision event is compared with it.
     const tools = isDecisionEvent(event.type) ? toolsAt() : undefined;
     const step = tools !== undefined ? nextStep(fold, tools.registry) : undefined;
     if (tools !== undefined && step !== undefined) {
       compared += 1;
-      const redactedHost = event.type === "session.native_tool.decided" && fold.state.hostCalls.at(-1)?.inputRedacted === true;
-      if (redactedHost) unverifiable.push({ position, type: event.type, callId: (event.data as { callId: string }).callId, reason: "redacted" });
+      const hostDecided = event.type === "session.native_tool.decided" ? event : undefined;
+      const redactedHost = hostDecided !== undefined && fold.state.hostCalls.at(-1)?.inputRedacted === true;
+      if (redactedHost) unverifiable.push({ position, type: event.type, callId: hostDecided.data.callId, reason: "redacted" });
+      const loggedPlan = hostDecided?.data.plan;
       if (expected.length === 0) {
-        const loggedPlan = (event.data as { plan?: ToolPlan }).plan;
         let all = recomputeAll(step, fold, config, tools.registry, redactedHost ? loggedPlan : undefined);
-        const hostTool = event.type === "session.native_tool.decided" && !redactedHost ? fold.state.hostCalls.at(-1)?.tool : undefined;
+        const hostTool = hostDecided !== undefined && !redactedHost ? fold.state.hostCalls.at(-1)?.tool : undefined;
         if (hostTool !== undefined && tools.fromLog.has(hostTool) && loggedPlan !== undefined && typeof all !== "string") {
           // A host-routed call on a tool rebuilt from the log: its plan is checked at schema level,
           // as a model's call is, and where it agrees the gate judges the logged plan (its input
           // holds what the host's zod schema added).
-          const recomputedPlan = (all[0]?.data as { plan?: ToolPlan } | undefined)?.plan;
+          const first = all[0];
+          const recomputedPlan = first?.type === "session.native_tool.decided" ? first.data.plan : undefined;
           schemaLevel.push({ position, type: event.type, callId: loggedPlan.callId, tool: hostTool });
           if (recomputedPlan?.status === loggedPlan.status && recomputedPlan.reason === loggedPlan.reason) all = recomputeAll(step, fold, config, tools.registry, loggedPlan);
         }
@@ -154,7 +158,7 @@ export async function verifyReplay(events: AsyncIterable<RecordedEvent> | Iterab
         if (history !== undefined) changes.push(history);
       }
       const next = expected.shift() as TurnlogEvent | string;
-      const toolOf = (callId: string) => fold.state.calls.get(callId)?.name ?? (event.data as { plan?: ToolPlan }).plan?.tool;
+      const toolOf = (callId: string) => fold.state.calls.get(callId)?.name ?? loggedPlan?.tool;
       if (typeof next === "string") {
         changes.push(...decisionChanges(position, event, undefined, toolOf));
         divergences.push({ position, type: event.type, path: "type", expected: event.type, actual: next });
@@ -204,18 +208,18 @@ export async function verifyReplay(events: AsyncIterable<RecordedEvent> | Iterab
  * version the log was recorded under did not write — `contained`, from version 4. It says how the
  * call would run, not what was decided, so an older log's lack of it is no divergence.
  */
-function withoutFieldsTheLogPredates(next: TurnlogEvent, logged: RecordedEvent): TurnlogEvent {
+function withoutFieldsTheLogPredates(next: TurnlogEvent, logged: RecordedTurnlogEvent): TurnlogEvent {
   const strip = (decision: GateDecisionRecord | null | undefined, was: GateDecisionRecord | null | undefined): GateDecisionRecord | null | undefined => {
     if (decision === null || decision === undefined || decision.contained === undefined || (was !== null && was !== undefined && "contained" in was)) return decision;
     const { contained: _contained, ...rest } = decision;
     return rest;
   };
   if (next.type === "turn.tool_calls.gated" && logged.type === "turn.tool_calls.gated") {
-    const was = (logged.data as { decisions: GateDecisionRecord[] }).decisions;
+    const was = logged.data.decisions;
     return { ...next, data: { ...next.data, decisions: next.data.decisions.map((decision, index) => strip(decision, was[index]) as GateDecisionRecord) } };
   }
   if (next.type === "session.native_tool.decided" && logged.type === "session.native_tool.decided") {
-    const was = (logged.data as { decision: GateDecisionRecord | null }).decision;
+    const was = logged.data.decision;
     return { ...next, data: { ...next.data, decision: strip(next.data.decision, was) ?? null } };
   }
   return next;
@@ -232,7 +236,7 @@ class TurnChanges {
 
   constructor(private readonly changes: DecisionChange[]) {}
 
-  recomputed(position: number, logged: RecordedEvent, recomputed: readonly TurnlogEvent[], turnId: string | undefined): void {
+  recomputed(position: number, logged: RecordedTurnlogEvent, recomputed: readonly TurnlogEvent[], turnId: string | undefined): void {
     const change = turnChange(position, logged, recomputed);
     const held = this.#held;
     if (change === undefined) {
@@ -269,7 +273,7 @@ const turnDecisionEventTypes: ReadonlySet<string> = new Set(["turn.provider.requ
  */
 function asLoggedWhereHostCodeIsMissing(
   recomputed: TurnlogEvent,
-  logged: RecordedEvent,
+  logged: RecordedTurnlogEvent,
   fold: SessionFold,
   tools: ToolsAtPosition,
   report: { unverifiable: Unverifiable[]; schemaLevel: SchemaLevelCheck[] },
@@ -277,8 +281,8 @@ function asLoggedWhereHostCodeIsMissing(
   if (tools.fromLog.size === 0 || recomputed.type !== logged.type) return recomputed;
   const position = logged.meta.streamPosition;
   const toolOf = (callId: string) => fold.state.calls.get(callId)?.name ?? "";
-  if (recomputed.type === "turn.tool_calls.planned") {
-    const loggedPlans = (logged.data as EventOf<"turn.tool_calls.planned">["data"]).plans;
+  if (recomputed.type === "turn.tool_calls.planned" && logged.type === "turn.tool_calls.planned") {
+    const loggedPlans = logged.data.plans;
     const plans = recomputed.data.plans.map((plan, index) => {
       const tool = toolOf(plan.callId);
       const was = loggedPlans[index];
@@ -288,8 +292,8 @@ function asLoggedWhereHostCodeIsMissing(
     });
     return { ...recomputed, data: { ...recomputed.data, plans } };
   }
-  if (recomputed.type === "turn.tool_calls.gated") {
-    const loggedDecisions = (logged.data as EventOf<"turn.tool_calls.gated">["data"]).decisions;
+  if (recomputed.type === "turn.tool_calls.gated" && logged.type === "turn.tool_calls.gated") {
+    const loggedDecisions = logged.data.decisions;
     const decisions = recomputed.data.decisions.map((decision, index) => {
       const tool = toolOf(decision.callId);
       const was = loggedDecisions[index];
@@ -299,8 +303,8 @@ function asLoggedWhereHostCodeIsMissing(
     });
     return { ...recomputed, data: { ...recomputed.data, decisions } };
   }
-  if (recomputed.type === "session.native_tool.decided" && recomputed.data.plan.status === "planned") {
-    const was = logged.data as EventOf<"session.native_tool.decided">["data"];
+  if (recomputed.type === "session.native_tool.decided" && logged.type === "session.native_tool.decided" && recomputed.data.plan.status === "planned") {
+    const was = logged.data;
     if (!gateNeedsHostCode(tools.registry.get(recomputed.data.plan.tool ?? "")) || was.callId !== recomputed.data.callId) return recomputed;
     report.unverifiable.push({ position, type: logged.type, callId: was.callId, reason: "host-code" });
     return { ...recomputed, data: { ...recomputed.data, decision: was.decision, runs: was.runs } };
@@ -312,10 +316,10 @@ function asLoggedWhereHostCodeIsMissing(
  * What the log holds is taken where the current code cannot recompute it: plans made from
  * arguments that held a secret, and a summary written by a compressor replay does not have.
  */
-function asLoggedWhereUnverifiable(recomputed: TurnlogEvent, logged: RecordedEvent, fold: SessionFold, unverifiable: Unverifiable[]): TurnlogEvent {
-  if (recomputed.type === "turn.tool_calls.planned" && logged.type === recomputed.type) return takeRedactedPlansAsLogged(recomputed, logged, fold, unverifiable);
-  if (recomputed.type === "session.history.compacted" && logged.type === recomputed.type) {
-    const data = logged.data as EventOf<"session.history.compacted">["data"];
+function asLoggedWhereUnverifiable(recomputed: TurnlogEvent, logged: RecordedTurnlogEvent, fold: SessionFold, unverifiable: Unverifiable[]): TurnlogEvent {
+  if (recomputed.type === "turn.tool_calls.planned" && logged.type === "turn.tool_calls.planned") return takeRedactedPlansAsLogged(recomputed, logged, fold, unverifiable);
+  if (recomputed.type === "session.history.compacted" && logged.type === "session.history.compacted") {
+    const data = logged.data;
     if ((data.compressor ?? "deterministic") !== "deterministic") {
       unverifiable.push({ position: logged.meta.streamPosition, type: logged.type, callId: "", reason: "compressor" });
       return { ...recomputed, data: { ...recomputed.data, summary: data.summary, compressor: data.compressor } };
@@ -363,11 +367,11 @@ function recomputeAll(step: Step, fold: SessionFold, config: ReplayConfiguration
  */
 function takeRedactedPlansAsLogged(
   recomputed: EventOf<"turn.tool_calls.planned">,
-  logged: RecordedEvent,
+  logged: RecordedEvent<"turn.tool_calls.planned", EventOf<"turn.tool_calls.planned">["data"]>,
   fold: SessionFold,
   unverifiable: Unverifiable[],
 ): EventOf<"turn.tool_calls.planned"> {
-  const loggedPlans = (logged.data as EventOf<"turn.tool_calls.planned">["data"]).plans;
+  const loggedPlans = logged.data.plans;
   const plans = recomputed.data.plans.map((plan, index) => {
     if (!fold.state.calls.get(plan.callId)?.argumentsRedacted) return plan;
     unverifiable.push({ position: logged.meta.streamPosition, type: logged.type, callId: plan.callId, reason: "redacted" });

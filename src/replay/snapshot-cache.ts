@@ -1,9 +1,10 @@
 import { PositionOutOfRangeError } from "../errors/position-out-of-range-error.js";
 import { LogCorruptedError } from "../errors/log-corrupted-error.js";
 import { UnknownSessionError } from "../errors/unknown-session-error.js";
-import type { EventLog, RecordedEvent } from "../log/event-log.js";
+import type { EventLog, RecordedEvent, RecordedTurnlogEvent } from "../log/event-log.js";
 import { applyEventInPlace, applyEvents } from "../projections/projection.js";
 import { freezeState, sessionStateProjection, thawState, type SessionState } from "../projections/session-state.js";
+import { readEvent, readEvents } from "../core/read-events.js";
 import { sessionStream } from "../core/session-stream.js";
 
 /** Options of {@link SnapshotCache}. */
@@ -89,7 +90,7 @@ export class SnapshotCache {
         // The log reads the next page while this one is folded.
         next = from + this.pageSize <= inPlaceUntil ? read(from + this.pageSize) : undefined;
         if (events.length === 0) throw new LogCorruptedError(`session "${sessionId}": no event at position ${from} although its version is ${version}`);
-        for (const event of events) applyEventInPlace(sessionStateProjection, working, event);
+        for (const event of events) applyEventInPlace(sessionStateProjection, working, readEvent(event));
       }
       state = freezeState(working);
       at = inPlaceUntil;
@@ -97,17 +98,17 @@ export class SnapshotCache {
     }
     while (at < position) {
       const to = Math.min(position, at + this.pageSize);
-      const events = await log.readStream(stream, { from: at + 1, to, maxCount: to - at });
+      const events = readEvents(await log.readStream(stream, { from: at + 1, to, maxCount: to - at }));
       if (events.length === 0) throw new LogCorruptedError(`session "${sessionId}": no event at position ${at + 1} although its version is ${version}`);
       // One immer draft per run of events up to the next snapshot point (see applyEvents).
       let from = 0;
       while (from < events.length) {
-        const firstPosition = (events[from] as RecordedEvent).meta.streamPosition;
+        const firstPosition = (events[from] as RecordedTurnlogEvent).meta.streamPosition;
         const nextSnapshot = firstPosition - (firstPosition % this.every) + this.every;
         let to = from;
-        while (to < events.length && (events[to] as RecordedEvent).meta.streamPosition <= nextSnapshot) to += 1;
+        while (to < events.length && (events[to] as RecordedTurnlogEvent).meta.streamPosition <= nextSnapshot) to += 1;
         state = applyEvents(sessionStateProjection, state, events.slice(from, to));
-        at = (events[to - 1] as RecordedEvent).meta.streamPosition;
+        at = (events[to - 1] as RecordedTurnlogEvent).meta.streamPosition;
         if (at % this.every === 0) this.#remember(sessionId, at, state);
         from = to;
       }

@@ -1,3 +1,4 @@
+import { isTurnEvent, type GateDecisionRecord, type TurnlogEvent } from "../contracts/events.js";
 import type { GateDecision } from "../contracts/policy.js";
 
 /**
@@ -40,23 +41,17 @@ export interface DecisionChange {
   after: DecisionAndRule;
 }
 
-interface DecisionLike {
-  callId: string;
-  decision: GateDecision;
-  rule: string;
-}
-
 /** Events whose gate decisions are compared call by call. */
 export const gateDecisionEventTypes: ReadonlySet<string> = new Set(["turn.tool_calls.gated", "session.native_tool.decided"]);
 
 /** The gate decisions an event holds, by callId: every entry of a gated event, or a native call's one (none when rejected). */
-export function gateDecisionsOf(event: { type: string; data: unknown } | undefined): Map<string, DecisionLike> {
-  const decisions = new Map<string, DecisionLike>();
+export function gateDecisionsOf(event: TurnlogEvent | undefined): Map<string, GateDecisionRecord> {
+  const decisions = new Map<string, GateDecisionRecord>();
   if (event === undefined) return decisions;
   if (event.type === "turn.tool_calls.gated") {
-    for (const entry of (event.data as { decisions: DecisionLike[] }).decisions) decisions.set(entry.callId, entry);
+    for (const entry of event.data.decisions) decisions.set(entry.callId, entry);
   } else if (event.type === "session.native_tool.decided") {
-    const data = event.data as { callId: string; decision: DecisionLike | null };
+    const { data } = event;
     if (data.decision !== null) decisions.set(data.callId, data.decision);
   }
   return decisions;
@@ -70,8 +65,8 @@ export function gateDecisionsOf(event: { type: string; data: unknown } | undefin
  */
 export function decisionChanges(
   position: number,
-  logged: { type: string; data: unknown },
-  recomputed: { type: string; data: unknown } | undefined,
+  logged: TurnlogEvent,
+  recomputed: TurnlogEvent | undefined,
   toolOf: (callId: string) => string | undefined,
 ): DecisionChange[] {
   if (!gateDecisionEventTypes.has(logged.type)) return [];
@@ -88,27 +83,52 @@ export function decisionChanges(
   return changes;
 }
 
-function pick(entry: DecisionLike | undefined): DecisionAndRule {
+function pick(entry: GateDecisionRecord | undefined): DecisionAndRule {
   return entry === undefined ? null : { decision: entry.decision, rule: entry.rule };
 }
 
 /** The turn decision a logged or recomputed event stands for, if it is one. */
-function turnDecisionOf(event: { type: string; data: unknown } | undefined): DecisionAndRule | undefined {
+function turnDecisionOf(event: TurnlogEvent | undefined): DecisionAndRule | undefined {
   if (event === undefined) return undefined;
-  const data = event.data as { reason?: string; attempt?: number };
   switch (event.type) {
     case "turn.provider.requested":
-      return { decision: (data.attempt ?? 1) > 1 ? "retry" : "request", rule: `attempt ${data.attempt ?? 1}` };
+      return { decision: event.data.attempt > 1 ? "retry" : "request", rule: `attempt ${event.data.attempt}` };
     case "turn.completed":
       return { decision: "complete", rule: "final answer" };
     case "turn.continued":
-      return { decision: "continue", rule: data.reason ?? "" };
+      return { decision: "continue", rule: event.data.reason };
     case "turn.stopped":
-      return { decision: "stop", rule: data.reason ?? "" };
+      return { decision: "stop", rule: event.data.reason };
     case "turn.failed":
-      return { decision: "fail", rule: data.reason ?? "" };
-    default:
+      return { decision: "fail", rule: event.data.reason };
+    case "session.started":
+    case "session.config.changed":
+    case "session.decisions.upgraded":
+    case "session.tools.changed":
+    case "session.environment.observed":
+    case "session.user_message.added":
+    case "turn.started":
+    case "turn.provider.responded":
+    case "turn.provider.failed":
+    case "turn.tool_calls.normalized":
+    case "turn.tool_calls.planned":
+    case "turn.tool_calls.gated":
+    case "turn.approval.granted":
+    case "turn.approval.denied":
+    case "turn.tool.started":
+    case "turn.tool.succeeded":
+    case "turn.tool.failed":
+    case "turn.tool.interrupted":
+    case "turn.results.packetized":
+    case "turn.cancel.requested":
+    case "session.native_tool.requested":
+    case "session.native_tool.decided":
+    case "session.native_tool.completed":
+    case "session.history.compacted":
+    case "session.diagnostic.recorded":
       return undefined;
+    default:
+      return event satisfies never;
   }
 }
 
@@ -123,7 +143,7 @@ function turnDecisionOf(event: { type: string; data: unknown } | undefined): Dec
  * turnChange(12, loggedTurnFailed, [diagnostic, diagnostic, requestedAttempt3]);
  * // { kind: "turn", turnId: "turn-1", before: { decision: "fail", … }, after: { decision: "retry", rule: "attempt 3" }, … }
  */
-export function turnChange(position: number, logged: { type: string; data: unknown }, recomputed: readonly { type: string; data: unknown }[]): DecisionChange | undefined {
+export function turnChange(position: number, logged: TurnlogEvent, recomputed: readonly TurnlogEvent[]): DecisionChange | undefined {
   // The log and the code agree on the start of a batch (its history decisions): nothing changed yet
   // in how the turn goes on. (A batch that compacts where the other does not is a history change.)
   const first = recomputed[0]?.type;
@@ -132,17 +152,16 @@ export function turnChange(position: number, logged: { type: string; data: unkno
   const after = turnDecisionOf(recomputed.at(-1)) ?? null;
   if (before === null && after === null) return undefined;
   if (before !== null && after !== null && before.decision === after.decision && before.rule === after.rule) return undefined;
-  const turnId = (logged.data as { turnId?: unknown }).turnId;
-  return { position, kind: "turn", callId: "", ...(typeof turnId === "string" ? { turnId } : {}), tool: "", before, after };
+  return { position, kind: "turn", callId: "", ...(isTurnEvent(logged) ? { turnId: logged.data.turnId } : {}), tool: "", before, after };
 }
 
 /** The history decisions a provider request's batch begins with (src/core/actions.ts). */
 const historyDecisionEventTypes: ReadonlySet<string> = new Set(["session.history.compacted", "session.diagnostic.recorded"]);
 
 /** The history decision a batch stands for, from its first event: a compaction, or every unit kept. */
-function historyDecisionOf(first: { type: string; data: unknown }): DecisionAndRule {
+function historyDecisionOf(first: TurnlogEvent): DecisionAndRule {
   if (first.type !== "session.history.compacted") return { decision: "keep", rule: "every unit" };
-  const data = first.data as { unitsSummarized: number; beforePosition: number };
+  const { data } = first;
   return { decision: "compact", rule: `${data.unitsSummarized} ${data.unitsSummarized === 1 ? "unit" : "units"} before #${data.beforePosition}` };
 }
 
@@ -157,15 +176,14 @@ function historyDecisionOf(first: { type: string; data: unknown }): DecisionAndR
  * historyChange(44, loggedCompaction, [diagnostic, diagnostic, requested]);
  * // { kind: "history", turnId: "turn-5", before: { decision: "compact", rule: "2 units before #21" }, after: { decision: "keep", rule: "every unit" }, … }
  */
-export function historyChange(position: number, logged: { type: string; data: unknown }, recomputed: readonly { type: string; data: unknown }[]): DecisionChange | undefined {
+export function historyChange(position: number, logged: TurnlogEvent, recomputed: readonly TurnlogEvent[]): DecisionChange | undefined {
   const requested = recomputed.at(-1);
   const first = recomputed[0];
   if (!historyDecisionEventTypes.has(logged.type) || first === undefined || requested?.type !== "turn.provider.requested") return undefined;
   const before = historyDecisionOf(logged);
   const after = historyDecisionOf(first);
   if (before?.decision === after?.decision && before?.rule === after?.rule) return undefined;
-  const turnId = (requested.data as { turnId?: unknown }).turnId;
-  return { position, kind: "history", callId: "", ...(typeof turnId === "string" ? { turnId } : {}), tool: "", before, after };
+  return { position, kind: "history", callId: "", turnId: requested.data.turnId, tool: "", before, after };
 }
 
 /**

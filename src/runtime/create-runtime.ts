@@ -5,7 +5,7 @@ import { resolveBudgets } from "../contracts/budgets.js";
 import type { PolicyInput } from "../contracts/policy.js";
 import { ConfigError } from "../errors/config-error.js";
 import { RuntimeClosedError } from "../errors/runtime-closed-error.js";
-import { sessionLeasesOf, type Clock, type EventLog, type IdSource, type RecordedEvent } from "../log/event-log.js";
+import { sessionLeasesOf, type Clock, type EventLog, type IdSource, type RecordedTurnlogEvent } from "../log/event-log.js";
 import { StreamSealer, type SealOptions } from "../log/seal/stream-sealer.js";
 import type { SealedVerifyReport } from "../log/seal/seal-verifier.js";
 import { logLocationFromEnvironment, openLogLocation } from "../log/log-location.js";
@@ -218,7 +218,7 @@ export interface Runtime {
    */
   listTools(): ToolSnapshot[];
   /** A session's recorded events, in order. */
-  events(sessionId: string): Promise<RecordedEvent[]>;
+  events(sessionId: string): Promise<RecordedTurnlogEvent[]>;
   /**
    * Recomputes every decision of a session and compares it with the log. `policy` and `tools`
    * judge it under another configuration (what-if); `decisionsVersion: "latest"` under the newest

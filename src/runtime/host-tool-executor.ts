@@ -1,4 +1,3 @@
-import type { EventOf } from "../contracts/events.js";
 import type { GateDecision } from "../contracts/policy.js";
 import { callFingerprint } from "../policy/fingerprint.js";
 import type { CallState } from "../projections/session-state.js";
@@ -85,7 +84,8 @@ export class HostToolExecutor {
       }).events,
     );
     const decidedEvent = appended.at(-1);
-    const decided = decidedEvent?.data as EventOf<"session.native_tool.decided">["data"];
+    if (decidedEvent?.type !== "session.native_tool.decided") throw new Error(`host tool ${callId}: the decision appended ${decidedEvent?.type ?? "nothing"}, not session.native_tool.decided`);
+    const decided = decidedEvent.data;
     const base = { callId, ...(decided.decision ? { decision: decided.decision.decision, rule: decided.decision.rule } : {}) };
     if (decided.plan.status !== "planned") {
       const detail = (decided.plan.issues ?? []).map((issue) => (issue.path ? `${issue.path}: ${issue.message}` : issue.message)).join("; ");

@@ -3,9 +3,10 @@ import type { TurnlogEvent } from "../contracts/events.js";
 import { parseEvent } from "../contracts/events.js";
 import type { PolicySnapshot } from "../contracts/policy.js";
 import { isDeepStrictEqual } from "node:util";
-import type { EventLog, RecordedEvent } from "../log/event-log.js";
+import type { EventLog, RecordedTurnlogEvent } from "../log/event-log.js";
 import { eventDataSnapshot, systemClock } from "../log/event-recording.js";
 import { advanceTime, monotonicReading, type TimeAnchor } from "../log/recorded-time.js";
+import { appendedEvents, readEvents } from "../core/read-events.js";
 import { SessionFold, type SessionFoldCheckpoint } from "../core/session-fold.js";
 import { sessionStream } from "../core/session-stream.js";
 import { isAlwaysSealed } from "../log/seal/seal-record.js";
@@ -44,8 +45,8 @@ function checkBuilt(event: TurnlogEvent): void {
  * throws is ignored: the events are recorded whatever it does.
  */
 export interface SessionObserver {
-  loaded(sessionId: string, events: readonly RecordedEvent[]): void;
-  recorded(sessionId: string, events: readonly RecordedEvent[]): void;
+  loaded(sessionId: string, events: readonly RecordedTurnlogEvent[]): void;
+  recorded(sessionId: string, events: readonly RecordedTurnlogEvent[]): void;
 }
 
 /** How an append is to be made: `durable: false` for the events of read-only work. */
@@ -64,7 +65,7 @@ interface AppendRequest {
   carryOn: boolean;
   /** The turn loop's flush of what it staged. */
   flush: boolean;
-  resolve(events: RecordedEvent[]): void;
+  resolve(events: RecordedTurnlogEvent[]): void;
   reject(error: unknown): void;
 }
 
@@ -178,11 +179,11 @@ export class SessionStore {
     // Paged so a long session never sits in memory twice.
     const page = 10_000;
     for (;;) {
-      const events = await this.log.readStream(sessionStream(this.sessionId), { from: this.#version + 1, maxCount: page });
+      const events = readEvents(await this.log.readStream(sessionStream(this.sessionId), { from: this.#version + 1, maxCount: page }));
       this.#fold.applyAll(events);
       const untold = events.filter((event) => event.meta.streamPosition > told);
       if (untold.length > 0) this.#observe(history ? "loaded" : "recorded", untold);
-      if (!history && untold.length > 0) this.#noteElsewhere((untold[0] as RecordedEvent).meta.streamPosition, (untold.at(-1) as RecordedEvent).meta.streamPosition);
+      if (!history && untold.length > 0) this.#noteElsewhere((untold[0] as RecordedTurnlogEvent).meta.streamPosition, (untold.at(-1) as RecordedTurnlogEvent).meta.streamPosition);
       const last = events.at(-1);
       if (last !== undefined) {
         this.#version = last.meta.streamPosition;
@@ -287,7 +288,7 @@ export class SessionStore {
   }
 
   /** Appends atomically, then folds. Resolves once the log acknowledged the append. */
-  append(events: readonly TurnlogEvent[], options: { durable?: boolean } = {}): Promise<RecordedEvent[]> {
+  append(events: readonly TurnlogEvent[], options: { durable?: boolean } = {}): Promise<RecordedTurnlogEvent[]> {
     return this.appendWith(() => events, options);
   }
 
@@ -311,7 +312,7 @@ export class SessionStore {
     build: () => readonly TurnlogEvent[],
     options: AppendRequestOptions | (() => AppendRequestOptions) = {},
     { carryOn = false }: { carryOn?: boolean } = {},
-  ): Promise<RecordedEvent[]> {
+  ): Promise<RecordedTurnlogEvent[]> {
     return this.#enqueue({ build, repeat: false, options, carryOn, flush: false });
   }
 
@@ -324,7 +325,7 @@ export class SessionStore {
     next: (index: number) => readonly TurnlogEvent[],
     options: AppendRequestOptions | (() => AppendRequestOptions) = {},
     { carryOn = false }: { carryOn?: boolean } = {},
-  ): Promise<RecordedEvent[]> {
+  ): Promise<RecordedTurnlogEvent[]> {
     return this.#enqueue({ build: next, repeat: true, options, carryOn, flush: false });
   }
 
@@ -359,9 +360,8 @@ export class SessionStore {
       // this very object instead of copying the data a second time.
       stored = events.map((event) => ({ ...event, data: this.#snapshot(event) }) as TurnlogEvent);
       this.#fold.applyAll(
-        stored.map((event, index): RecordedEvent => ({
-          type: event.type,
-          data: event.data,
+        stored.map((event, index): RecordedTurnlogEvent => ({
+          ...event,
           meta: { eventId: "", stream: sessionStream(this.sessionId), streamPosition: first + index, globalPosition: 0, recordedAt, schemaVersion: 1, prevHash: "", hash: "" },
         })),
       );
@@ -387,13 +387,13 @@ export class SessionStore {
    * Appends the staged events in one append, at their settled time. If the append fails (a lost
    * race, a storage error) the fold is put back as it was before them and the error thrown.
    */
-  flush(options: AppendRequestOptions = {}): Promise<RecordedEvent[]> {
+  flush(options: AppendRequestOptions = {}): Promise<RecordedTurnlogEvent[]> {
     if (this.#staged === undefined) return Promise.resolve([]);
     return this.#enqueue({ build: () => [], repeat: false, options, carryOn: false, flush: true });
   }
 
-  #enqueue(request: Omit<AppendRequest, "resolve" | "reject">): Promise<RecordedEvent[]> {
-    return new Promise<RecordedEvent[]>((resolve, reject) => {
+  #enqueue(request: Omit<AppendRequest, "resolve" | "reject">): Promise<RecordedTurnlogEvent[]> {
+    return new Promise<RecordedTurnlogEvent[]>((resolve, reject) => {
       this.#queue.push({ ...request, resolve, reject });
       if (!this.#draining) {
         this.#draining = true;
@@ -498,7 +498,7 @@ export class SessionStore {
   }
 
   /** Appends staged events at their settled time; on failure puts the fold back before them. */
-  async #appendStaged(staged: Staged, durable: boolean): Promise<RecordedEvent[]> {
+  async #appendStaged(staged: Staged, durable: boolean): Promise<RecordedTurnlogEvent[]> {
     try {
       if (this.announce !== undefined && (this.#version === 0 || staged.events.some((event) => isAlwaysSealed(event.type)))) {
         // Announced first, in order: after a crash the log never holds these events without it (docs/log.md, "Always-sealed events").
@@ -510,19 +510,20 @@ export class SessionStore {
         ...(durable ? {} : { durable: false }),
       });
       this.#staged = undefined;
+      const recorded = appendedEvents(staged.events, appended.events);
       const recordedAt = new Date(staged.recordedAt).toISOString();
-      if (appended.events.some((event) => event.meta.recordedAt !== recordedAt)) {
+      if (recorded.some((event) => event.meta.recordedAt !== recordedAt)) {
         // A log that does not take the settled time: fold what it recorded instead.
         this.#fold.restore(staged.before);
-        this.#fold.applyAll(appended.events);
+        this.#fold.applyAll(recorded);
       }
-      const last = appended.events.at(-1);
+      const last = recorded.at(-1);
       if (last !== undefined) {
         this.#version = last.meta.streamPosition;
         this.#headHash = last.meta.hash;
       }
-      this.#observe("recorded", appended.events);
-      return appended.events;
+      this.#observe("recorded", recorded);
+      return recorded;
     } catch (error) {
       this.#staged = undefined;
       this.#fold.restore(staged.before);
@@ -540,7 +541,7 @@ export class SessionStore {
     this.#fold.restore(staged.before);
   }
 
-  #observe(kind: "loaded" | "recorded", events: readonly RecordedEvent[]): void {
+  #observe(kind: "loaded" | "recorded", events: readonly RecordedTurnlogEvent[]): void {
     if (this.observer === undefined) return;
     try {
       this.observer[kind](this.sessionId, events);

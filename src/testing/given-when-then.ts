@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import type { TurnlogEvent } from "../contracts/events.js";
 import { parseEvent } from "../contracts/events.js";
-import type { RecordedEvent } from "../log/event-log.js";
+import type { RecordedTurnlogEvent } from "../log/event-log.js";
 import { resolveBudgets } from "../contracts/budgets.js";
 import { resolvePolicy } from "../policy/default-policy.js";
 import { decide } from "../core/decide.js";
@@ -11,14 +11,13 @@ import { decideCommand, type SessionCommand } from "../core/session-decider.js";
 import type { ToolRegistry } from "../tools/tool-registry.js";
 
 /** Gives plain events the meta a log would add: positions from 1, one second apart from a fixed epoch. */
-export function recordForTest(events: readonly TurnlogEvent[], options: { stream?: string; startAt?: number; startPosition?: number } = {}): RecordedEvent[] {
+export function recordForTest(events: readonly TurnlogEvent[], options: { stream?: string; startAt?: number; startPosition?: number } = {}): RecordedTurnlogEvent[] {
   const start = options.startAt ?? Date.UTC(2026, 0, 1);
   const first = options.startPosition ?? 1;
-  return events.map((event, offset) => {
+  return events.map((event, offset): RecordedTurnlogEvent => {
     const position = first + offset;
     return {
-      type: event.type,
-      data: parseEvent(event).data,
+      ...parseEvent(event),
       meta: {
         eventId: `event-${position}`,
         stream: options.stream ?? "session-test",
@@ -98,7 +97,7 @@ export function given(events: readonly TurnlogEvent[]) {
     const run = () => {
       const fold = foldGiven();
       const [next] = recordForTest([event], { startPosition: recorded.length + 1 });
-      fold.apply(next as RecordedEvent);
+      fold.apply(next as RecordedTurnlogEvent);
       return fold;
     };
     return {

@@ -96,3 +96,15 @@ export function describeThrown(error: unknown): string {
     return "a value that cannot be shown as text was thrown";
   }
 }
+
+/**
+ * The member `key` of `value` when it is a JSON object (own members only), else undefined: for
+ * data read without a schema — an unverified log's seal or approval — where a missing or odd
+ * member is reported, not trusted.
+ *
+ * @example
+ * memberOf(event.data, "by"); // "alice", or undefined when data holds no `by`
+ */
+export function memberOf(value: unknown, key: string): unknown {
+  return typeof value === "object" && value !== null && !Array.isArray(value) && Object.hasOwn(value, key) ? (value as Record<string, unknown>)[key] : undefined;
+}

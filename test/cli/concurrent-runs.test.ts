@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { concurrentRuns, describeConcurrentRun } from "../../src/cli/concurrent-runs.js";
-import type { RecordedEvent } from "../../src/index.js";
+import { readEvents, type RecordedEvent, type RecordedTurnlogEvent } from "../../src/index.js";
 
 /** Recorded tool events, positioned in the order given. */
-function recorded(...events: [type: string, callId: string, tool?: string, group?: number][]): RecordedEvent[] {
-  return events.map(([type, callId, tool, group], index) => ({
+function recorded(...events: [type: string, callId: string, tool?: string, group?: number][]): RecordedTurnlogEvent[] {
+  return readEvents(events.map(([type, callId, tool, group], index): RecordedEvent => ({
     type,
     data: { turnId: "turn-1", callId, ...(tool !== undefined ? { tool } : {}), ...(group !== undefined ? { group } : {}) },
     meta: {
@@ -17,7 +17,7 @@ function recorded(...events: [type: string, callId: string, tool?: string, group
       prevHash: "",
       hash: "",
     },
-  }));
+  })));
 }
 
 describe("concurrentRuns", () => {

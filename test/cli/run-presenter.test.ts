@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { RunPresenter } from "../../src/cli/run/run-presenter.js";
-import { createRuntime, sessionStream } from "../../src/index.js";
+import { createRuntime, readEvent, sessionStream } from "../../src/index.js";
 import { MemoryEventLog, scriptedProvider } from "../../src/testing/index.js";
 
 describe("turnlog run's presenter", () => {
@@ -17,7 +17,7 @@ describe("turnlog run's presenter", () => {
       onAttemptDiscarded: presenter.onAttemptDiscarded,
     });
     const session = await runtime.openSession("s1");
-    const unsubscribe = log.subscribe(presenter.onEvent, { stream: sessionStream("s1") });
+    const unsubscribe = log.subscribe((event) => presenter.onEvent(readEvent(event)), { stream: sessionStream("s1") });
     await session.send("plan it");
     unsubscribe();
     presenter.stop();

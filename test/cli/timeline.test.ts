@@ -2,11 +2,11 @@ import { describe, expect, it } from "vitest";
 import { formatOffset, formatTimeline } from "../../src/cli/timeline.js";
 import { demoTools } from "../../src/cli/demo/demo-runtime.js";
 import { demoScript } from "../../src/cli/demo/demo-script.js";
-import { createRuntime, latestDecisionsVersion, type RecordedEvent } from "../../src/index.js";
+import { createRuntime, latestDecisionsVersion, type RecordedEvent, type RecordedTurnlogEvent } from "../../src/index.js";
 import { MemoryEventLog, scriptedProvider } from "../../src/testing/index.js";
 
 /** The demo session recorded in memory, with a clock that advances 5 ms per reading. */
-async function demoEvents(): Promise<RecordedEvent[]> {
+async function demoEvents(): Promise<RecordedTurnlogEvent[]> {
   let now = Date.parse("2025-01-01T00:00:00.000Z");
   const clock = { now: () => (now += 5) };
   const runtime = await createRuntime({
@@ -26,7 +26,7 @@ async function demoEvents(): Promise<RecordedEvent[]> {
 }
 
 /** The summary column of the line for the first event of `type`. */
-function summaryOf(lines: string[], events: RecordedEvent[], type: string): string {
+function summaryOf(lines: string[], events: RecordedTurnlogEvent[], type: string): string {
   const index = events.findIndex((event) => event.type === type);
   const line = lines[index] ?? "";
   return line.slice(line.indexOf(type) + type.length).trim();
@@ -70,7 +70,7 @@ describe("formatTimeline", () => {
     expect(colored.map((line) => line.replace(/\u001b\[\d+m/g, ""))).toEqual(formatTimeline(events));
   });
 
-  it("describes an event it cannot read instead of throwing", () => {
+  it("describes an event it cannot read instead of throwing (events a host built by hand, past the read's check)", () => {
     const meta = (streamPosition: number) => ({
       eventId: `e${streamPosition}`,
       stream: "session-x",
@@ -81,10 +81,11 @@ describe("formatTimeline", () => {
       prevHash: "",
       hash: "",
     });
-    const lines = formatTimeline([
+    const unread: RecordedEvent[] = [
       { type: "turn.tool_calls.gated", data: { decisions: "not an array" }, meta: meta(1) },
       { type: "vendor.thing.happened", data: {}, meta: meta(2) },
-    ]);
+    ];
+    const lines = formatTimeline(unread as RecordedTurnlogEvent[]);
     expect(lines[0]).toContain("(data does not match the event catalogue)");
     expect(lines[1]).toContain("(not in this turnlog's event catalogue)");
   });

@@ -25,6 +25,7 @@ import {
   defineTool,
   LevelEventLog,
   parseEvent,
+  readEvent,
   ProviderError,
   ToolRegistry,
   type Clock,
@@ -62,7 +63,7 @@ class EngineHost {
   async append(events: readonly TurnlogEvent[]): Promise<void> {
     const result = await this.log.appendToStream(sessionStream(this.sessionId), events.map(parseEvent), { expectedStreamVersion: this.#version });
     for (const recorded of result.events) {
-      this.fold.apply(recorded);
+      this.fold.apply(readEvent(recorded));
       this.#version = recorded.meta.streamPosition;
     }
   }

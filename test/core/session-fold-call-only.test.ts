@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { createRuntime } from "../../src/index.js";
-import type { RecordedEvent } from "../../src/log/event-log.js";
+import type { RecordedTurnlogEvent } from "../../src/log/event-log.js";
 import { SessionFold } from "../../src/core/session-fold.js";
 import { applyEvent } from "../../src/projections/projection.js";
 import { isCallOnlyEvent, sessionStateProjection } from "../../src/projections/session-state.js";
@@ -11,7 +11,7 @@ import { sequentialIds, steppingClock, workspace } from "../support/tools.js";
  * A real session with every kind of tool-call end: reads that succeed, one that fails, a write
  * held for a person (so a pause is open when its call starts), and a final answer.
  */
-async function recordedSession(): Promise<RecordedEvent[]> {
+async function recordedSession(): Promise<RecordedTurnlogEvent[]> {
   const ws = workspace();
   const provider = scriptedProvider([
     { toolCalls: [{ name: "read_file", arguments: '{"path":"a.txt"}' }, { name: "read_file", arguments: '{"path":"missing.txt"}' }] },

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { createRuntime } from "../../src/index.js";
-import type { RecordedEvent } from "../../src/log/event-log.js";
+import type { RecordedTurnlogEvent } from "../../src/log/event-log.js";
 import { SessionFold } from "../../src/core/session-fold.js";
 import { UnexpectedEventError } from "../../src/errors/unexpected-event-error.js";
 import { recordForTest } from "../../src/testing/given-when-then.js";
@@ -9,7 +9,7 @@ import { providerRequested, providerResponded, sessionStarted, toolStarted, turn
 import { sequentialIds, steppingClock, workspace } from "../support/tools.js";
 
 /** A real recorded session: a turn of reads, a turn whose write waits for a person, then an answer. */
-async function recordedSession(): Promise<RecordedEvent[]> {
+async function recordedSession(): Promise<RecordedTurnlogEvent[]> {
   const ws = workspace();
   const provider = scriptedProvider([
     { toolCalls: [{ name: "read_file", arguments: '{"path":"a.txt"}' }, { name: "read_file", arguments: '{"path":"b.txt"}' }] },
@@ -33,7 +33,7 @@ function view(fold: SessionFold) {
 }
 
 /** A fold that saw exactly these events, read after each one as the live loop reads it. */
-function foldOf(events: readonly RecordedEvent[]): SessionFold {
+function foldOf(events: readonly RecordedTurnlogEvent[]): SessionFold {
   const fold = new SessionFold();
   for (const event of events) {
     fold.apply(event);

@@ -1,14 +1,14 @@
 import { describe, expect, it } from "vitest";
-import type { RecordedEvent } from "../../src/index.js";
+import { readEvent, type RecordedEvent, type RecordedTurnlogEvent } from "../../src/index.js";
 import { SessionFold } from "../../src/core/session-fold.js";
 import { applyEvent } from "../../src/projections/projection.js";
 import { sessionStateProjection } from "../../src/projections/session-state.js";
 
-/** A `turn.started` as a log hands it over: parsed from its stored JSON text. */
-function turnStarted(dataText: string): RecordedEvent {
-  return JSON.parse(
+/** A `turn.started` as a log hands it over (parsed from its stored JSON text), read as every read does. */
+function turnStarted(dataText: string): RecordedTurnlogEvent {
+  return readEvent(JSON.parse(
     `{"type":"turn.started","data":${dataText},"meta":{"eventId":"e1","stream":"session-s","streamPosition":1,"globalPosition":1,"recordedAt":"2026-01-01T00:00:00.000Z","schemaVersion":1,"prevHash":"","hash":""}}`,
-  ) as RecordedEvent;
+  ) as RecordedEvent);
 }
 
 describe("a turn's state, made from its turn.started", () => {

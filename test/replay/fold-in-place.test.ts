@@ -1,9 +1,9 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { beforeAll, describe, expect, it } from "vitest";
 import { createRuntime, SnapshotCache } from "../../src/index.js";
-import type { EventLog, ReadStreamOptions, RecordedEvent, SessionState } from "../../src/index.js";
+import type { EventLog, ReadStreamOptions, RecordedEvent, RecordedTurnlogEvent, SessionState } from "../../src/index.js";
 import { SessionFold } from "../../src/core/session-fold.js";
-import { upcastEvent } from "../../src/core/upcast.js";
+import { readEvent } from "../../src/core/read-events.js";
 import { CallMap } from "../../src/projections/call-map.js";
 import { applyEvent, applyEventInPlace } from "../../src/projections/projection.js";
 import { freezeState, sessionStateProjection, thawState } from "../../src/projections/session-state.js";
@@ -20,7 +20,7 @@ import { sequentialIds, steppingClock, workspace } from "../support/tools.js";
 interface Recorded {
   name: string;
   sessionId: string;
-  events: RecordedEvent[];
+  events: RecordedTurnlogEvent[];
   /** reference[n - 1]: the immutable fold of events 1..n, one immer draft per event. */
   reference: SessionState[];
 }
@@ -30,7 +30,7 @@ interface Recorded {
  * succeed and one that fails, writes held for a person (one approved, one denied), a transport
  * failure and its retry, a provider that reuses one call ID, and history compactions.
  */
-async function mixedSession(): Promise<RecordedEvent[]> {
+async function mixedSession(): Promise<RecordedTurnlogEvent[]> {
   const ws = workspace({ "a.txt": "alpha ".repeat(60), "b.txt": "beta" });
   const steps: ScriptStep[] = [];
   for (let message = 0; message < 5; message += 1) {
@@ -63,7 +63,7 @@ async function mixedSession(): Promise<RecordedEvent[]> {
   return [...(await runtime.events("mixed"))];
 }
 
-function withReference(name: string, events: RecordedEvent[]): Recorded {
+function withReference(name: string, events: RecordedTurnlogEvent[]): Recorded {
   const stream = events[0]?.meta.stream ?? "";
   const reference: SessionState[] = [];
   let state = sessionStateProjection.initialState();
@@ -88,7 +88,7 @@ function unfrozen(value: unknown, path = "state", seen = new Set<unknown>()): st
 const persistent = (state: SessionState) => state.calls instanceof CallMap && !state.calls.thawed;
 
 /** The two methods `stateAt` reads, over recorded events. */
-function logOf(events: RecordedEvent[]): EventLog {
+function logOf(events: RecordedTurnlogEvent[]): EventLog {
   const stream = events[0]?.meta.stream;
   return {
     streamVersion: async (name: string) => (name === stream ? events.length : 0),
@@ -106,7 +106,7 @@ let sessions: Recorded[];
 beforeAll(async () => {
   const golden = readdirSync(new URL("../fixtures/logs/", import.meta.url)).filter((file) => file.endsWith(".json"));
   sessions = golden.map((file) => {
-    const events = (JSON.parse(readFileSync(new URL(`../fixtures/logs/${file}`, import.meta.url), "utf8")) as RecordedEvent[]).map(upcastEvent);
+    const events = (JSON.parse(readFileSync(new URL(`../fixtures/logs/${file}`, import.meta.url), "utf8")) as RecordedEvent[]).map((event) => readEvent(event));
     return withReference(file, events);
   });
   sessions.push(withReference("mixed session", await mixedSession()));
@@ -141,7 +141,7 @@ describe("a fold in place and the immutable fold", () => {
         const snapshot = from === 0 ? sessionStateProjection.initialState() : (reference[from - 1] as SessionState);
         const before = JSON.stringify(snapshot, (_key, value: unknown) => (value instanceof Map || value instanceof Set ? [...value] : value));
         const working = thawState(snapshot);
-        for (let to = from; to < Math.min(events.length, from + 17); to += 1) applyEventInPlace(sessionStateProjection, working, events[to] as RecordedEvent);
+        for (let to = from; to < Math.min(events.length, from + 17); to += 1) applyEventInPlace(sessionStateProjection, working, events[to] as RecordedTurnlogEvent);
         const to = Math.min(events.length, from + 17);
         const state = freezeState(working);
         expect([name, from, to, state]).toEqual([name, from, to, reference[to - 1]]);
@@ -161,7 +161,7 @@ describe("a fold in place and the immutable fold", () => {
         // Calls in a plain Map, each an unfrozen deep copy: what a state not made by this projection may hold.
         let state: SessionState = { ...base, calls: new Map([...base.calls].map(([id, call]) => [id, structuredClone(call)])) };
         for (let to = from; to < Math.min(events.length, from + 9); to += 1) {
-          state = applyEvent(sessionStateProjection, state, events[to] as RecordedEvent);
+          state = applyEvent(sessionStateProjection, state, events[to] as RecordedTurnlogEvent);
           // Until an event changes a call, the calls stay the plain Map they were given in.
           const withCallList = (at: SessionState) => ({ ...at, calls: [...at.calls] });
           expect([name, to, withCallList(state)]).toEqual([name, to, withCallList(reference[to] as SessionState)]);

@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import type { RecordedEvent } from "../../src/index.js";
 import { verifyChain } from "../../src/log/hash-chain.js";
+import { readEvents } from "../../src/core/read-events.js";
 import { foldEvents } from "../../src/projections/projection.js";
 import { sessionStateProjection } from "../../src/projections/session-state.js";
 import { tokenEstimatorFor } from "../../src/history/token-estimator.js";
@@ -35,8 +36,8 @@ describe("golden log: approval-session.json", () => {
   });
 
   it("folds to the session its story tells, the same way twice", () => {
-    const state = foldEvents(sessionStateProjection, events);
-    expect(foldEvents(sessionStateProjection, events)).toEqual(state);
+    const state = foldEvents(sessionStateProjection, readEvents(events));
+    expect(foldEvents(sessionStateProjection, readEvents(events))).toEqual(state);
     expect(state.lastOutcome).toEqual({ status: "completed", text: "Wrote c.txt; d.txt was not written." });
     const calls = [...state.calls.values()];
     expect(calls.map((call) => [call.name, call.status])).toEqual([
@@ -79,7 +80,7 @@ describe("golden log: v6-token-counting-session.json (decisions version 6)", () 
     expect(compactions.map((event) => [event.meta.streamPosition, event.data])).toEqual([
       [44, expect.objectContaining({ beforePosition: 21, unitsSummarized: 2, compressor: "deterministic" })],
     ]);
-    const state = foldEvents(sessionStateProjection, events);
+    const state = foldEvents(sessionStateProjection, readEvents(events));
     expect(state.lastOutcome).toEqual({ status: "completed", text: "done." });
     expect(writeArguments()).toEqual({ path: "banner.txt", content: "+".repeat(4_000) });
   });

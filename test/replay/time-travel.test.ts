@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
 import { createRuntime, PositionOutOfRangeError, SnapshotCache, UnknownSessionError } from "../../src/index.js";
-import type { ReadStreamOptions, RecordedEvent, Runtime, SessionState } from "../../src/index.js";
+import type { ReadStreamOptions, RecordedEvent, RecordedTurnlogEvent, Runtime, SessionState } from "../../src/index.js";
 import { foldEvents } from "../../src/projections/projection.js";
 import { sessionStateProjection } from "../../src/projections/session-state.js";
 import { MemoryEventLog, scriptedProvider } from "../../src/testing/index.js";
@@ -21,7 +21,7 @@ const iterations = 55;
 const readsPerIteration = 48;
 let log: CountingLog;
 let runtime: Runtime;
-let events: RecordedEvent[];
+let events: RecordedTurnlogEvent[];
 /** reference[n - 1] = the full fold of events 1..n, computed once, incrementally. */
 let reference: SessionState[];
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { createRuntime, MemoryEventLog } from "../../src/index.js";
+import { createRuntime, MemoryEventLog, type EventOf, type GateDecisionRecord } from "../../src/index.js";
 import { scriptedProvider } from "../../src/testing/index.js";
 import { decisionChanges, formatDecisionChange, historyChange, turnChange } from "../../src/replay/what-if.js";
 import { sequentialIds, steppingClock, workspace } from "../support/tools.js";
@@ -72,8 +72,8 @@ describe("what-if replay", () => {
 });
 
 describe("decisionChanges", () => {
-  const entry = (callId: string, decision: "allow" | "ask" | "deny", rule: string) => ({ callId, decision, rule, riskClass: null, fingerprint: "f" });
-  const gated = (...decisions: ReturnType<typeof entry>[]) => ({ type: "turn.tool_calls.gated", data: { turnId: "t", approvalMode: "ask", decisions } });
+  const entry = (callId: string, decision: "allow" | "ask" | "deny", rule: string): GateDecisionRecord => ({ callId, decision, rule, riskClass: null, fingerprint: "f" });
+  const gated = (...decisions: GateDecisionRecord[]): EventOf<"turn.tool_calls.gated"> => ({ type: "turn.tool_calls.gated", data: { turnId: "t", approvalMode: "ask", decisions } });
   const tools: Record<string, string> = { c1: "read_file", c2: "write_file", c3: "list_dir" };
   const toolOf = (callId: string) => tools[callId];
 
@@ -95,10 +95,10 @@ describe("decisionChanges", () => {
   });
 
   it("native calls compare their one decision; other events have none", () => {
-    const native = (decision: ReturnType<typeof entry> | null) => ({ type: "session.native_tool.decided", data: { callId: "c1", plan: { callId: "c1", status: "planned", tool: "read_file" }, decision, runs: true } });
+    const native = (decision: GateDecisionRecord | null): EventOf<"session.native_tool.decided"> => ({ type: "session.native_tool.decided", data: { callId: "c1", plan: { callId: "c1", status: "planned", tool: "read_file" }, decision, runs: true } });
     expect(decisionChanges(4, native(entry("c1", "allow", "mode:ask")), native(entry("c1", "deny", "deny:tool=read_file")), toolOf)).toHaveLength(1);
     expect(decisionChanges(4, native(entry("c1", "allow", "mode:ask")), native(entry("c1", "allow", "mode:ask")), toolOf)).toEqual([]);
-    expect(decisionChanges(4, { type: "turn.tool.started", data: {} }, undefined, toolOf)).toEqual([]);
+    expect(decisionChanges(4, { type: "turn.tool.started", data: { turnId: "t", callId: "c1", tool: "read_file", group: 0 } }, undefined, toolOf)).toEqual([]);
   });
 
   it("as docs/replay.md shows it: under the default policy (untrusted workspace) full-auto alone still asks for a write; with trust it allows it", async () => {
@@ -126,9 +126,9 @@ describe("decisionChanges", () => {
 });
 
 describe("historyChange: what a provider request does with the history", () => {
-  const compacted = (unitsSummarized: number, beforePosition: number) => ({ type: "session.history.compacted", data: { beforePosition, summary: "…", unitsSummarized, compressor: "deterministic" } });
-  const diagnostic = { type: "session.diagnostic.recorded", data: { name: "structured-tool-history-selected" } };
-  const requested = { type: "turn.provider.requested", data: { turnId: "turn-5", attempt: 1 } };
+  const compacted = (unitsSummarized: number, beforePosition: number): EventOf<"session.history.compacted"> => ({ type: "session.history.compacted", data: { beforePosition, summary: "…", unitsSummarized, compressor: "deterministic" } });
+  const diagnostic: EventOf<"session.diagnostic.recorded"> = { type: "session.diagnostic.recorded", data: { name: "structured-tool-history-selected", counts: {}, reasons: [] } };
+  const requested: EventOf<"turn.provider.requested"> = { type: "turn.provider.requested", data: { turnId: "turn-5", attempt: 1, providerId: "p", format: "openai-chat", messageCount: 1, toolNames: [] } };
 
   it("lists a request that compacts where the other kept every unit, or compacts other units, and nothing when both agree", () => {
     const change = historyChange(44, compacted(2, 21), [diagnostic, diagnostic, requested]);
@@ -141,7 +141,7 @@ describe("historyChange: what a provider request does with the history", () => {
   });
 
   it("is not a request's batch on either side: no history change (a turn that fails instead is a turn change)", () => {
-    const failed = { type: "turn.failed", data: { turnId: "turn-1", reason: "provider:transport:retries-exhausted" } };
+    const failed: EventOf<"turn.failed"> = { type: "turn.failed", data: { turnId: "turn-1", reason: "provider:transport:retries-exhausted" } };
     expect(historyChange(12, failed, [diagnostic, requested])).toBeUndefined();
     expect(historyChange(12, diagnostic, [failed])).toBeUndefined();
     // A batch that compacts where the other does not still requests the provider: no turn change.

@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { expect } from "vitest";
 import { z } from "zod";
 import { createRuntime, defineTool } from "../../src/index.js";
-import type { ProviderFormat, RecordedEvent, Runtime, SendOutcome, Session } from "../../src/index.js";
+import type { ProviderFormat, RecordedTurnlogEvent, Runtime, SendOutcome, Session } from "../../src/index.js";
 import type { NativeHistory } from "../../src/history/native-history.js";
 import { buildNativeHistory } from "../../src/providers/format-history.js";
 import { foldEvents } from "../../src/projections/projection.js";
@@ -114,7 +114,7 @@ export interface ScenarioRun {
   session: Session;
   /** Every provider request the runtime made. */
   requests: { messages: unknown[]; system?: string }[];
-  events(): Promise<RecordedEvent[]>;
+  events(): Promise<RecordedTurnlogEvent[]>;
 }
 
 /**
@@ -235,6 +235,6 @@ export function checkHistories(state: SessionState, budgets: readonly number[], 
 }
 
 /** The state rebuilt from the log alone, as after a process restart. */
-export function refold(events: readonly RecordedEvent[]): SessionState {
+export function refold(events: readonly RecordedTurnlogEvent[]): SessionState {
   return foldEvents(sessionStateProjection, events);
 }

@@ -1,5 +1,5 @@
 import { isPostgresLocation, type ResolvedLogLocation } from "../../log/log-location.js";
-import { createLogReader, sessionStream } from "../../reader/index.js";
+import { createLogReader, readEvent, sessionStream } from "../../reader/index.js";
 import { followStream } from "../../log/follow-stream.js";
 import { printJson, type CommandContext } from "../cli-io.js";
 import { CliError, exitCodes } from "../../errors/cli-error.js";
@@ -8,7 +8,7 @@ import { readOnly, withCopyOfLogDirectory, withLog } from "../log-directory.js";
 import { readSessionEvents } from "../session-events.js";
 import { formatTimeline } from "../timeline.js";
 import { jsonText } from "../terminal-text.js";
-import type { RecordedEvent } from "../../log/event-log.js";
+import type { RecordedTurnlogEvent } from "../../log/event-log.js";
 
 /** `turnlog events <session>`: the timeline, or the recorded events as JSON. */
 export async function eventsCommand(sessionId: string, options: { location: ResolvedLogLocation; json?: boolean; follow?: boolean; interval?: string }, context: CommandContext): Promise<number> {
@@ -38,9 +38,9 @@ async function followEvents(sessionId: string, options: { location: ResolvedLogL
   try {
     // The timeline is computed over every event seen (a tool's name comes from an earlier event),
     // and only the lines not printed yet are printed.
-    const all: RecordedEvent[] = [];
+    const all: RecordedTurnlogEvent[] = [];
     let printed = 0;
-    const print = (events: RecordedEvent[]) => {
+    const print = (events: RecordedTurnlogEvent[]) => {
       if (options.json) {
         for (const event of events) context.print(jsonText(event));
         return;
@@ -55,7 +55,7 @@ async function followEvents(sessionId: string, options: { location: ResolvedLogL
       await withLog(location, {}, async (log) => {
         const recorded = await readSessionEvents(createLogReader(log), sessionId, location, context.io.env);
         print(recorded);
-        for await (const event of followStream(log, sessionStream(sessionId), { after: recorded.at(-1)?.meta.streamPosition ?? 0, signal: controller.signal })) print([event]);
+        for await (const event of followStream(log, sessionStream(sessionId), { after: recorded.at(-1)?.meta.streamPosition ?? 0, signal: controller.signal })) print([readEvent(event)]);
       });
       return exitCodes.ok;
     }

@@ -13,7 +13,7 @@ import {
   type SessionState,
 } from "../../reader/index.js";
 import { demoTools, toolsForeignToDemo } from "../demo/demo-runtime.js";
-import type { RecordedEvent } from "../../log/event-log.js";
+import type { RecordedTurnlogEvent } from "../../log/event-log.js";
 import { changedToolsMessage } from "../open-recorded-session.js";
 import { findRunRecord, type RunRecord } from "../run/run-record.js";
 import { runReplayRegistry, toolSetDifferences } from "../run/run-runtime.js";
@@ -137,7 +137,7 @@ const unverifiableReasons = {
  * them over its recorded root, exactly. Any other tool without a schema needs its host: one line
  * says so.
  */
-function demoOrRecordedTools(sessionId: string, events: readonly RecordedEvent[], state: SessionState): ReplayTools {
+function demoOrRecordedTools(sessionId: string, events: readonly RecordedTurnlogEvent[], state: SessionState): ReplayTools {
   const foreign = toolsForeignToDemo(events);
   if (foreign.length === 0) return { registry: new ToolRegistry(demoTools()), realWorkspace: false, close: async () => undefined };
   const withoutSchema = toolsRecordedWithoutSchema(events);
@@ -167,12 +167,11 @@ interface ReplayTools {
 }
 
 /** Tools a session recorded (at its start or when its tool set changed) without their JSON Schema, one per name. */
-function toolsRecordedWithoutSchema(events: readonly RecordedEvent[]): ToolSnapshot[] {
+function toolsRecordedWithoutSchema(events: readonly RecordedTurnlogEvent[]): ToolSnapshot[] {
   const tools = new Map<string, ToolSnapshot>();
   for (const event of events) {
     if (event.type !== "session.started" && event.type !== "session.tools.changed") continue;
-    const recorded = (event.data as { tools?: ToolSnapshot[] }).tools ?? [];
-    for (const tool of recorded) if (tool.parameters === undefined && !tools.has(String(tool.name))) tools.set(String(tool.name), tool);
+    for (const tool of event.data.tools) if (tool.parameters === undefined && !tools.has(tool.name)) tools.set(tool.name, tool);
   }
   return [...tools.values()];
 }
@@ -181,7 +180,7 @@ function toolsRecordedWithoutSchema(events: readonly RecordedEvent[]): ToolSnaps
  * Refuses a session recorded under a decisions version this turnlog does not know (a log from a
  * newer turnlog): its decisions cannot be recomputed, which is not a divergence.
  */
-function refuseUnknownDecisionsVersion(sessionId: string, events: readonly RecordedEvent[]): void {
+function refuseUnknownDecisionsVersion(sessionId: string, events: readonly RecordedTurnlogEvent[]): void {
   const unknown = recordedVersions(events).find((version) => !isKnownDecisionsVersion(version));
   if (unknown === undefined) return;
   throw new CliError(
@@ -191,10 +190,10 @@ function refuseUnknownDecisionsVersion(sessionId: string, events: readonly Recor
 }
 
 /** The decisions versions a session's log records, in order: its start's and each upgrade's. */
-function recordedVersions(events: readonly RecordedEvent[]): number[] {
+function recordedVersions(events: readonly RecordedTurnlogEvent[]): number[] {
   return events.flatMap((event) => {
-    if (event.type === "session.started") return [(event.data as { decisionsVersion?: number }).decisionsVersion ?? 1];
-    if (event.type === "session.decisions.upgraded") return [(event.data as { to: number }).to];
+    if (event.type === "session.started") return [event.data.decisionsVersion ?? 1];
+    if (event.type === "session.decisions.upgraded") return [event.data.to];
     return [];
   });
 }

@@ -7,7 +7,7 @@ import { answeringFor, cancelOnInterrupt, driveSession, printRunEnding } from ".
 import { RunPresenter } from "../run/run-presenter.js";
 import { answerCommands, commandLines, heldCallLines, outcomeLines, TimelinePrinter } from "../session-narrative.js";
 import type { SendOutcome } from "../../runtime/provider-turn-loop.js";
-import { sessionStream } from "../../reader/index.js";
+import { readEvent, sessionStream } from "../../reader/index.js";
 
 /**
  * The exit code for how a turn loop ended (docs/cli-run.md#exit-codes).
@@ -61,7 +61,7 @@ export async function resumeCommand(sessionId: string, options: { location: Reso
     }
     print();
     for (const line of outcomeLines(outcome, session.state(), events.length, paint)) print(line);
-    const lostSecrets = events.slice(recorded.length).filter((event) => event.type === "turn.tool.failed" && (event.data as { code?: unknown }).code === "arguments-unavailable");
+    const lostSecrets = events.slice(recorded.length).filter((event) => event.type === "turn.tool.failed" && event.data.code === "arguments-unavailable");
     if (outcome.status === "completed" && lostSecrets.length > 0) {
       print();
       print(paint("dim", "(the demo's model is scripted: its answer was written for an uninterrupted run and does not read the results — a real model would be told which call did not run)"));
@@ -85,7 +85,7 @@ async function resumeRunSession(opened: OpenedSession, presenter: RunPresenter, 
   presenter.modelLabel = run?.model ?? "the model";
   presenter.remember(recorded);
   print(`${paint("accent", "resumed")} ${sessionId} ${paint("dim", `· ${terminalText(session.state().provider?.id ?? run?.model ?? "")} · what happens from here on`)}`);
-  const unsubscribe = runtime.log.subscribe(presenter.onEvent, { stream: sessionStream(sessionId) });
+  const unsubscribe = runtime.log.subscribe((event) => presenter.onEvent(readEvent(event)), { stream: sessionStream(sessionId) });
   const interrupt = cancelOnInterrupt(presenter);
   let outcome: SendOutcome;
   try {

@@ -4,9 +4,9 @@ import path from "node:path";
 import { isWithin } from "../../tools/workspace/workspace-path.js";
 import { randomBytes } from "node:crypto";
 import type { ApprovalMode } from "../../contracts/policy.js";
-import type { RecordedEvent } from "../../log/event-log.js";
+import type { RecordedTurnlogEvent } from "../../log/event-log.js";
 import { UnknownSessionError } from "../../errors/unknown-session-error.js";
-import { createLogReader, isValidSessionId, sessionStatus, sessionStream, type SessionState } from "../../reader/index.js";
+import { createLogReader, isValidSessionId, readEvent, sessionStatus, sessionStream, type SessionState } from "../../reader/index.js";
 import type { SendOutcome } from "../../runtime/provider-turn-loop.js";
 import { approverName, type CommandContext } from "../cli-io.js";
 import { CliError, exitCodes } from "../../errors/cli-error.js";
@@ -119,7 +119,7 @@ export async function runCommand(promptWords: readonly string[], options: RunOpt
       print();
 
       const session = await runtime.openSession(sessionId);
-      const unsubscribe = log.subscribe(presenter.onEvent, { stream: sessionStream(sessionId) });
+      const unsubscribe = log.subscribe((event) => presenter.onEvent(readEvent(event)), { stream: sessionStream(sessionId) });
       const interrupt = cancelOnInterrupt(presenter);
       let outcome: SendOutcome;
       try {
@@ -136,7 +136,7 @@ export async function runCommand(promptWords: readonly string[], options: RunOpt
         unsubscribe();
         presenter.stop();
       }
-      const events: RecordedEvent[] = await runtime.events(sessionId);
+      const events: RecordedTurnlogEvent[] = await runtime.events(sessionId);
       printRunEnding(outcome, session.state(), events.length, { sessionId, location: options.location, env: io.env, print, paint });
       return exitCodeOf(outcome);
     } finally {
@@ -154,7 +154,7 @@ async function findContinuedSession(location: ResolvedLogLocation, sessionId: st
   // A PostgreSQL schema is created (migrated) here as the run would create it anyway.
   return withLog(location, { create: isPostgresLocation(location) }, async (log) => {
     const reader = createLogReader(log);
-    let events: RecordedEvent[];
+    let events: RecordedTurnlogEvent[];
     try {
       events = await reader.events(sessionId);
     } catch (error) {

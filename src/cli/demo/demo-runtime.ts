@@ -1,8 +1,8 @@
 import { z } from "zod";
 import type { Budgets } from "../../contracts/budgets.js";
 import type { PolicyInput } from "../../contracts/policy.js";
-import type { ToolSnapshot } from "../../contracts/tools.js";
-import type { Clock, EventLog, RecordedEvent } from "../../log/event-log.js";
+import type { EventOf } from "../../contracts/events.js";
+import type { Clock, EventLog, RecordedTurnlogEvent } from "../../log/event-log.js";
 import { scriptedProvider, type ScriptedProvider } from "../../providers/scripted-provider.js";
 import { createRuntime, type Runtime } from "../../runtime/create-runtime.js";
 import type { SealOptions } from "../../log/seal/stream-sealer.js";
@@ -156,9 +156,9 @@ export function createDemoRuntime(options: DemoRuntimeOptions): Promise<Runtime>
  * @example
  * scriptedProvider(demoScript().slice(consumedScriptSteps(events)), { id: demoProviderId });
  */
-export function consumedScriptSteps(events: readonly RecordedEvent[]): number {
+export function consumedScriptSteps(events: readonly RecordedTurnlogEvent[]): number {
   return events.filter(
-    (event) => event.type === "turn.provider.responded" || (event.type === "turn.provider.failed" && (event.data as { kind?: unknown }).kind !== "interrupted"),
+    (event) => event.type === "turn.provider.responded" || (event.type === "turn.provider.failed" && event.data.kind !== "interrupted"),
   ).length;
 }
 
@@ -169,7 +169,7 @@ export function consumedScriptSteps(events: readonly RecordedEvent[]): number {
  * @example
  * const runtime = await createDemoRuntime({ log, provider: continuedDemoProvider(recordedEvents) });
  */
-export function continuedDemoProvider(events: readonly RecordedEvent[]): ScriptedProvider {
+export function continuedDemoProvider(events: readonly RecordedTurnlogEvent[]): ScriptedProvider {
   return scriptedProvider(demoScript().slice(consumedScriptSteps(events)), { id: demoProviderId });
 }
 
@@ -180,11 +180,10 @@ export function continuedDemoProvider(events: readonly RecordedEvent[]): Scripte
  * @example
  * toolsForeignToDemo(events); // ["search_web"]
  */
-export function toolsForeignToDemo(events: readonly RecordedEvent[]): string[] {
+export function toolsForeignToDemo(events: readonly RecordedTurnlogEvent[]): string[] {
   const known = new Map(new ToolRegistry(demoTools()).snapshot().map((tool) => [tool.name, tool.schemaDigest]));
-  const recorded = startedData(events)?.tools;
-  if (!Array.isArray(recorded)) return [];
-  return (recorded as ToolSnapshot[]).filter((tool) => known.get(tool.name) !== tool.schemaDigest).map((tool) => String(tool.name));
+  const recorded = startedData(events)?.tools ?? [];
+  return recorded.filter((tool) => known.get(tool.name) !== tool.schemaDigest).map((tool) => tool.name);
 }
 
 /**
@@ -194,7 +193,7 @@ export function toolsForeignToDemo(events: readonly RecordedEvent[]): string[] {
  * @example
  * notADemoSession(events); // 'its provider is "scripted", not "scripted-demo"'
  */
-export function notADemoSession(events: readonly RecordedEvent[]): string | undefined {
+export function notADemoSession(events: readonly RecordedTurnlogEvent[]): string | undefined {
   const providerId = startedData(events)?.provider?.id;
   if (providerId !== demoProviderId) return `its provider is ${typeof providerId === "string" ? `"${providerId}"` : "unknown"}, not "${demoProviderId}"`;
   const foreign = toolsForeignToDemo(events);
@@ -202,7 +201,7 @@ export function notADemoSession(events: readonly RecordedEvent[]): string | unde
   return undefined;
 }
 
-function startedData(events: readonly RecordedEvent[]): { tools?: unknown; provider?: { id?: unknown } } | undefined {
-  const started = events.find((event) => event.type === "session.started");
-  return started?.data as { tools?: unknown; provider?: { id?: unknown } } | undefined;
+function startedData(events: readonly RecordedTurnlogEvent[]): EventOf<"session.started">["data"] | undefined {
+  for (const event of events) if (event.type === "session.started") return event.data;
+  return undefined;
 }

@@ -1,6 +1,6 @@
 import type { ResolvedLogLocation } from "../../log/log-location.js";
 import { randomBytes } from "node:crypto";
-import type { Clock, RecordedEvent } from "../../log/event-log.js";
+import type { Clock, RecordedTurnlogEvent } from "../../log/event-log.js";
 import { scriptedProvider } from "../../providers/scripted-provider.js";
 import type { SendOutcome } from "../../runtime/provider-turn-loop.js";
 import { CliError } from "../../errors/cli-error.js";
@@ -43,7 +43,7 @@ export interface DemoResult {
   /** How the second one (the endless deploy watch) ended; absent when paused. */
   second?: SendOutcome;
   paused: boolean;
-  events: RecordedEvent[];
+  events: RecordedTurnlogEvent[];
   workspace: VirtualWorkspace;
 }
 

@@ -1,4 +1,4 @@
-import type { RecordedEvent } from "../../log/event-log.js";
+import type { RecordedTurnlogEvent } from "../../log/event-log.js";
 import type { DiscardedAttempt } from "../../runtime/provider-turn-loop.js";
 import type { TextSink } from "../cli-io.js";
 import type { Paint, Tone } from "../terminal-style.js";
@@ -137,13 +137,13 @@ export class RunPresenter {
   }
 
   /** One committed event of the session. */
-  readonly onEvent = (recorded: RecordedEvent): void => {
+  readonly onEvent = (recorded: RecordedTurnlogEvent): void => {
     // Tool output, arguments, notes and messages are shown with their terminal controls escaped (docs/security.md).
     const event = terminalSafe(recorded);
     const paint = this.#paint;
     switch (event.type) {
       case "turn.provider.requested": {
-        const { attempt } = event.data as { attempt: number };
+        const { attempt } = event.data;
         this.#flushHeld();
         this.#streamed = 0;
         this.#assistantLabelShown = false;
@@ -152,7 +152,7 @@ export class RunPresenter {
         break;
       }
       case "turn.provider.responded": {
-        const { content } = event.data as { content: string };
+        const { content } = event.data;
         this.#waitingForModel = false;
         // A provider that did not stream its text still gets it shown.
         if (this.#streamed === 0 && content.trim() !== "") this.onDelta(content);
@@ -161,18 +161,18 @@ export class RunPresenter {
         break;
       }
       case "turn.provider.failed": {
-        const { kind, message } = event.data as { kind: string; message?: string };
+        const { kind, message } = event.data;
         this.#waitingForModel = false;
         // The message was scrubbed of the key by the adapter and redacted again before it was logged.
         this.line(`  ${paint("bad", "!")} ${paint("bad", `provider ${kind}`)}${message !== undefined ? `: ${truncate(message.replace(/\s+/g, " "), 200)}` : ""}`);
         break;
       }
       case "turn.tool_calls.normalized": {
-        for (const call of (event.data as { calls: { id: string; name: string }[] }).calls) this.#toolOfCall.set(call.id, call.name);
+        for (const call of event.data.calls) this.#toolOfCall.set(call.id, call.name);
         break;
       }
       case "turn.tool_calls.planned": {
-        for (const plan of (event.data as { plans: { callId: string; status: string; tool?: string; input?: unknown; reason?: string }[] }).plans) {
+        for (const plan of event.data.plans) {
           if (plan.tool !== undefined) this.#toolOfCall.set(plan.callId, plan.tool);
           this.#inputs.set(plan.callId, plan.input);
           if (plan.status === "rejected") this.line(`  ${paint("bad", "✗")} ${this.#toolOf(plan.callId)} ${paint("bad", `rejected (${plan.reason ?? "invalid"})`)} ${paint("dim", "— the model is told why")}`);
@@ -180,7 +180,7 @@ export class RunPresenter {
         break;
       }
       case "turn.tool_calls.gated": {
-        for (const decision of (event.data as { decisions: { callId: string; decision: string; rule: string; riskClass: string | null }[] }).decisions) {
+        for (const decision of event.data.decisions) {
           const tone = decisionTones[decision.decision] ?? "dim";
           const input = this.#inputs.get(decision.callId);
           const inputText = input === undefined ? "" : ` ${paint("input", truncate(JSON.stringify(input) ?? "", decision.decision === "ask" ? 400 : 100))}`;
@@ -192,7 +192,7 @@ export class RunPresenter {
       }
       case "turn.approval.granted":
       case "turn.approval.denied": {
-        const { callId, by, note, scope } = event.data as { callId: string; by: string; note?: string; scope?: string };
+        const { callId, by, note, scope } = event.data;
         const granted = event.type === "turn.approval.granted";
         const tool = this.#toolOf(callId);
         const forTool = granted && scope === "tool" ? `, and ${tool} for the rest of the session` : "";
@@ -200,30 +200,50 @@ export class RunPresenter {
         break;
       }
       case "turn.tool.started": {
-        const { callId, tool } = event.data as { callId: string; tool: string };
+        const { callId, tool } = event.data;
         this.#running.set(callId, tool);
         break;
       }
       case "turn.tool.succeeded": {
-        const { callId, durationMs, output } = event.data as { callId: string; durationMs: number; output: string };
+        const { callId, durationMs, output } = event.data;
         this.#running.delete(callId);
         this.line(`  ${paint("good", "✓")} ${this.#toolOf(callId)} ${paint("dim", `${formatDuration(durationMs)} · ${preview(output, 60)}`)}`);
         break;
       }
       case "turn.tool.failed": {
-        const { callId, code, message } = event.data as { callId: string; code: string; message: string };
+        const { callId, code, message } = event.data;
         this.#running.delete(callId);
         this.line(`  ${paint("bad", "✗")} ${this.#toolOf(callId)} ${paint("bad", `failed (${code})`)} ${paint("dim", preview(message, 100))}`);
         break;
       }
       case "turn.tool.interrupted": {
-        const { callId } = event.data as { callId: string };
+        const { callId } = event.data;
         this.#running.delete(callId);
         this.line(`  ${paint("warn", "✗")} ${this.#toolOf(callId)} ${paint("warn", "interrupted: the process stopped while it ran; it is not run again")}`);
         break;
       }
-      default:
+      case "session.started":
+      case "session.config.changed":
+      case "session.decisions.upgraded":
+      case "session.tools.changed":
+      case "session.environment.observed":
+      case "session.user_message.added":
+      case "turn.started":
+      case "turn.results.packetized":
+      case "turn.completed":
+      case "turn.continued":
+      case "turn.stopped":
+      case "turn.failed":
+      case "turn.cancel.requested":
+      case "session.native_tool.requested":
+      case "session.native_tool.decided":
+      case "session.native_tool.completed":
+      case "session.history.compacted":
+      case "session.diagnostic.recorded":
+        // Shown by the command once the turn ends (its outcome), or not shown while it runs.
         break;
+      default:
+        event satisfies never;
     }
     this.#updateSpinner();
   };
@@ -232,12 +252,12 @@ export class RunPresenter {
    * Learns the tool names and inputs of calls recorded before it was attached (for `resume`),
    * printing nothing.
    */
-  remember(events: readonly RecordedEvent[]): void {
+  remember(events: readonly RecordedTurnlogEvent[]): void {
     for (const event of terminalSafe(events)) {
       if (event.type === "turn.tool_calls.normalized") {
-        for (const call of (event.data as { calls: { id: string; name: string }[] }).calls) this.#toolOfCall.set(call.id, call.name);
+        for (const call of event.data.calls) this.#toolOfCall.set(call.id, call.name);
       } else if (event.type === "turn.tool_calls.planned") {
-        for (const plan of (event.data as { plans: { callId: string; tool?: string; input?: unknown }[] }).plans) {
+        for (const plan of event.data.plans) {
           if (plan.tool !== undefined) this.#toolOfCall.set(plan.callId, plan.tool);
           this.#inputs.set(plan.callId, plan.input);
         }

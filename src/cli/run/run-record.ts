@@ -1,6 +1,6 @@
 import { z } from "zod";
-import type { EventLog, RecordedEvent } from "../../log/event-log.js";
-import { sessionStream } from "../../reader/index.js";
+import type { EventLog, RecordedTurnlogEvent } from "../../log/event-log.js";
+import { readEvent, sessionStream } from "../../reader/index.js";
 import { CliError } from "../../errors/cli-error.js";
 import { environmentVariableName, ProviderKindSchema } from "./run-config-file.js";
 
@@ -68,9 +68,9 @@ export async function recordRun(log: EventLog, sessionId: string, record: RunRec
  * @example
  * const record = await findRunRecord(log, "run-1", events);
  */
-export async function findRunRecord(log: EventLog, sessionId: string, events: readonly RecordedEvent[]): Promise<RunRecord | undefined> {
+export async function findRunRecord(log: EventLog, sessionId: string, events: readonly RecordedTurnlogEvent[]): Promise<RunRecord | undefined> {
   let id = sessionId;
-  let started = events.find((event) => event.type === "session.started");
+  let started: RecordedTurnlogEvent | undefined = events.find((event) => event.type === "session.started");
   // A fork of a fork of …: bounded, since a damaged log could make the chain loop.
   for (let depth = 0; depth < 32; depth += 1) {
     const records = await log.readStream(runStream(id), { maxCount: Number.MAX_SAFE_INTEGER });
@@ -80,10 +80,11 @@ export async function findRunRecord(log: EventLog, sessionId: string, events: re
       if (!parsed.success) throw new CliError(`the run record of session "${sessionId}" is damaged (${runStream(id)} #${last.meta.streamPosition}) — "npx turnlog verify" checks the log`);
       return parsed.data;
     }
-    const forkedFrom = (started?.data as { forkedFrom?: { sessionId?: unknown } } | undefined)?.forkedFrom?.sessionId;
-    if (typeof forkedFrom !== "string") return undefined;
+    const forkedFrom = started?.type === "session.started" ? started.data.forkedFrom?.sessionId : undefined;
+    if (forkedFrom === undefined) return undefined;
     id = forkedFrom;
-    started = (await log.readStream(sessionStream(id), { maxCount: 1 }))[0];
+    const [first] = await log.readStream(sessionStream(id), { maxCount: 1 });
+    started = first === undefined ? undefined : readEvent(first);
   }
   return undefined;
 }

@@ -1,4 +1,5 @@
-import type { RecordedEvent } from "../../log/event-log.js";
+import { isTurnEvent } from "../../contracts/events.js";
+import type { RecordedTurnlogEvent } from "../../log/event-log.js";
 import { turnPaths, type AuditRow, type SessionStatus, type SessionView } from "../../reader/index.js";
 import { eventSummaries } from "../timeline.js";
 import type { CallDecision, PositionState, SessionTimeline, TimelineCall, TimelineTurn } from "./view-api.js";
@@ -24,11 +25,11 @@ export function callDecision(decision: AuditRow["decision"]): CallDecision {
  * const timeline = sessionTimeline(events, await reader.audit(id), "completed");
  * timeline.turns[0]?.calls.map((call) => call.decision); // ["allow", "ask", "rejected"]
  */
-export function sessionTimeline(events: readonly RecordedEvent[], audit: readonly AuditRow[], status: SessionStatus): SessionTimeline {
+export function sessionTimeline(events: readonly RecordedTurnlogEvent[], audit: readonly AuditRow[], status: SessionStatus): SessionTimeline {
   const first = events[0];
   if (first === undefined) throw new TypeError("sessionTimeline: a session has at least one event");
   const start = Date.parse(first.meta.recordedAt);
-  const at = (event: RecordedEvent) => Math.max(0, Date.parse(event.meta.recordedAt) - start);
+  const at = (event: RecordedTurnlogEvent) => Math.max(0, Date.parse(event.meta.recordedAt) - start);
   const turns = new Map<string, TimelineTurn>();
   const calls = new Map<string, Partial<TimelineCall> & { callId: string }>();
   const call = (callId: string) => {
@@ -43,25 +44,18 @@ export function sessionTimeline(events: readonly RecordedEvent[], audit: readonl
 
   for (const event of events) {
     const ms = at(event);
-    const data = event.data as Record<string, unknown>;
-    const turn = typeof data.turnId === "string" ? turns.get(data.turnId) : undefined;
+    const turn = isTurnEvent(event) ? turns.get(event.data.turnId) : undefined;
     switch (event.type) {
       case "session.user_message.added":
-        userMessages.push({ position: event.meta.streamPosition, atMs: ms, text: String(data.content ?? "") });
+        userMessages.push({ position: event.meta.streamPosition, atMs: ms, text: event.data.content });
         break;
-      case "turn.started":
-        turns.set(String(data.turnId), {
-          turnId: String(data.turnId),
-          turnSeq: Number(data.turnSeq ?? 0),
-          iteration: Number(data.iteration ?? 0),
-          startMs: ms,
-          status: "active",
-          attempts: [],
-          calls: [],
-        });
+      case "turn.started": {
+        const { turnId, turnSeq, iteration } = event.data;
+        turns.set(turnId, { turnId, turnSeq, iteration, startMs: ms, status: "active", attempts: [], calls: [] });
         break;
+      }
       case "turn.provider.requested":
-        turn?.attempts.push({ attempt: Number(data.attempt ?? turn.attempts.length + 1), requestedMs: ms });
+        turn?.attempts.push({ attempt: event.data.attempt, requestedMs: ms });
         break;
       case "turn.provider.responded":
       case "turn.provider.failed": {
@@ -69,17 +63,18 @@ export function sessionTimeline(events: readonly RecordedEvent[], audit: readonl
         if (attempt === undefined) break;
         attempt.endMs = ms;
         if (event.type === "turn.provider.failed") {
-          attempt.failed = { kind: String(data.kind), retryable: data.retryable === true, ...(typeof data.message === "string" ? { message: data.message } : {}) };
+          const { kind, retryable, message } = event.data;
+          attempt.failed = { kind, retryable, ...(message !== undefined ? { message } : {}) };
         }
         break;
       }
       case "turn.tool_calls.planned":
-        for (const plan of (data.plans as { callId: string; status: string }[] | undefined) ?? []) {
+        for (const plan of event.data.plans) {
           if (plan.status === "rejected") call(plan.callId).decidedMs = ms;
         }
         break;
       case "turn.tool_calls.gated":
-        for (const decision of (data.decisions as { callId: string; decision: string }[] | undefined) ?? []) {
+        for (const decision of event.data.decisions) {
           const entry = call(decision.callId);
           entry.decidedMs = ms;
           if (decision.decision === "ask") entry.wait = { fromMs: ms };
@@ -87,37 +82,57 @@ export function sessionTimeline(events: readonly RecordedEvent[], audit: readonl
         break;
       case "turn.approval.granted":
       case "turn.approval.denied": {
-        const entry = call(String(data.callId));
+        const { callId, by, note } = event.data;
+        const entry = call(callId);
         entry.wait = {
           fromMs: entry.wait?.fromMs ?? ms,
           toMs: ms,
-          by: String(data.by ?? ""),
+          by,
           granted: event.type === "turn.approval.granted",
-          ...(typeof data.note === "string" ? { note: data.note } : {}),
+          ...(note !== undefined ? { note } : {}),
         };
         break;
       }
       case "turn.tool.started":
-        call(String(data.callId)).run = { fromMs: ms };
+        call(event.data.callId).run = { fromMs: ms };
         break;
       case "turn.tool.succeeded":
       case "turn.tool.failed":
       case "turn.tool.interrupted": {
-        const entry = call(String(data.callId));
+        const entry = call(event.data.callId);
         entry.run = { fromMs: entry.run?.fromMs ?? ms, toMs: ms, ok: event.type === "turn.tool.succeeded" };
         break;
       }
       case "turn.completed":
+        if (turn === undefined) break;
+        turn.endMs = ms;
+        turn.status = "completed";
+        break;
       case "turn.continued":
       case "turn.stopped":
       case "turn.failed":
         if (turn === undefined) break;
         turn.endMs = ms;
-        turn.status = event.type === "turn.completed" ? "completed" : event.type === "turn.continued" ? "continued" : event.type === "turn.stopped" ? "stopped" : "failed";
-        if (typeof data.reason === "string") turn.reason = data.reason;
+        turn.status = event.type === "turn.continued" ? "continued" : event.type === "turn.stopped" ? "stopped" : "failed";
+        turn.reason = event.data.reason;
+        break;
+      case "session.started":
+      case "session.config.changed":
+      case "session.decisions.upgraded":
+      case "session.tools.changed":
+      case "session.environment.observed":
+      case "turn.tool_calls.normalized":
+      case "turn.results.packetized":
+      case "turn.cancel.requested":
+      case "session.native_tool.requested":
+      case "session.native_tool.decided":
+      case "session.native_tool.completed":
+      case "session.history.compacted":
+      case "session.diagnostic.recorded":
+        // Not drawn on the turn rows: host-routed calls come from the audit below.
         break;
       default:
-        break;
+        event satisfies never;
     }
   }
 
@@ -166,7 +181,7 @@ export function sessionTimeline(events: readonly RecordedEvent[], audit: readonl
   };
 }
 
-function sessionIdOf(event: RecordedEvent): string {
+function sessionIdOf(event: RecordedTurnlogEvent): string {
   return event.meta.stream.replace(/^session-/, "");
 }
 

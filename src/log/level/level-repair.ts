@@ -18,6 +18,7 @@ import {
   streamIndexKey,
 } from "./level-keys.js";
 import { isSealStream, sealStreamOf } from "../seal/seal-record.js";
+import { memberOf } from "../../util/json-value.js";
 
 /** What {@link repairLevelLog} kept and dropped of one stream. */
 export interface RepairedStream {
@@ -179,7 +180,7 @@ function prefixes(salvaged: Salvaged): { rows: Map<string, RepairedStream>; kept
       const sealed = rows.get(stream.slice(sealStreamOf("").length));
       const limit = sealed?.kept ?? 0;
       for (let position = 1; position <= kept; position += 1) {
-        const version = (events.get(position)?.event.data as { version?: unknown } | undefined)?.version;
+        const version = memberOf(events.get(position)?.event.data, "version");
         if (typeof version !== "number" || version > limit) {
           kept = position - 1;
           firstBad = position;

@@ -3,7 +3,7 @@ import { announcedEventOf, asSeal, isAlwaysSealed, isSealStream, sealEventType, 
 import type { SealKey } from "./seal-key.js";
 import type { SealWitnessStore, WitnessedSeal } from "./seal-witness.js";
 import type { SealedLogEntry } from "./sealed-log-record.js";
-import { describeThrown } from "../../util/json-value.js";
+import { describeThrown, memberOf } from "../../util/json-value.js";
 
 /**
  * What is wrong, named:
@@ -353,7 +353,7 @@ async function findUnannounced(log: EventLog, stream: string, last: Seal, versio
       if (actual.type === expected.type && actual.digest === expected.digest) continue;
     }
     const approval = isApproval(event.type);
-    const by = approval ? ` by ${JSON.stringify((event.data as { by?: unknown }).by)}` : "";
+    const by = approval ? ` by ${JSON.stringify(memberOf(event.data, "by"))}` : "";
     faults.push({
       kind: approval ? "unsealed-approval" : "unsealed-turn-end",
       stream,
@@ -405,7 +405,7 @@ async function findSealFault(log: EventLog, stream: string, version: number, sea
       const position = seal.from + offset;
       if (event !== undefined && event.meta.streamPosition === position && event.meta.hash === hashes[offset]) continue;
       if (event !== undefined && isApproval(event.type)) {
-        const by = (event.data as { by?: unknown }).by;
+        const by = memberOf(event.data, "by");
         return {
           kind: "forged-approval",
           ...at,
