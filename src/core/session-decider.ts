@@ -1,5 +1,5 @@
 import type { Budgets } from "../contracts/budgets.js";
-import type { EventOf, TurnlogEvent } from "../contracts/events.js";
+import { SessionStartedSchema, type EventOf, type TurnlogEvent } from "../contracts/events.js";
 import type { PolicySnapshot } from "../contracts/policy.js";
 import type { ProviderFormat } from "../contracts/provider.js";
 import type { ToolSnapshot } from "../contracts/tools.js";
@@ -49,6 +49,18 @@ export interface ReopenSession {
   type: "reopenSession";
   provider: ProviderInForce;
   tools: readonly string[];
+}
+
+/**
+ * A fork (src/replay/fork.ts) starts a new session from a copy of another's first `position`
+ * events: its `session.started` is the source's, naming the new session and where it came from.
+ * `source` is the source's start as read (upcast) from its log.
+ */
+export interface ForkSession {
+  type: "forkSession";
+  sessionId: string;
+  source: EventOf<"session.started">["data"];
+  forkedFrom: { sessionId: string; position: number };
 }
 
 /** The user says something (`content` as it may be logged: well-formed and redacted). */
@@ -128,7 +140,7 @@ export interface RequestHostTool {
 }
 
 /** Every session command, discriminated on `type`. */
-export type SessionCommand = StartSession | ReopenSession | SendMessage | ApproveCall | DenyCall | CancelTurn | SyncSession | RecoverSession | RequestHostTool;
+export type SessionCommand = StartSession | ForkSession | ReopenSession | SendMessage | ApproveCall | DenyCall | CancelTurn | SyncSession | RecoverSession | RequestHostTool;
 
 /**
  * What a command is decided on: the session-state projection and the turn machine as the fold
@@ -158,6 +170,8 @@ export function decideCommand(command: SessionCommand, session: SessionDecisionS
   switch (command.type) {
     case "startSession":
       return [startSession(command, state)];
+    case "forkSession":
+      return [forkSession(command, state)];
     case "reopenSession":
       return reopenSession(command, state);
     case "sendMessage":
@@ -183,6 +197,14 @@ export function decideCommand(command: SessionCommand, session: SessionDecisionS
       throw new TypeError(`decideCommand: unknown command ${(unknown as { type: string }).type}`);
     }
   }
+}
+
+function forkSession(command: ForkSession, state: SessionState): EventOf<"session.started"> {
+  if (state.policy !== null) throw new SessionStateError(`session ${state.sessionId} has already started`);
+  // Parsed, so the copy is written as the current schema has it (a default the source's version
+  // left out is filled in), exactly as a start this turnlog records.
+  const data = SessionStartedSchema.shape.data.parse({ ...command.source, sessionId: command.sessionId, forkedFrom: command.forkedFrom });
+  return { type: "session.started", data };
 }
 
 function startSession(command: StartSession, state: SessionState): EventOf<"session.started"> {

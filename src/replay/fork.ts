@@ -1,4 +1,3 @@
-import { parseEvent } from "../contracts/events.js";
 import { STREAM_DOES_NOT_EXIST } from "../errors/expected-version-conflict-error.js";
 import { UnknownSessionError } from "../errors/unknown-session-error.js";
 import { LogCorruptedError } from "../errors/log-corrupted-error.js";
@@ -7,6 +6,8 @@ import { PositionOutOfRangeError } from "../errors/position-out-of-range-error.j
 import { sessionStream } from "../core/session-stream.js";
 import { leadingDecisionEventTypes } from "../core/actions.js";
 import { readEvent } from "../core/read-events.js";
+import { decideCommand } from "../core/session-decider.js";
+import { SessionFold } from "../core/session-fold.js";
 
 /** What {@link forkSession} made. */
 export interface ForkResult {
@@ -86,8 +87,9 @@ export async function forkSession(
     // The start names the new session and its origin: it is written as the current schema has it.
     const started = readEvent(event);
     if (started.type !== "session.started") throw new LogCorruptedError(`fork: session "${from}" does not begin with session.started`);
-    const data = parseEvent({ type: "session.started", data: { ...started.data, sessionId: to, forkedFrom: { sessionId: from, position } } }).data;
-    return { type: started.type, data, metadata: { causationId: event.meta.eventId, schemaVersion: started.meta.schemaVersion, ...recordedBefore } };
+    const [start] = decideCommand({ type: "forkSession", sessionId: to, source: started.data, forkedFrom: { sessionId: from, position } }, new SessionFold());
+    if (start === undefined) throw new Error("fork: the session decider returned no start");
+    return { type: start.type, data: start.data, metadata: { causationId: event.meta.eventId, schemaVersion: started.meta.schemaVersion, ...recordedBefore } };
   });
   // A sealing caller announces the new stream before it exists (docs/log.md, "Always-sealed events").
   await options.announce?.(copy);

@@ -93,6 +93,26 @@ describe("decideCommand: reopenSession", () => {
   });
 });
 
+describe("decideCommand: forkSession", () => {
+  const source = sessionStarted({ decisionsVersion: 6, environment });
+  const forkedFrom = { sessionId: "s1", position: 7 };
+
+  it("the new session starts as the source did, under its own ID, saying where it came from", () => {
+    given([]).when({ type: "forkSession", sessionId: "s1-fork", source: source.data, forkedFrom }).then([
+      { type: "session.started", data: { ...source.data, sessionId: "s1-fork", forkedFrom } },
+    ]);
+  });
+
+  it("a start that does not meet the current schema is refused, never copied as it is (the fork reads its source upcast)", () => {
+    const broken = { ...source.data, concurrency: 0 };
+    given([]).when({ type: "forkSession", sessionId: "s1-fork", source: broken, forkedFrom }).thenThrows(Error);
+  });
+
+  it("a session that has started is not the target of a fork", () => {
+    given([sessionStarted()]).when({ type: "forkSession", sessionId: "s1-fork", source: source.data, forkedFrom }).thenThrows(SessionStateError);
+  });
+});
+
 describe("decideCommand: sendMessage", () => {
   it("between turns, the message is recorded as given (already redacted by the runtime)", () => {
     given([sessionStarted()]).when({ type: "sendMessage", content: "key [REDACTED:api-key]" }).then([userMessage("key [REDACTED:api-key]")]);
