@@ -3,7 +3,7 @@ import { resolveBudgets } from "../../src/contracts/budgets.js";
 import { resolvePolicy } from "../../src/policy/default-policy.js";
 
 /** Small builders for the events of a session, so specs read as the story they tell. */
-export const sessionStarted = (overrides: Partial<EventOf<"session.started">["data"]> = {}): TurnlogEvent => ({
+export const sessionStarted = (overrides: Partial<EventOf<"session.started">["data"]> = {}): EventOf<"session.started"> => ({
   type: "session.started",
   data: {
     sessionId: "s1",
