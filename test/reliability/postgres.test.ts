@@ -1,9 +1,8 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { z } from "zod";
 import { afterAll, afterEach, expect, it, vi } from "vitest";
-import { createRuntime, defineTool, PostgresEventLog, sessionStream } from "../../src/index.js";
+import { createRuntime, PostgresEventLog, sessionStream } from "../../src/index.js";
 import type { AppendResult, EventLog, RecordedEvent, SessionLeases } from "../../src/index.js";
 import { scriptedProvider } from "../../src/testing/index.js";
 import { postgresFamily } from "../../soak/families/postgres.js";
@@ -11,6 +10,7 @@ import { restartableServer } from "../../soak/families/postgres-hosts.js";
 import { postgresOutageOf } from "../support/postgres-outage.js";
 import { withAppend } from "../support/with-append.js";
 import { describeWithPostgres, postgresFixtures, requirePostgresUrl } from "../support/postgres.js";
+import { deployTool } from "../support/tools.js";
 
 /**
  * The CI-sized run of soak family `postgres` (soak/families/postgres.ts): host processes SIGKILLed
@@ -59,18 +59,7 @@ describeWithPostgres("soak family postgres (CI size)", () => {
       const started = new Promise<void>((resolve) => (running = resolve));
       let release!: () => void;
       const held = new Promise<void>((resolve) => (release = resolve));
-      const deploy = defineTool({
-        name: "deploy",
-        description: "Deploy a version",
-        risk: "external-side-effect",
-        input: z.object({ version: z.string() }),
-        run: async ({ version }, context) => {
-          ran.push(context.callId);
-          running();
-          await held;
-          return `deployed ${version}`;
-        },
-      });
+      const deploy = deployTool(ran, { hold: held, onStart: running });
       const runtime = await createRuntime({
         log: reporting,
         provider: scriptedProvider([{ toolCalls: [{ id: "call_d", name: "deploy", arguments: '{"version":"v2"}' }] }, { content: "Deployed." }]),
@@ -173,16 +162,7 @@ describeWithPostgres("soak family postgres (CI size)", () => {
         return result;
       });
       const ran: string[] = [];
-      const deploy = defineTool({
-        name: "deploy",
-        description: "Deploy a version",
-        risk: "external-side-effect",
-        input: z.object({ version: z.string() }),
-        run: ({ version }, context) => {
-          ran.push(context.callId);
-          return `deployed ${version}`;
-        },
-      });
+      const deploy = deployTool(ran);
       const runtime = await createRuntime({
         log: crashingLog,
         provider: scriptedProvider([

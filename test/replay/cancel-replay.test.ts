@@ -1,33 +1,17 @@
 import { describe, expect, it } from "vitest";
-import { z } from "zod";
-import { createRuntime, defineTool } from "../../src/index.js";
+import { createRuntime } from "../../src/index.js";
 import type { Provider } from "../../src/providers/provider.js";
 import { verifyReplay } from "../../src/replay/replay-verifier.js";
 import { MemoryEventLog, scriptedProvider } from "../../src/testing/index.js";
 import { ToolRegistry } from "../../src/tools/tool-registry.js";
 import { sessionStream } from "../../src/core/session-stream.js";
-import { sequentialIds, steppingClock, workspace } from "../support/tools.js";
+import { cancellingTool, sequentialIds, steppingClock, workspace } from "../support/tools.js";
 
 /*
  * A host's cancel is its own input event (turn.cancel.requested); the turn.stopped after it is the
  * decision the machine owes then, recomputed by replay like any other. Logs written before the
  * request existed hold only the stop, and still replay identical (upcastStream, docs/replay.md).
  */
-
-/** A tool that cancels the send it runs in, then waits for the abort. */
-function cancellingTool(controller: AbortController) {
-  return defineTool({
-    name: "slow",
-    description: "waits",
-    risk: "read-only-local",
-    input: z.object({}),
-    run: (_input, ctx) =>
-      new Promise((_resolve, reject) => {
-        controller.abort();
-        ctx.signal.addEventListener("abort", () => reject(new Error("aborted")));
-      }),
-  });
-}
 
 /** A provider that cancels the send while it is being called, and answers only when aborted. */
 function cancellingProvider(controller: AbortController): Provider {

@@ -1,12 +1,12 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { z } from "zod";
 import { afterAll, describe, expect, it } from "vitest";
-import { createRuntime, defineTool, ExpectedVersionConflictError, LevelEventLog, SessionBusyError, SessionStateError, sessionStream } from "../../src/index.js";
+import { createRuntime, ExpectedVersionConflictError, LevelEventLog, SessionBusyError, SessionStateError, sessionStream } from "../../src/index.js";
 import type { EventLog } from "../../src/index.js";
 import { scriptedProvider } from "../../src/testing/index.js";
 import { describeWithPostgres, postgresFixtures } from "../support/postgres.js";
+import { deployTool } from "../support/tools.js";
 
 /**
  * Issue 31, "stale after a lost race": two runtimes write one session, and one of them (B) is in
@@ -34,17 +34,7 @@ async function loseARace(logA: EventLog, logB: EventLog): Promise<void> {
   let release!: () => void;
   const hold = new Promise<void>((resolve) => (release = resolve));
   const ran: string[] = [];
-  const deploy = defineTool({
-    name: "deploy",
-    description: "Deploy a version",
-    risk: "external-side-effect",
-    input: z.object({ version: z.string() }),
-    run: async ({ version }, context) => {
-      ran.push(context.callId);
-      await hold;
-      return `deployed ${version}`;
-    },
-  });
+  const deploy = deployTool(ran, { hold });
   const policy = { approvalMode: "full-auto" as const, workspace: { root, trusted: true } };
   const a = await createRuntime({ log: logA, provider: scriptedProvider([{ content: "Hello from A." }], { id: "model" }), tools: [deploy], policy, sessionLease: "off" });
   const b = await createRuntime({

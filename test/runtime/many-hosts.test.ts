@@ -1,12 +1,12 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { z } from "zod";
 import { afterAll, describe, expect, it } from "vitest";
-import { ConfigError, createRuntime, defineTool, PostgresEventLog, SessionBusyError, sessionStream } from "../../src/index.js";
+import { ConfigError, createRuntime, PostgresEventLog, SessionBusyError, sessionStream } from "../../src/index.js";
 import type { EventLog, Provider, SendOutcome } from "../../src/index.js";
 import { MemoryEventLog, scriptedProvider } from "../../src/testing/index.js";
 import { describeWithPostgres, postgresFixtures } from "../support/postgres.js";
+import { deployTool } from "../support/tools.js";
 
 /** Many hosts on one log, in one test process: leases, a lost race carried on, answers from elsewhere. */
 
@@ -14,20 +14,6 @@ const directories: string[] = [];
 afterAll(async () => {
   await Promise.all(directories.map((directory) => rm(directory, { recursive: true, force: true })));
 });
-
-function deployTool(ran: string[], hold?: Promise<void>) {
-  return defineTool({
-    name: "deploy",
-    description: "Deploy a version",
-    risk: "external-side-effect",
-    input: z.object({ version: z.string() }),
-    run: async ({ version }, context) => {
-      ran.push(context.callId);
-      await hold;
-      return `deployed ${version}`;
-    },
-  });
-}
 
 const deployScript = () => [{ toolCalls: [{ id: "call_d", name: "deploy", arguments: '{"version":"v2"}' }] }, { content: "Deployed." }];
 const provider = (steps = deployScript()): Provider => scriptedProvider(steps, { id: "model-a" });
@@ -47,7 +33,7 @@ describe("a lost race, on one log shared by two runtimes", () => {
     const ran: string[] = [];
     let started!: () => void;
     const running = new Promise<void>((resolve) => (started = resolve));
-    const a = await createRuntime({ log, provider: provider(), tools: [deployTool(ran, hold.then(() => undefined)), ], policy: { approvalMode: "full-auto", workspace: { root, trusted: true } } });
+    const a = await createRuntime({ log, provider: provider(), tools: [deployTool(ran, { hold })], policy: { approvalMode: "full-auto", workspace: { root, trusted: true } } });
     log.subscribe((event) => event.type === "turn.tool.started" && started(), { stream: sessionStream("s1") });
     const sending = (await a.openSession("s1")).send("deploy");
     await running;

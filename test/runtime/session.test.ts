@@ -7,7 +7,7 @@ import { createRuntime, defineTool, LevelEventLog, parseEvent } from "../../src/
 import type { EventLog } from "../../src/index.js";
 import { MemoryEventLog, scriptedProvider } from "../../src/testing/index.js";
 import type { ScriptStep } from "../../src/testing/index.js";
-import { sequentialIds, steppingClock, workspace } from "../support/tools.js";
+import { cancellingTool, sequentialIds, steppingClock, workspace } from "../support/tools.js";
 
 const read = (path: string, id?: string) => ({ ...(id ? { id } : {}), name: "read_file", arguments: JSON.stringify({ path }) });
 const write = (path: string, content: string) => ({ name: "write_file", arguments: JSON.stringify({ path, content }) });
@@ -202,17 +202,7 @@ describe("session.send", () => {
 
   it("cancels through the signal and records why", async () => {
     const controller = new AbortController();
-    const slow = defineTool({
-      name: "slow",
-      description: "waits",
-      risk: "read-only-local",
-      input: z.object({}),
-      run: (_input, ctx) =>
-        new Promise((_resolve, reject) => {
-          controller.abort();
-          ctx.signal.addEventListener("abort", () => reject(new Error("aborted")));
-        }),
-    });
+    const slow = cancellingTool(controller);
     const { session, runtime } = await setup([{ toolCalls: [{ name: "slow", arguments: "{}" }] }], { extraTools: [slow] });
     expect(await session.send("go", { signal: controller.signal })).toMatchObject({ status: "stopped", reason: "cancelled" });
     expect((await runtime.events("s1")).at(-1)?.type).toBe("turn.stopped");

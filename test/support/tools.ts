@@ -67,3 +67,38 @@ export function fakeShell(options: { contained?: boolean } = {}) {
   });
   return { ran, runCommand };
 }
+
+/**
+ * An `external-side-effect` tool, `deploy({ version })`, that records the ID of each call it runs in
+ * `ran`, calls `onStart` once it runs, and answers only after `hold` settles (at once without one):
+ * what a test needs to see a side effect run once, or to hold it mid-run while something races it.
+ */
+export function deployTool(ran: string[], options: { hold?: Promise<unknown>; onStart?: () => void } = {}) {
+  return defineTool({
+    name: "deploy",
+    description: "Deploy a version",
+    risk: "external-side-effect",
+    input: z.object({ version: z.string() }),
+    run: async ({ version }, context) => {
+      ran.push(context.callId);
+      options.onStart?.();
+      await options.hold;
+      return `deployed ${version}`;
+    },
+  });
+}
+
+/** A tool, `slow`, that cancels the send it runs in (aborts `controller`) and then waits for the abort. */
+export function cancellingTool(controller: AbortController) {
+  return defineTool({
+    name: "slow",
+    description: "waits",
+    risk: "read-only-local",
+    input: z.object({}),
+    run: (_input, ctx) =>
+      new Promise((_resolve, reject) => {
+        controller.abort();
+        ctx.signal.addEventListener("abort", () => reject(new Error("aborted")));
+      }),
+  });
+}
