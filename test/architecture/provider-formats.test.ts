@@ -35,7 +35,30 @@ function naming(text: string, name: string): boolean {
   return new RegExp(`["'\`]${name.replace(/[-_]/g, "[$&]")}["'\`]`).test(text);
 }
 
+/** The ways a line branches on a provider format: a switch over one, or a comparison of one with a string. */
+function formatBranches(line: string): string[] {
+  const found: string[] = [];
+  if (/\bswitch\s*\([^)]*\bformat\b[^)]*\)/i.test(line)) found.push(line.trim());
+  // turnlog's own file formats (`turnlog-witness/1`, …) are not provider formats.
+  for (const match of line.matchAll(/\bformat\b[\w?.]*\s*[!=]==?\s*["'`]([^"'`]*)|["'`]([^"'`]*)["'`]\s*[!=]==?\s*[\w?.]*\bformat\b/g)) {
+    if (!(match[1] ?? match[2] ?? "").startsWith("turnlog-")) found.push(line.trim());
+  }
+  return found;
+}
+
 describe("provider formats", () => {
+  it("the scans read the code they judge, and see what they look for", () => {
+    // Empty scans would pass whatever the code did: the history, OTel and CLI code is read, and
+    // each kind of violation is found in a sample.
+    for (const path of ["history/native-history.ts", "otel/span-derivation.ts", "cli/commands/history-command.ts"]) expect(outside).toContain(join(src, path));
+    expect(naming(code(join(src, "contracts", "provider.ts")), "openai-chat")).toBe(true);
+    expect(naming('const kind = "anthropic-messages";', "anthropic-messages")).toBe(true);
+    expect(formatBranches('switch (request.format) {')).toHaveLength(1);
+    expect(formatBranches('if (provider.format === "openai-chat") return;')).toHaveLength(1);
+    expect(formatBranches('return "anthropic-messages" !== format;')).toHaveLength(1);
+    expect(formatBranches('if (record.format === "turnlog-witness/1") return;')).toEqual([]);
+  });
+
   it("each format the schema names has its folder, whose index.ts exports the adapter the registry holds", () => {
     for (const name of providerFormatNames) {
       expect(existsSync(join(src, "providers", name, "index.ts")), `src/providers/${name}/index.ts`).toBe(true);
@@ -59,12 +82,7 @@ describe("provider formats", () => {
     for (const file of outside) {
       if (namingAllowed.includes(file)) continue;
       for (const [index, line] of code(file).split("\n").entries()) {
-        const where = `${relative(root, file)}:${index + 1}`;
-        if (/\bswitch\s*\([^)]*\bformat\b[^)]*\)/i.test(line)) violations.push(`${where}: ${line.trim()}`);
-        // turnlog's own file formats (`turnlog-witness/1`, …) are not provider formats.
-        for (const match of line.matchAll(/\bformat\b[\w?.]*\s*[!=]==?\s*["'`]([^"'`]*)|["'`]([^"'`]*)["'`]\s*[!=]==?\s*[\w?.]*\bformat\b/g)) {
-          if (!(match[1] ?? match[2] ?? "").startsWith("turnlog-")) violations.push(`${where}: ${line.trim()}`);
-        }
+        for (const branch of formatBranches(line)) violations.push(`${relative(root, file)}:${index + 1}: ${branch}`);
       }
     }
     expect(violations).toEqual([]);
