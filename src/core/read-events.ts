@@ -1,6 +1,7 @@
 import { eventCatalogue, TurnlogEventSchema, type TurnlogEvent } from "../contracts/events.js";
 import { UnexpectedEventError } from "../errors/unexpected-event-error.js";
 import type { RecordedEvent, RecordedTurnlogEvent } from "../log/event-log.js";
+import { isRecord } from "../util/json-value.js";
 import { upcastEvent } from "./upcast.js";
 
 /*
@@ -24,18 +25,13 @@ import { upcastEvent } from "./upcast.js";
  */
 export type EventCheck = "shape" | "schema";
 
-/** Whether `value` is a JSON object (not null, not an array). */
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
 /**
  * Why a recorded event (already upcast) is not an event of the catalogue, or undefined when it
  * is. `"schema"` names the first field its schema refuses.
  */
 function refusal(event: RecordedEvent, check: EventCheck): string | undefined {
   if (!Object.hasOwn(eventCatalogue, event.type)) return "its type is not in the event catalogue (a log written by a newer turnlog?)";
-  if (!isObject(event.data)) return "its data is not an object";
+  if (!isRecord(event.data)) return "its data is not an object";
   if (check === "shape") return undefined;
   const parsed = TurnlogEventSchema.safeParse({ type: event.type, data: event.data });
   if (parsed.success) return undefined;

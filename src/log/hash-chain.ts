@@ -1,6 +1,7 @@
 import { hash } from "node:crypto";
 import { canonicalJsonOf, canonicalJsonOfParsed, hasLoneSurrogateEscape } from "../util/canonical-json.js";
 import type { RecordedEvent, RecordedEventMeta, VerifyReport } from "./event-log.js";
+import { isRecord } from "../util/json-value.js";
 
 /** An event as it is hashed: everything the log records except the `hash` itself. */
 export interface UnhashedEvent {
@@ -246,10 +247,6 @@ function asStoredEvent(value: unknown): StoredEvent | undefined {
   if (!isRecord(value) || typeof value.type !== "string" || !isRecord(value.meta)) return undefined;
   if (typeof value.meta.hash !== "string") return undefined;
   return value as unknown as StoredEvent;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 /**

@@ -2,7 +2,8 @@ import { STATUS_CODES } from "node:http";
 import type { ProviderFormat } from "../contracts/provider.js";
 import type { ProviderCredential } from "./provider-credential.js";
 import { ProviderError } from "../errors/provider-error.js";
-import { isRecord, nonEmptyStringField, recordField } from "./stream-finalization.js";
+import { nonEmptyStringField, recordField } from "./stream-finalization.js";
+import { isRecord } from "../util/json-value.js";
 
 /** The longest server-supplied reason kept in an error message: enough to say "model not found". */
 const maxReasonChars = 200;

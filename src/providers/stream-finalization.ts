@@ -1,6 +1,7 @@
 import type { Usage } from "../contracts/provider.js";
 import type { FinalizedResponse } from "./provider.js";
 import { ProviderError } from "../errors/provider-error.js";
+import { isRecord } from "../util/json-value.js";
 
 /** Why a stream could not be finalized. */
 export type FinalizationFailureKind = "incomplete-stream" | "transport";
@@ -63,11 +64,6 @@ export function incompleteStream(message: string): FinalizationFailure {
 /** A `transport` failure (unreadable chunk, in-band error event). */
 export function transportFailure(message: string, retryable: boolean): FinalizationFailure {
   return { ok: false, kind: "transport", retryable, message };
-}
-
-/** A parsed JSON object; arrays and `null` are not. */
-export function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 /**

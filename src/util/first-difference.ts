@@ -1,3 +1,4 @@
+import { isRecord } from "./json-value.js";
 /**
  * The first place two JSON values differ, walking objects by sorted key and arrays by index, as a
  * path like `data.decisions[0].rule`. Hand-written because replay reports need exactly the first
@@ -7,7 +8,7 @@
 export function firstDifference(expected: unknown, actual: unknown, path = ""): { path: string; expected: unknown; actual: unknown } | undefined {
   if (Object.is(expected, actual)) return undefined;
   const bothArrays = Array.isArray(expected) && Array.isArray(actual);
-  const bothObjects = isPlainObject(expected) && isPlainObject(actual);
+  const bothObjects = isRecord(expected) && isRecord(actual);
   if (bothArrays) {
     const length = Math.max(expected.length, actual.length);
     for (let index = 0; index < length; index += 1) {
@@ -27,6 +28,3 @@ export function firstDifference(expected: unknown, actual: unknown, path = ""): 
   return { path: path === "" ? "$" : path, expected, actual };
 }
 
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}

@@ -97,6 +97,11 @@ export function describeThrown(error: unknown): string {
   }
 }
 
+/** A JSON object: an object that is neither `null` nor an array. */
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
 /**
  * The member `key` of `value` when it is a JSON object (own members only), else undefined: for
  * data read without a schema — an unverified log's seal or approval — where a missing or odd
@@ -106,5 +111,5 @@ export function describeThrown(error: unknown): string {
  * memberOf(event.data, "by"); // "alice", or undefined when data holds no `by`
  */
 export function memberOf(value: unknown, key: string): unknown {
-  return typeof value === "object" && value !== null && !Array.isArray(value) && Object.hasOwn(value, key) ? (value as Record<string, unknown>)[key] : undefined;
+  return isRecord(value) && Object.hasOwn(value, key) ? value[key] : undefined;
 }

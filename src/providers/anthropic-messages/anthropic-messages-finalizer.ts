@@ -5,13 +5,13 @@ import {
   countField,
   field,
   incompleteStream,
-  isRecord,
   mergeUsage,
   nonEmptyStringField,
   recordField,
   stringField,
   transportFailure,
 } from "../stream-finalization.js";
+import { isRecord } from "../../util/json-value.js";
 
 /**
  * Assembles Anthropic Messages stream events (the JSON-parsed `data:` of each SSE event) into one

@@ -5,13 +5,13 @@ import {
   countField,
   field,
   incompleteStream,
-  isRecord,
   mergeUsage,
   nonEmptyStringField,
   recordField,
   stringField,
   transportFailure,
 } from "../stream-finalization.js";
+import { isRecord } from "../../util/json-value.js";
 
 /**
  * Assembles OpenAI Chat Completions stream chunks (`chat.completion.chunk`, already JSON-parsed,
