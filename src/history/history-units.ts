@@ -2,6 +2,7 @@ import type { ProviderFormat } from "../contracts/provider.js";
 import type { SessionMessage, SessionState, TurnState } from "../projections/session-state.js";
 import { isPortableToolCallId } from "../tools/stable-tool-call-id.js";
 import { firstAtOrAfter, groupResults, turnsOf, walkOf, type ToolMessage, type Walk } from "./history-walk.js";
+import { isRecord } from "../util/json-value.js";
 
 /** What the history is built from: the parts of the session-state projection it reads. */
 export type HistorySource = Pick<SessionState, "messages" | "turns" | "provider" | "historySummary">;
@@ -354,7 +355,7 @@ export function argumentsObject(argumentsText: string): Record<string, unknown> 
   if (text === "") return {};
   try {
     const value: unknown = JSON.parse(text);
-    return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+    return isRecord(value) ? value : undefined;
   } catch {
     return undefined;
   }

@@ -2,6 +2,7 @@ import { createRequire } from "node:module";
 import type * as AjvProvider from "@modelcontextprotocol/sdk/validation/ajv";
 import type { JsonSchemaType, jsonSchemaValidator } from "@modelcontextprotocol/sdk/validation";
 import { z } from "zod";
+import { isRecord } from "../util/json-value.js";
 
 /**
  * A new JSON Schema validator of the MCP SDK (ajv, with formats, not strict). The SDK is loaded
@@ -38,7 +39,7 @@ export function jsonSchemaInput(schema: Record<string, unknown>, options: { vali
   // One validator (one ajv) can compile many schemas; an MCP connection shares one across its tools.
   const validate = (options.validator ?? schemaValidator()).getValidator<Record<string, unknown>>(schema as JsonSchemaType);
   return z
-    .custom<Record<string, unknown>>((value) => typeof value === "object" && value !== null && !Array.isArray(value), { message: "expected a JSON object" })
+    .custom<Record<string, unknown>>(isRecord, { message: "expected a JSON object" })
     .superRefine((value, context) => {
       const result = validate(value);
       if (result.valid) return;
