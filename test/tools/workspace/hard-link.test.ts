@@ -129,8 +129,9 @@ describe("a hard link to a file outside the workspace", () => {
 });
 
 /**
- * A real process that swaps `target` between an ordinary file and a hard link to `canary`, as fast
- * as it can, until killed: each state is put in place by a rename, so the path always exists.
+ * A real process that swaps `target` between an ordinary file and a hard link to `canary` until
+ * killed, holding each state for a random while: each state is put in place by a rename, so the
+ * path always exists.
  */
 function startSwapper(target: string, canaryPath: string): Promise<ChildProcess> {
   const script = `
@@ -138,17 +139,22 @@ function startSwapper(target: string, canaryPath: string): Promise<ChildProcess>
     const [target, canary, text] = process.argv.slice(1);
     const quietly = (f) => { try { f(); } catch {} };
     const plain = target + ".plain", linked = target + ".linked";
-    const scratch = target + ".scratch";
+    // Each state stands for a hold drawn anew every time: none (a swap lands in the middle of a
+    // read's proof) up to 20 ms (a whole read fits in it even when the machine is loaded and every
+    // system call waits). Without the long holds, a loaded machine met the ordinary file no time
+    // in 20 000 rounds: the read's proof takes longer than the swapper's own steps.
+    const holds = [0, 0, 0.05, 0.5, 2, 20];
+    const pause = new Int32Array(new SharedArrayBuffer(4));
+    const hold = () => { const ms = holds[Math.floor(Math.random() * holds.length)]; if (ms > 0) Atomics.wait(pause, 0, 0, ms); };
     process.stdout.write("ready\\n");
-    // Each state lasts about as long as the other (a file written while it stands), so neither is
-    // rare however the machine schedules the swapper: both must be met for the race to be real.
     fs.writeFileSync(plain, text);
     for (;;) {
       quietly(() => fs.renameSync(plain, target));
       quietly(() => fs.writeFileSync(plain, text));
+      hold();
       quietly(() => fs.linkSync(canary, linked));
       quietly(() => fs.renameSync(linked, target));
-      quietly(() => fs.writeFileSync(scratch, text));
+      hold();
     }`;
   return startReadyChild(script, [target, canaryPath, benign]);
 }
@@ -175,8 +181,7 @@ describe("a path swapped between an ordinary file and a hard link while it is re
     const tool = toolsWith();
     swapper = await startSwapper(join(root, "target.txt"), canary);
     const outcomes = { read: 0, refused: 0 };
-    // At least 1 500 rounds, and on until both states of the race were met (a loaded machine can
-    // schedule the swapper so that one state is rare), up to a bound.
+    // At least 1 500 rounds, and on until both states of the race were met, up to a bound.
     for (let index = 0; index < 20_000 && (index < 1_500 || outcomes.read === 0 || outcomes.refused === 0); index += 1) {
       const results = await Promise.all([
         run(tool("read_file"), { path: "target.txt" }),
@@ -226,8 +231,9 @@ describe("a hard link to the canary made and removed over and over while it is r
     await writeFile(join(root, "plain.txt"), benign);
     swapper = await startLinkUnlinkSwapper(join(root, "target.txt"), canary);
     const outcomes = { refused: 0, missing: 0 };
-    // 10 000 rounds: the check this replaced let the canary through two or three times in 5 000.
-    for (let index = 0; index < 10_000; index += 1) {
+    // At least 10 000 rounds (the check this replaced let the canary through two or three times in
+    // 5 000), and on until both states of the race were met, up to a bound.
+    for (let index = 0; index < 30_000 && (index < 10_000 || outcomes.refused === 0 || outcomes.missing === 0); index += 1) {
       const results = await Promise.all([
         run(tool("read_file"), { path: "target.txt" }),
         run(tool("search_text"), { pattern: "e" }),
