@@ -43,6 +43,11 @@ export const decisionsVersions = [
     note:
       "token counts split pieces longer than 256 code units: a pre-tokenizer piece that long (a run of one character) is counted in chunks of at most 256, so counting is linear; history selection, the summary's cut and the recorded token counts follow",
   },
+  {
+    version: 7,
+    note:
+      "approvals without the host's code: an approval may carry edited arguments, which the gate decides again (an edit never widens what the policy allows) and the call runs with; a held call is denied by rule approval:timeout once recorded time passes the policy's approvalTimeoutMs; a tool's needsApproval answer, recorded as an input, makes the gate ask",
+  },
 ] as const satisfies readonly DecisionsVersion[];
 
 /** The newest version: what new sessions are recorded under. */
@@ -60,7 +65,7 @@ export function isKnownDecisionsVersion(version: number): boolean {
  * Resolves what a host or the CLI asked for: a version number, or `"latest"`.
  *
  * @example
- * resolveDecisionsVersion("latest"); // 6
+ * resolveDecisionsVersion("latest"); // 7
  */
 export function resolveDecisionsVersion(requested: number | "latest"): number {
   if (requested === "latest") return latestDecisionsVersion;
