@@ -37,6 +37,8 @@ import { resolveSessionLeasePolicy, type SessionLeasePolicy } from "./session-le
 import { prepareSession, type SessionOpening } from "./session-opening.js";
 import { checkRuntimeOptions } from "./runtime-options-schema.js";
 import { sessionIdPattern } from "../core/session-stream.js";
+import { resumeAll, type ResumeAllOptions, type ResumeAllReport } from "./resume-all.js";
+import { linkSignals } from "../util/linked-signal.js";
 import type { OtelTracer } from "../otel/otel-tracer.js";
 import type { SpanEmitter } from "../otel/span-emitter.js";
 import { wellFormedText } from "../util/well-formed-text.js";
@@ -244,6 +246,21 @@ export interface Runtime {
    */
   verify(): Promise<SealedVerifyReport>;
   /**
+   * The worker's sweep, for a host to call at start (docs/embedding.md, "A worker that picks up
+   * what was left"): continues every session of the log that owes work — every held call
+   * answered and not yet resumed, or a turn a crash cut off with no live driver — once each, one
+   * at a time, each confirmed on its own fold under the session's lease (`sessionLease`) before
+   * anything runs. A session another process drives is skipped (`SessionBusyError`), one still
+   * waiting for a person is left alone (with `autoResume`, waited on: its answers resume it as if
+   * this runtime had parked it). Resolves with what became of each; `signal` stops the sweep.
+   *
+   * @example
+   * const runtime = await createRuntime({ log, provider, tools, autoResume: { onOutcome } });
+   * const report = await runtime.resumeAll();
+   * logger.info({ continued: report.continued.length, waiting: report.waiting.length, failed: report.failed.length }, "picked up");
+   */
+  resumeAll(options?: ResumeAllOptions): Promise<ResumeAllReport>;
+  /**
    * Closes the runtime (docs/embedding.md, "Closing"): every wait ends — a pending
    * `waitForAnswers()` rejects with `RuntimeClosedError`, a `session.events()` loop ends, an
    * auto-resume stops waiting — and a `send`, `resume` or `runTool` under way is cancelled as its
@@ -444,7 +461,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     );
   }
 
-  return {
+  const runtime: Runtime = {
     log,
     async openSession(requestedId, openOptions = {}) {
       ensureOpen();
@@ -497,6 +514,17 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       ensureOpen();
       return reader.verify({ keys: seals !== undefined ? [seals.key] : [], ...(seals?.witness !== undefined ? { witness: seals.witness } : {}) });
     },
+    async resumeAll(sweepOptions = {}) {
+      ensureOpen();
+      // The host's signal, or the runtime's close, stops the sweep and cancels the resume under way.
+      const linked = linkSignals([sweepOptions.signal, closing.signal]);
+      const sweep = resumeAll(
+        { log, reader, open: (sessionId) => runtime.openSession(sessionId, { create: false }), autoResume: hosting.autoResume !== undefined },
+        linked.signal,
+      ).finally(() => linked.dispose());
+      track(sweep);
+      return sweep;
+    },
     close() {
       closed ??= (async () => {
         // Every wait ends (waitForAnswers rejects, events() loops end), turns under way are
@@ -516,4 +544,5 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       return closed;
     },
   };
+  return runtime;
 }
