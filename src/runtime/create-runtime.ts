@@ -433,10 +433,10 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
    * recover it at the same moment: an append of this preparation that loses that race folds what
    * the other host appended and prepares again from there.
    */
-  async function load(sessionId: string, create: boolean): Promise<Session> {
+  async function load(sessionId: string, create: boolean, leasedRecovery = false): Promise<Session> {
     // A sealing runtime announces each answer, turn end and new session in a seal before appending it.
     const store = await SessionStore.load(log, sessionId, spans, sealer !== undefined ? (stream, version, events) => sealer.announce(stream, version, events) : undefined);
-    await prepareSession(store, create, opening);
+    await prepareSession(store, create, opening, { leasedRecovery });
     return new Session(
       store,
       {
@@ -461,6 +461,26 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     );
   }
 
+  /**
+   * The one `Session` per ID: the open one, reloaded, or a new one loaded from the log. With
+   * `leasedRecovery`, a turn left in flight is not recovered on opening but by the caller's next
+   * operation under the lease (resumeAll's), so the opening takes no lease of its own.
+   */
+  async function openOne(sessionId: string, create: boolean, leasedRecovery = false): Promise<Session> {
+    const opened = open.get(sessionId);
+    if (opened !== undefined) {
+      // Already open here: current with whatever another writer appended since.
+      const session = await opened;
+      await session.refresh();
+      return session;
+    }
+    const session = load(sessionId, create, leasedRecovery);
+    track(session);
+    open.set(sessionId, session);
+    session.catch(() => open.delete(sessionId));
+    return session;
+  }
+
   const runtime: Runtime = {
     log,
     async openSession(requestedId, openOptions = {}) {
@@ -470,18 +490,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       if (requestedId === undefined && !create) throw new TypeError("openSession: `create: false` needs the ID of an existing session");
       const sessionId = requestedId ?? ids.next();
       if (!sessionIdPattern.test(sessionId)) throw new TypeError(`session ID "${sessionId}" must match ${sessionIdPattern}`);
-      const opened = open.get(sessionId);
-      if (opened !== undefined) {
-        // Already open here: current with whatever another writer appended since.
-        const session = await opened;
-        await session.refresh();
-        return session;
-      }
-      const session = load(sessionId, create);
-      track(session);
-      open.set(sessionId, session);
-      session.catch(() => open.delete(sessionId));
-      return session;
+      return openOne(sessionId, create);
     },
     listTools() {
       return registry.snapshot();
@@ -519,7 +528,17 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       // The host's signal, or the runtime's close, stops the sweep and cancels the resume under way.
       const linked = linkSignals([sweepOptions.signal, closing.signal]);
       const sweep = resumeAll(
-        { log, reader, open: (sessionId) => runtime.openSession(sessionId, { create: false }), autoResume: hosting.autoResume !== undefined },
+        {
+          log,
+          reader,
+          // Two workers opening one session must not take its lease from each other just to
+          // recover it: the continuing step recovers it under the lease (session.ts, continueLeftWork).
+          open: (sessionId) => {
+            ensureOpen();
+            return openOne(sessionId, false, true);
+          },
+          autoResume: hosting.autoResume !== undefined,
+        },
         linked.signal,
       ).finally(() => linked.dispose());
       track(sweep);

@@ -186,9 +186,10 @@ export class Session {
       this.#leased(async (leased): Promise<LeftWork> => {
         await this.#reload();
         if (leased && this.hosting.recovery !== undefined) await recover(this.store, this.hosting.recovery);
-        const standing = this.outcome();
         // Confirmed on the session's own fold, under the lease: another worker may have finished
-        // it, or a person may still owe an answer, since the sweep listed it.
+        // it, or a person may still owe an answer, since the sweep listed it. Holding the lease,
+        // this process knows nobody else drives the turn, whoever appended its latest events.
+        const standing = leased ? outcomeOf(this.store.state) : this.outcome();
         if (standing.status !== "needs-resume" || standing.reason === inProgressElsewhere) return { continued: false, outcome: standing };
         return { continued: true, outcome: await this.#run(leased, signal) };
       }),
