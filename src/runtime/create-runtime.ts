@@ -159,7 +159,7 @@ export interface RuntimeOptions {
    */
   sessionLease?: "fail" | "off";
   /**
-   * Resume a session this runtime parked for approval as soon as its answers are in the log —
+   * Resume a session this runtime parked for approval (or `resumeAll` found waiting) as soon as its answers are in the log —
    * given in this process or any other on the same log — without a call to `resume()`. `true`,
    * or callbacks that tell the host how each such resume ended (`onOutcome`, including a new
    * `awaiting-approval`, which is waited for again) or why it could not run (`onError`: e.g. a

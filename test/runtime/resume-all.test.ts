@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { z } from "zod";
 import { afterEach, describe, expect, it } from "vitest";
-import { createLogReader, createRuntime, defineTool, LevelEventLog, sessionStream } from "../../src/index.js";
+import { createLogReader, createRuntime, defineTool, LevelEventLog, RuntimeClosedError, sessionStream } from "../../src/index.js";
 import type { EventLog, SendOutcome } from "../../src/index.js";
 import { workerFinalAnswer, workerPolicy, workerProvider, workerTools } from "../support/worker-script.js";
 
@@ -117,36 +117,45 @@ describe("runtime.resumeAll", () => {
     await log.close();
   });
 
-  it("its signal stops the sweep: the session under way ends cancelled, the rest are left as they were", async () => {
-    const { log, directory, effectsFile } = await setup();
-    const held = await park(log, directory, effectsFile, ["first", "second"]);
-    await answer(log, directory, effectsFile, [...held].map(([sessionId, callId]) => ({ sessionId, callId, granted: true })));
-    const sweep = new AbortController();
-    // The same tool, as the log records it; its run aborts the sweep, as a host shutting down would.
-    const deploy = defineTool({
-      name: "deploy",
-      description: "Deploy a version (a person approves it)",
-      risk: "external-side-effect",
-      input: z.object({ version: z.string() }),
-      run: ({ version }) => {
-        sweep.abort();
-        return `deployed ${version}`;
-      },
+  for (const stopper of ["its signal", "runtime.close()"] as const) {
+    it(`${stopper} stops the sweep: the session under way ends cancelled, the rest are left as they were`, async () => {
+      const { log, directory, effectsFile } = await setup();
+      const held = await park(log, directory, effectsFile, ["first", "second"]);
+      await answer(log, directory, effectsFile, [...held].map(([sessionId, callId]) => ({ sessionId, callId, granted: true })));
+      const sweep = new AbortController();
+      let closed: Promise<void> | undefined;
+      // The same tool, as the log records it; its run stops the sweep, as a host shutting down would.
+      const deploy = defineTool({
+        name: "deploy",
+        description: "Deploy a version (a person approves it)",
+        risk: "external-side-effect",
+        input: z.object({ version: z.string() }),
+        run: ({ version }) => {
+          if (stopper === "its signal") sweep.abort();
+          else closed ??= worker.close();
+          return `deployed ${version}`;
+        },
+      });
+      const worker = await createRuntime({ log, provider: workerProvider(), tools: [deploy], policy: workerPolicy(directory) });
+      const versions = new Map(await Promise.all([...held.keys()].map(async (id) => [id, await log.streamVersion(sessionStream(id))] as const)));
+      const report = await worker.resumeAll({ signal: sweep.signal });
+
+      expect(report.aborted).toBe(true);
+      expect(report.continued).toHaveLength(1);
+      expect(report.continued[0]?.outcome).toMatchObject({ status: "stopped", reason: "cancelled" });
+      const left = [...held.keys()].filter((id) => id !== report.continued[0]?.sessionId);
+      expect(report.skipped).toEqual(left.map((sessionId) => ({ sessionId, reason: "aborted" })));
+      for (const sessionId of left) expect(await log.streamVersion(sessionStream(sessionId))).toBe(versions.get(sessionId));
+
+      if (stopper === "its signal") {
+        // An aborted signal refuses the sweep before anything is read.
+        await expect(worker.resumeAll({ signal: AbortSignal.abort(new Error("shutting down")) })).rejects.toThrow("shutting down");
+        await worker.close();
+      } else {
+        await closed;
+        await expect(worker.resumeAll()).rejects.toSatisfy((error: unknown) => RuntimeClosedError.isInstance(error));
+      }
+      await log.close();
     });
-    const worker = await createRuntime({ log, provider: workerProvider(), tools: [deploy], policy: workerPolicy(directory) });
-    const versions = new Map(await Promise.all([...held.keys()].map(async (id) => [id, await log.streamVersion(sessionStream(id))] as const)));
-    const report = await worker.resumeAll({ signal: sweep.signal });
-
-    expect(report.aborted).toBe(true);
-    expect(report.continued).toHaveLength(1);
-    expect(report.continued[0]?.outcome).toMatchObject({ status: "stopped", reason: "cancelled" });
-    const left = [...held.keys()].filter((id) => id !== report.continued[0]?.sessionId);
-    expect(report.skipped).toEqual(left.map((sessionId) => ({ sessionId, reason: "aborted" })));
-    for (const sessionId of left) expect(await log.streamVersion(sessionStream(sessionId))).toBe(versions.get(sessionId));
-
-    // An aborted signal refuses the sweep before anything is read.
-    await expect(worker.resumeAll({ signal: AbortSignal.abort(new Error("shutting down")) })).rejects.toThrow("shutting down");
-    await worker.close();
-    await log.close();
-  });
+  }
 });
