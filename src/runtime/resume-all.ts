@@ -84,11 +84,10 @@ async function listLeftSessions(context: ResumeAllContext, report: ResumeAllRepo
   for (const stream of await context.log.listStreams()) {
     const sessionId = sessionIdOfStream(stream);
     if (sessionId === undefined) continue;
-    const version = await context.log.streamVersion(sessionStream(sessionId));
-    if (version === 0) continue;
+    const [last] = await context.log.readStream(sessionStream(sessionId), { direction: "backwards", maxCount: 1 });
+    if (last === undefined) continue;
     report.scanned += 1;
-    const [last] = await context.log.readStream(sessionStream(sessionId), { from: version, maxCount: 1 });
-    if (last !== undefined && settledBy.has(last.type)) continue;
+    if (settledBy.has(last.type)) continue;
     report.folded += 1;
     let outcome: SendOutcome;
     try {
