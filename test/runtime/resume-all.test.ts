@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { z } from "zod";
 import { afterEach, describe, expect, it } from "vitest";
-import { createLogReader, createRuntime, defineTool, LevelEventLog, RuntimeClosedError, sessionStream } from "../../src/index.js";
+import { createLogReader, createRuntime, defineTool, LevelEventLog, RuntimeClosedError, SessionStateError, sessionStream } from "../../src/index.js";
 import type { EventLog, SendOutcome } from "../../src/index.js";
 import { workerFinalAnswer, workerPolicy, workerProvider, workerTools } from "../support/worker-script.js";
 
@@ -90,6 +90,22 @@ describe("runtime.resumeAll", () => {
 
     const reader = createLogReader(log, { tools: workerTools(effectsFile) });
     for (const sessionId of ["answered", "denied"]) expect(await reader.replay(sessionId), sessionId).toMatchObject({ identical: true });
+    await log.close();
+  });
+
+  it("a session this runtime cannot continue (its approved call needs a tool it lacks) is listed as failed, and the sweep goes on", async () => {
+    const { log, directory, effectsFile } = await setup();
+    const held = await park(log, directory, effectsFile, ["needs-deploy", "other"]);
+    await answer(log, directory, effectsFile, [...held].map(([sessionId, callId]) => ({ sessionId, callId, granted: true })));
+    const versions = await Promise.all([...held.keys()].map((id) => log.streamVersion(sessionStream(id))));
+    const toolless = await createRuntime({ log, provider: workerProvider(), policy: workerPolicy(directory) });
+    const report = await toolless.resumeAll();
+    expect(report.failed.map((entry) => entry.sessionId).sort()).toEqual(["needs-deploy", "other"]);
+    for (const { error } of report.failed) expect(SessionStateError.isInstance(error) && /deploy/.test(error.message), String(error)).toBe(true);
+    expect(report).toMatchObject({ continued: [], skipped: [], waiting: [] });
+    expect(await Promise.all([...held.keys()].map((id) => log.streamVersion(sessionStream(id))))).toEqual(versions);
+    expect(await effectLines(effectsFile)).toEqual([]);
+    await toolless.close();
     await log.close();
   });
 
