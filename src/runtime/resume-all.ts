@@ -55,7 +55,10 @@ export interface ResumeAllReport {
 export interface ResumeAllContext {
   log: EventLog;
   reader: LogReader;
-  /** `runtime.openSession(id, { create: false })`. */
+  /**
+   * `runtime.openSession(id, { create: false })`, except that on a log with leases a turn left in
+   * flight is recovered by `continueLeftWork` under the lease, not on opening.
+   */
   open: (sessionId: string) => Promise<Session>;
   /** `RuntimeOptions.autoResume` is on: sessions found waiting are opened and waited on. */
   autoResume: boolean;
