@@ -1,11 +1,15 @@
 import { describe, expect, it } from "vitest";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
 import {
+  answerHeldCall,
   createLogReader,
   createRuntime,
   generateSealKey,
   LevelEventLog,
   MemoryEventLog,
   openLog,
+  OwnerChannelError,
   SealWitness,
   SessionStateError,
   UnknownSessionError,
@@ -15,6 +19,7 @@ import {
 import { scriptedProvider } from "../../src/testing/index.js";
 import { deployTool, fakeShell, sequentialIds, steppingClock } from "../support/tools.js";
 import { temporary } from "../support/temporary-directories.js";
+import { startLogChild } from "../support/log-child-process.js";
 
 /**
  * Issue 33, "answer by ID from anywhere": `openLog(…).approve` / `.deny` record a person's answer
@@ -152,4 +157,31 @@ describe("answering a held call from the read API", () => {
       await reader.close();
     }
   });
+
+  for (const holder of ["bare", "no-answers"] as const) {
+    it(`a LevelDB log held by a process that records no answers (${holder === "bare" ? "opened bare" : "answers: false"}): the answer fails in one typed error, nothing appended`, async () => {
+      const dir = await temporary("turnlog-answer-held-");
+      const log = await LevelEventLog.open(dir, { durability: "relaxed" });
+      const callId = await park(log, [deployTool([])]);
+      const length = (await createLogReader(log).events("s1")).length;
+      await log.close();
+      const child = startLogChild("log-lock-holder.ts", holder === "bare" ? [dir] : [dir, "no-answers"]);
+      try {
+        await child.waitForLine((line) => line === "ready");
+        expect(existsSync(join(dir, "turnlog-owner.json"))).toBe(holder === "bare");
+        const refused = answerHeldCall({ dir }, "s1", callId, { decision: "approve", by: "ana" });
+        await expect(refused).rejects.toThrow(OwnerChannelError);
+        await expect(refused).rejects.toThrow(holder === "bare" ? /in use by another process \(pid \d+\), which records no answers/ : /in use by another process, which takes no answers/);
+      } finally {
+        child.child.kill("SIGKILL");
+        await child.exited;
+      }
+      const reader = await openLog({ dir });
+      try {
+        expect(await reader.events("s1")).toHaveLength(length);
+      } finally {
+        await reader.close();
+      }
+    });
+  }
 });
