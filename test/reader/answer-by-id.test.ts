@@ -184,4 +184,28 @@ describe("answering a held call from the read API", () => {
       }
     });
   }
+
+  it("a sealing runtime holding the log records an answer handed through its owner channel with its own redaction and seals", async () => {
+    const dir = await temporary("turnlog-answer-owner-");
+    const keys = await temporary("turnlog-answer-owner-keys-");
+    const key = generateSealKey();
+    const witness = SealWitness.forLogDirectory(dir, { directory: keys });
+    const secret = "zq-owner-7f3a9c";
+    const log = await LevelEventLog.open(dir, { durability: "relaxed" });
+    const runtime = await createRuntime({ log, provider: scriptedProvider([{ toolCalls: [deploy] }]), tools: [deployTool([])], policy, seals: { key, witness }, secrets: [secret] });
+    try {
+      const session = await runtime.openSession("s1");
+      const parked = await session.send("ship it");
+      const callId = parked.pendingApprovals[0]!.callId;
+      // This process holds the log: the answer goes through its channel to its runtime, which records it.
+      const recorded = await answerHeldCall({ dir }, "s1", callId, { decision: "approve", by: "ana", note: `tag ${secret} ok` });
+      expect(recorded).toMatchObject({ tool: "deploy", stillHeld: [], event: { type: "turn.approval.granted", data: { callId, by: "ana" } } });
+      expect(JSON.stringify(recorded.event.data)).not.toContain(secret);
+      expect(await session.waitForAnswers()).toMatchObject({ status: "needs-resume" });
+      expect(await runtime.verify()).toMatchObject({ ok: true, faults: [], unsealed: [] });
+    } finally {
+      await runtime.close();
+      await log.close();
+    }
+  });
 });
