@@ -29,7 +29,7 @@ import { defaultHistoryMaxTokens } from "../history/session-history.js";
 import type { HistoryCompressor } from "../history/history-compressor.js";
 import { defaultMaxStoredOutputChars } from "./tool-plan-runner.js";
 import type { DeltaContext, DiscardedAttempt, SendOutcome } from "./provider-turn-loop.js";
-import { Session, type SessionHosting } from "./session.js";
+import { releaseSession, Session, type SessionHosting } from "./session.js";
 import { resolveProviderRetry, type ProviderRetryOptions } from "./provider-retry.js";
 import { SessionStore } from "./session-store.js";
 import type { RecoveryDependencies } from "./session-recovery.js";
@@ -456,7 +456,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     if (resident.size <= maxOpenSessions) return;
     for (const [sessionId, session] of resident) {
       if (resident.size <= maxOpenSessions) return;
-      if (!session.release()) continue;
+      if (!session[releaseSession]()) continue;
       resident.delete(sessionId);
       spans?.forget(sessionId);
       sealer?.forget(sessionStream(sessionId));

@@ -20,6 +20,9 @@ import { linkSignals } from "../util/linked-signal.js";
 import { wellFormedText } from "../util/well-formed-text.js";
 import { decideCommand, type ApproveCall, type DenyCall } from "../core/session-decider.js";
 
+/** How the runtime releases an idle session's in-memory state (`Session[releaseSession]`); not exported from turnlog. */
+export const releaseSession = Symbol("turnlog.releaseSession");
+
 /** Options of `session.waitForAnswers`. */
 export interface WaitForAnswersOptions {
   /** Stops waiting: the promise rejects with the signal's reason. */
@@ -135,21 +138,26 @@ export class Session {
    * no operation queued or running, no `waitForAnswers` or auto-resume waiting on it, and no
    * secret arguments of a held call that live only in this process's memory (docs/policy.md#secrets).
    */
-  get idle(): boolean {
+  #idle(): boolean {
     return this.#store !== undefined && this.#busy === 0 && this.#waiting === 0 && !this.#watching && this.deps.vault.empty;
   }
 
   /**
-   * Lets go of the session's in-memory state when it is idle (see `idle`); returns whether it did.
-   * The log holds everything: the next operation loads the session again, as opening it would.
+   * For the runtime only (`maxOpenSessions`): lets go of the session's in-memory state when it is
+   * idle, and says whether it did. The log holds everything: the next operation loads the session
+   * again, as opening it would.
    */
-  release(): boolean {
-    if (!this.idle) return false;
+  [releaseSession](): boolean {
+    if (!this.#idle()) return false;
     this.#store = undefined;
     return true;
   }
 
-  /** Whether the session's state is in memory now (false once released, until its next operation). */
+  /**
+   * Whether the session's state is in memory now: false once the runtime released it
+   * (`RuntimeOptions.maxOpenSessions`) until its next operation or `refresh()` — meanwhile
+   * `state()`, `outcome()` and `history()` throw `SessionStateError`.
+   */
   get loaded(): boolean {
     return this.#store !== undefined;
   }
