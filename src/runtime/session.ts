@@ -87,7 +87,9 @@ export interface ApprovalAnswer {
  */
 export class Session {
   readonly #id: string;
-  /** The session's events and their fold; `undefined` once the runtime released it (`release`). */
+  /** The log the session is recorded in: what `events()` follows, released or not. */
+  readonly #log: EventLog;
+  /** The session's events and their fold; `undefined` once the runtime released it (`releaseSession`). */
   #store: SessionStore | undefined;
   #queue: Promise<unknown> = Promise.resolve();
   /** Operations queued or running: while there are any, this process is the one writing. */
@@ -114,8 +116,6 @@ export class Session {
     this.#store = store;
     this.#log = store.log;
   }
-
-  readonly #log: EventLog;
 
   get id(): string {
     return this.#id;
