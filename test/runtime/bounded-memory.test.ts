@@ -6,6 +6,7 @@ import { otlpJson, sessionSpans } from "../../src/otel/index.js";
 import { MemoryEventLog, scriptedProvider } from "../../src/testing/index.js";
 import type { ScriptStep } from "../../src/testing/index.js";
 import { startNodeChild } from "../support/log-child-process.js";
+import { exampleSecrets } from "../support/secret-examples.js";
 import { temporary } from "../support/temporary-directories.js";
 import { sequentialIds, steppingClock, workspace } from "../support/tools.js";
 import { memoryTracer, normalizeOtlp, normalizeReadable } from "../otel/support/otel-spans.js";
@@ -94,6 +95,37 @@ describe("maxOpenSessions: idle sessions are released and loaded again from the 
 
     expect(await shared.send("three")).toMatchObject({ status: "completed", text: "Seen both." });
     expect(messagesOf(shared)).toEqual(["user: one", "agent: Here.", "user: from another host", "agent: From elsewhere.", "user: three", "agent: Seen both."]);
+    await runtime.close();
+  });
+
+  it("a session parked on a call whose arguments hold a secret stays in memory: the approved call runs with the real values", async () => {
+    const received: unknown[] = [];
+    const deploy = defineTool({
+      name: "deploy",
+      description: "deploy",
+      risk: "external-side-effect",
+      input: z.object({ apiKey: z.string(), target: z.string() }),
+      run: (input) => {
+        received.push(input);
+        return "deployed";
+      },
+    });
+    const secret = exampleSecrets["openai-key"];
+    const runtime = await createRuntime({
+      log: new MemoryEventLog(),
+      provider: scriptedProvider([{ toolCalls: [{ id: "call_d", name: "deploy", arguments: JSON.stringify({ apiKey: secret, target: "prod" }) }] }, { content: "Other answer." }, { content: "Deployed." }]),
+      tools: [deploy],
+      maxOpenSessions: 1,
+    });
+    const parked = await runtime.openSession("parked");
+    const held = await parked.send("deploy");
+    expect(held.pendingApprovals[0]?.input).toEqual({ apiKey: "[REDACTED]", target: "prod" });
+    await (await runtime.openSession("other")).send("hi");
+    // Its real arguments live only in this process's memory (the log holds them redacted).
+    expect(parked.loaded).toBe(true);
+    await parked.approve("call_d", { by: "alice" });
+    expect(await parked.resume()).toMatchObject({ status: "completed", text: "Deployed." });
+    expect(received).toEqual([{ apiKey: secret, target: "prod" }]);
     await runtime.close();
   });
 
