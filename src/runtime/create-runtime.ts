@@ -215,7 +215,8 @@ export interface Runtime {
    * Opens a session, recovering a crashed turn: a new one when the ID is omitted or unknown, unless
    * `create: false`, which throws `UnknownSessionError` for an ID the log does not hold (and
    * creates nothing). A session this runtime already has open is returned reloaded from the log
-   * if another writer appended to it. A session recorded with another provider gets a
+   * if another writer appended to it; one it released from memory (`maxOpenSessions`) is loaded
+   * again — the same `Session` object while the host still holds it. A session recorded with another provider gets a
    * `session.config.changed` naming this runtime's before anything else; one whose unfinished
    * turn holds calls for tools this runtime lacks is refused (`SessionStateError`).
    *
