@@ -63,6 +63,7 @@ const steps: Step[] = ci
       { name: "run", args: ["bench/run.ts", "--short", "20", "--long", "80", "--rounds", "3", "--no-seals"] },
       { name: "fold", args: ["--expose-gc", "bench/fold.ts", "20000", "10", "60"] },
       { name: "many-sessions", args: ["bench/many-sessions.ts", "--sessions", "50", "--turns", "4"] },
+      { name: "session-memory", args: ["--expose-gc", "bench/session-memory.ts", "--sessions", "1000", "--kept", "200", "--small-bound", "10"] },
       { name: "startup", args: ["bench/startup.ts", "--runs", "9"] },
     ]
   : [
@@ -71,6 +72,7 @@ const steps: Step[] = ci
       { name: "redaction", args: ["bench/redaction.ts"] },
       { name: "backends", args: ["bench/backends.ts"] },
       { name: "many-sessions", args: ["bench/many-sessions.ts"] },
+      { name: "session-memory", args: ["--expose-gc", "bench/session-memory.ts"] },
       { name: "tracing", args: ["bench/tracing.ts"] },
       { name: "startup", args: ["bench/startup.ts"] },
     ];

@@ -70,6 +70,25 @@ export class StreamTimes {
     return this.#anchors.has(stream);
   }
 
+  /**
+   * Forgets where `stream`'s time stands, to bound memory: the backend tells it again (`observe`,
+   * from storage) before the stream's next append, as after a reopen.
+   */
+  forget(stream: string): void {
+    this.#anchors.delete(stream);
+  }
+
+  /**
+   * Forgets the streams first learned beyond the `max` most recent, for a backend that tells it
+   * a stream's last stored time before every append (PostgreSQL reads it under the stream's lock).
+   */
+  trim(max: number): void {
+    for (const stream of this.#anchors.keys()) {
+      if (this.#anchors.size <= max) return;
+      this.#anchors.delete(stream);
+    }
+  }
+
   /** Learns that `stream`'s last event (in storage) was recorded at `recordedAt` (ms). */
   observe(stream: string, recordedAt: number): void {
     if (!Number.isFinite(recordedAt)) return;

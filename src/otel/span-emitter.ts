@@ -28,6 +28,12 @@ export interface SpanEmitter {
    * itself nest under it. Without such a span (no tracer, an unknown call) `run` runs as it is.
    */
   inCallSpan<T>(sessionId: string, callId: string, run: () => T): T;
+  /**
+   * Forgets a session (a runtime released it from memory, `maxOpenSessions`): its derivation state
+   * and its open spans, which are never ended — so never exported. Its history, told again by
+   * `loaded` when it is next opened, starts them again at their recorded start times.
+   */
+  forget(sessionId: string): void;
 }
 
 const spanKinds = { internal: SpanKind.INTERNAL, client: SpanKind.CLIENT } as const;
@@ -117,6 +123,10 @@ export function createSpanEmitter(tracer: OtelTracer, options: SpanDerivationOpt
           for (const change of step.changes) play(sessionId, change);
         }
       });
+    },
+    forget(sessionId) {
+      states.delete(sessionId);
+      live.delete(sessionId);
     },
     inCallSpan(sessionId, callId, run) {
       const spans = live.get(sessionId);

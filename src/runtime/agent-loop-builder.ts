@@ -153,6 +153,10 @@ export class AgentLoopBuilder implements RuntimeOptionSetters {
     return this.#set("traceContent", traceContent);
   }
 
+  withMaxOpenSessions(maxOpenSessions: OptionValue<"maxOpenSessions">): this {
+    return this.#set("maxOpenSessions", maxOpenSessions);
+  }
+
   /**
    * The options `build()` passes to `createRuntime`: what was set, and nothing else (an option
    * never set is absent, so `createRuntime`'s default applies).

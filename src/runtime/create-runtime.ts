@@ -30,14 +30,14 @@ import { defaultHistoryMaxTokens } from "../history/session-history.js";
 import type { HistoryCompressor } from "../history/history-compressor.js";
 import { defaultMaxStoredOutputChars } from "./tool-plan-runner.js";
 import type { DeltaContext, DiscardedAttempt, SendOutcome } from "./provider-turn-loop.js";
-import { Session, type SessionHosting } from "./session.js";
+import { releaseSession, Session, type SessionHosting } from "./session.js";
 import { resolveProviderRetry, type ProviderRetryOptions } from "./provider-retry.js";
 import { SessionStore } from "./session-store.js";
 import type { RecoveryDependencies } from "./session-recovery.js";
 import { resolveSessionLeasePolicy, type SessionLeasePolicy } from "./session-lease-policy.js";
 import { prepareSession, type SessionOpening } from "./session-opening.js";
 import { checkRuntimeOptions } from "./runtime-options-schema.js";
-import { sessionIdPattern } from "../core/session-stream.js";
+import { sessionIdPattern, sessionStream } from "../core/session-stream.js";
 import { resumeAll, type ResumeAllOptions, type ResumeAllReport } from "./resume-all.js";
 import { linkSignals } from "../util/linked-signal.js";
 import type { OtelTracer } from "../otel/otel-tracer.js";
@@ -189,7 +189,20 @@ export interface RuntimeOptions {
    * and scanned for secrets once more. Default false: spans carry no content.
    */
   traceContent?: boolean;
+  /**
+   * The most sessions whose in-memory state (their folded events) the runtime keeps. Beyond it,
+   * the least recently used **idle** session — no operation queued or running, no
+   * `waitForAnswers()` or auto-resume waiting on it, no secret arguments of a held call that live
+   * only in memory — is released; the log holds everything, so it is loaded again on demand, as
+   * opening it would: by `openSession(id)`, or by the next operation on a `Session` object the host
+   * kept (docs/embedding.md, "Sessions in memory"). A session that is not idle is never released,
+   * so the runtime may hold more than this while more are busy. Default 1 000.
+   */
+  maxOpenSessions?: number;
 }
+
+/** The default of `RuntimeOptions.maxOpenSessions`. */
+export const defaultMaxOpenSessions = 1000;
 
 /** `RuntimeOptions.autoResume`'s callbacks. */
 export interface AutoResumeOptions {
@@ -205,7 +218,8 @@ export interface Runtime {
    * Opens a session, recovering a crashed turn: a new one when the ID is omitted or unknown, unless
    * `create: false`, which throws `UnknownSessionError` for an ID the log does not hold (and
    * creates nothing). A session this runtime already has open is returned reloaded from the log
-   * if another writer appended to it. A session recorded with another provider gets a
+   * if another writer appended to it; one it released from memory (`maxOpenSessions`) is loaded
+   * again — the same `Session` object while the host still holds it. A session recorded with another provider gets a
    * `session.config.changed` naming this runtime's before anything else; one whose unfinished
    * turn holds calls for tools this runtime lacks is refused (`SessionStateError`).
    *
@@ -374,7 +388,20 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const provider = options.provider;
   const decisionsVersion = resolveDecisionsVersion(options.decisionsVersion ?? "latest");
   const upgradeSessions = options.upgradeSessions ?? "on-resume";
-  const open = new Map<string, Promise<Session>>();
+  const maxOpenSessions = options.maxOpenSessions ?? defaultMaxOpenSessions;
+  /** Sessions being opened (their store loading, created or recovered). */
+  const opening = new Map<string, Promise<Session>>();
+  /** Sessions whose state is in memory, least recently used first (a use moves one to the end). */
+  const resident = new Map<string, Session>();
+  /**
+   * Sessions released from memory, weakly: while a host still holds one, `openSession` returns
+   * that same object (one `Session` per ID in a runtime); once the host let go of it, it is gone
+   * and its entry with it.
+   */
+  const released = new Map<string, WeakRef<Session>>();
+  const forgetReleased = new FinalizationRegistry<string>((sessionId) => {
+    if (released.get(sessionId)?.deref() === undefined) released.delete(sessionId);
+  });
   // The read side (events, replay, time travel, fork, audit, verify) is the read API over this log;
   // it follows the registry as MCP servers change their tools. Its time-travel snapshots are an
   // in-memory, bounded cache, never persisted.
@@ -392,7 +419,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     maxTokens: options.history?.maxTokens ?? defaultHistoryMaxTokens,
     ...(options.history?.system !== undefined ? { system: redactor.redactText(wellFormedText(options.history.system)).text } : {}),
   };
-  const opening: SessionOpening = {
+  const sessionOpening: SessionOpening = {
     registry,
     provider: providerInForce,
     leasePolicy,
@@ -426,8 +453,47 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     closing: closing.signal,
     track,
     // After a failed append, the session is taken up again as opening it here would.
-    reopen: (store) => prepareSession(store, false, opening),
+    reopen: (store) => prepareSession(store, false, sessionOpening),
+    residency: {
+      used: (session) => {
+        released.delete(session.id);
+        resident.delete(session.id);
+        resident.set(session.id, session);
+        releaseIdle();
+      },
+      load: (sessionId) => loadStore(sessionId, false),
+    },
   };
+
+  /**
+   * Releases idle sessions, least recently used first, until at most `maxOpenSessions` are in
+   * memory (or only busy ones are left beyond it). A released session's live spans are
+   * forgotten too (loading it again tells the span emitter its history anew), and so is the last
+   * seal the sealer remembers of it (read back from the log at its next seal).
+   */
+  function releaseIdle(): void {
+    if (resident.size <= maxOpenSessions) return;
+    for (const [sessionId, session] of resident) {
+      if (resident.size <= maxOpenSessions) return;
+      if (!session[releaseSession]()) continue;
+      resident.delete(sessionId);
+      spans?.forget(sessionId);
+      sealer?.forget(sessionStream(sessionId));
+      released.set(sessionId, new WeakRef(session));
+      forgetReleased.register(session, sessionId);
+    }
+  }
+
+  /**
+   * A session's store, loaded from the log and created or recovered (\`prepareSession\`): what
+   * opening a session does, and what a released session does before its next operation.
+   */
+  async function loadStore(sessionId: string, create: boolean, leasedRecovery = false): Promise<SessionStore> {
+    // A sealing runtime announces each answer, turn end and new session in a seal before appending it.
+    const store = await SessionStore.load(log, sessionId, spans, sealer !== undefined ? (stream, version, events) => sealer.announce(stream, version, events) : undefined);
+    await prepareSession(store, create, sessionOpening, { leasedRecovery });
+    return store;
+  }
 
   /**
    * Opens a session's store, creating or recovering it. Another host may create, reopen or
@@ -435,9 +501,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
    * the other host appended and prepares again from there.
    */
   async function load(sessionId: string, create: boolean, leasedRecovery = false): Promise<Session> {
-    // A sealing runtime announces each answer, turn end and new session in a seal before appending it.
-    const store = await SessionStore.load(log, sessionId, spans, sealer !== undefined ? (stream, version, events) => sealer.announce(stream, version, events) : undefined);
-    await prepareSession(store, create, opening, { leasedRecovery });
+    const store = await loadStore(sessionId, create, leasedRecovery);
     return new Session(
       store,
       {
@@ -468,18 +532,25 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
    * operation under the lease (resumeAll's), so the opening takes no lease of its own.
    */
   async function openOne(sessionId: string, create: boolean, leasedRecovery = false): Promise<Session> {
-    const opened = open.get(sessionId);
-    if (opened !== undefined) {
-      // Already open here: current with whatever another writer appended since.
-      const session = await opened;
-      await session.refresh();
-      return session;
+    const pending = opening.get(sessionId);
+    const known = resident.get(sessionId) ?? released.get(sessionId)?.deref() ?? (pending !== undefined ? await pending : undefined);
+    if (known !== undefined) {
+      // Already open here (or released while the host kept it): current with whatever another
+      // writer appended since — a released one loads from the log, as opening it would.
+      hosting.residency?.used(known);
+      await known.refresh();
+      return known;
     }
     const session = load(sessionId, create, leasedRecovery);
     track(session);
-    open.set(sessionId, session);
-    session.catch(() => open.delete(sessionId));
-    return session;
+    opening.set(sessionId, session);
+    try {
+      const loaded = await session;
+      hosting.residency?.used(loaded);
+      return loaded;
+    } finally {
+      opening.delete(sessionId);
+    }
   }
 
   // On a LevelDB log, answers other processes hand this one through the owner channel are recorded

@@ -93,6 +93,7 @@ export const RuntimeOptionsSchema = z.strictObject({
   autoResume: z.union([z.boolean(), z.strictObject({ onOutcome: fn.optional(), onError: fn.optional() })]).optional(),
   tracer: withMethods("startSpan").optional(),
   traceContent: z.boolean().optional(),
+  maxOpenSessions: positiveInt.optional(),
 });
 
 /** Where an issue is, as a host would write it: `policy.deny[0].tool`. */

@@ -14,6 +14,11 @@ export class SecretVault {
     return this.#arguments.get(`${turnId}\u0000${index}`);
   }
 
+  /** Whether it holds no secret: then nothing of the session lives only in this process's memory. */
+  get empty(): boolean {
+    return this.#arguments.size === 0;
+  }
+
   /** Forgets a finished turn's secrets. */
   forgetTurn(turnId: string): void {
     for (const key of this.#arguments.keys()) if (key.startsWith(`${turnId}\u0000`)) this.#arguments.delete(key);

@@ -13,7 +13,7 @@ import type { ToolDefinition } from "../tools/define-tool.js";
 import type { StreamSealer } from "../log/seal/stream-sealer.js";
 import { sessionStream } from "../core/session-stream.js";
 import { followSession, type FollowSessionOptions } from "../reader/follow-session.js";
-import type { RecordedTurnlogEvent, SessionLeases } from "../log/event-log.js";
+import type { EventLog, RecordedTurnlogEvent, SessionLeases } from "../log/event-log.js";
 import { SessionBusyError } from "../errors/session-busy-error.js";
 import { recover, type RecoveryDependencies } from "./session-recovery.js";
 import { linkSignals } from "../util/linked-signal.js";
@@ -23,6 +23,9 @@ import type { EditOwner } from "../core/approval-edit.js";
 import { isRecord } from "../util/json-value.js";
 import { readGitLinks } from "../util/git-links.js";
 import { resolveRealPath } from "../util/real-path.js";
+
+/** How the runtime releases an idle session's in-memory state (`Session[releaseSession]`); not exported from turnlog. */
+export const releaseSession = Symbol("turnlog.releaseSession");
 
 /** Options of `session.waitForAnswers`. */
 export interface WaitForAnswersOptions {
@@ -54,6 +57,15 @@ export interface SessionHosting {
    * append failed, so a call whose outcome was not written is treated as a new runtime treats it.
    */
   reopen?: (store: SessionStore) => Promise<void>;
+  /**
+   * `RuntimeOptions.maxOpenSessions`: told when an operation of the session starts (the runtime
+   * keeps its sessions in least-recently-used order and releases idle ones beyond the bound), and
+   * how a released session loads its store again — from the log, as opening it would.
+   */
+  residency?: {
+    used(session: Session): void;
+    load(sessionId: string): Promise<SessionStore>;
+  };
 }
 
 export interface ApprovalAnswer {
@@ -117,11 +129,18 @@ export function watchForAnswers(session: Session): void {
  * with `approve` / `deny` and continue with `resume`. Operations on one session run one at a time.
  */
 export class Session {
+  readonly #id: string;
+  /** The log the session is recorded in: what `events()` follows, released or not. */
+  readonly #log: EventLog;
+  /** The session's events and their fold; `undefined` once the runtime released it (`releaseSession`). */
+  #store: SessionStore | undefined;
   #queue: Promise<unknown> = Promise.resolve();
   /** Operations queued or running: while there are any, this process is the one writing. */
   #busy = 0;
   /** An auto-resume waits for this session's answers. */
   #watching = false;
+  /** `waitForAnswers` calls under way: they follow the log and then read the state again. */
+  #waiting = 0;
   /**
    * An operation's append failed (the log refused an event, or its storage failed): what it left
    * in flight — a started call whose outcome was not written, a provider request without its
@@ -135,15 +154,60 @@ export class Session {
   }
 
   constructor(
-    private readonly store: SessionStore,
+    store: SessionStore,
     private readonly deps: LoopDependencies,
     /** Seals the session's stream after each operation (a turn end, an answer), when the runtime seals. */
     private readonly sealer?: StreamSealer,
     private readonly hosting: SessionHosting = {},
-  ) {}
+  ) {
+    this.#id = store.sessionId;
+    this.#store = store;
+    this.#log = store.log;
+  }
 
   get id(): string {
-    return this.store.sessionId;
+    return this.#id;
+  }
+
+  /**
+   * The session's store. Operations reach it through `#exclusive`, which loads a released session
+   * first; the synchronous reads of a released one (`state()`, `outcome()`, `history()`) are
+   * refused, since loading it means reading the log.
+   */
+  private get store(): SessionStore {
+    if (this.#store === undefined) {
+      throw new SessionStateError(`session ${this.#id} was released from memory (maxOpenSessions): \`await session.refresh()\` (or any operation) loads it again from the log`);
+    }
+    return this.#store;
+  }
+
+  /**
+   * Whether the runtime may release this session's in-memory state (`RuntimeOptions.maxOpenSessions`):
+   * no operation queued or running, no `waitForAnswers` or auto-resume waiting on it, and no
+   * secret arguments of a held call that live only in this process's memory (docs/policy.md#secrets).
+   */
+  #idle(): boolean {
+    return this.#store !== undefined && this.#busy === 0 && this.#waiting === 0 && !this.#watching && this.deps.vault.empty;
+  }
+
+  /**
+   * For the runtime only (`maxOpenSessions`): lets go of the session's in-memory state when it is
+   * idle, and says whether it did. The log holds everything: the next operation loads the session
+   * again, as opening it would.
+   */
+  [releaseSession](): boolean {
+    if (!this.#idle()) return false;
+    this.#store = undefined;
+    return true;
+  }
+
+  /**
+   * Whether the session's state is in memory now: false once the runtime released it
+   * (`RuntimeOptions.maxOpenSessions`) until its next operation or `refresh()` — meanwhile
+   * `state()`, `outcome()` and `history()` throw `SessionStateError`.
+   */
+  get loaded(): boolean {
+    return this.#store !== undefined;
   }
 
   /**
@@ -229,6 +293,15 @@ export class Session {
   async waitForAnswers(options: WaitForAnswersOptions = {}): Promise<SendOutcome> {
     options.signal?.throwIfAborted();
     this.hosting.closing?.throwIfAborted();
+    this.#waiting += 1;
+    try {
+      return await this.#waitForAnswers(options);
+    } finally {
+      this.#waiting -= 1;
+    }
+  }
+
+  async #waitForAnswers(options: WaitForAnswersOptions): Promise<SendOutcome> {
     await this.refresh();
     const held = new Set(pendingApprovals(this.store.state).map((call) => call.callId));
     if (held.size === 0) return this.outcome();
@@ -290,7 +363,7 @@ export class Session {
     const linked = linkSignals([options.signal, this.hosting.closing]);
     let events: AsyncIterableIterator<RecordedTurnlogEvent>;
     try {
-      events = followSession(this.store.log, this.id, { ...options, signal: linked.signal });
+      events = followSession(this.#log, this.id, { ...options, signal: linked.signal });
     } catch (error) {
       linked.dispose();
       throw error;
@@ -513,9 +586,11 @@ export class Session {
   #exclusive<T>(work: () => Promise<T>, options: { seal?: boolean } = {}): Promise<T> {
     const seal = options.seal !== false;
     this.#busy += 1;
+    this.hosting.residency?.used(this);
     const result = this.#queue.then(async () => {
       // Queued before the runtime closed, starting after: refused, nothing appended.
       this.hosting.closing?.throwIfAborted();
+      await this.#restore();
       let value: T;
       const failedAppends = this.store.failedAppends;
       try {
@@ -549,6 +624,19 @@ export class Session {
 
   async #reload(): Promise<void> {
     await this.store.reload();
+    this.deps.sync.forget();
+  }
+
+  /**
+   * Loads a released session from the log, as opening it would (create-runtime.ts): a new store,
+   * checked and recovered by the runtime's opening; what an earlier failed append left is
+   * recovered by that too.
+   */
+  async #restore(): Promise<void> {
+    const residency = this.hosting.residency;
+    if (this.#store !== undefined || residency === undefined) return;
+    this.#store = await residency.load(this.#id);
+    this.#reopenOwed = false;
     this.deps.sync.forget();
   }
 }

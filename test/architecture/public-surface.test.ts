@@ -1,6 +1,8 @@
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
-import { describe, expect, it } from "vitest";
+import { describe, expect, expectTypeOf, it } from "vitest";
+import { followSession, readEvent } from "../../src/index.js";
+import type { LogReader, RecordedEvent, RecordedTurnlogEvent, Runtime, Session } from "../../src/index.js";
 
 // The public surface is what the four entry points export, and docs/embedding.md ("Public
 // surface") lists it: a name exported but not listed, or listed under an entry point that does
@@ -55,5 +57,42 @@ describe("the public surface", () => {
   it("package.json publishes the four entry points", () => {
     const manifest = JSON.parse(readFileSync(resolve(root, "package.json"), "utf8")) as { exports: Record<string, unknown> };
     expect(Object.keys(manifest.exports)).toEqual(expect.arrayContaining([".", "./core", "./testing", "./otel"]));
+  });
+});
+
+// Events reach a host typed: every way to read a session's events hands out the union of the
+// catalogue (`RecordedTurnlogEvent`), parsed through the parse layer, so a `switch (event.type)`
+// narrows `event.data` with no cast. Only the log's own, any-stream reads (`log.readStream`,
+// `followStream`, `log.subscribe`) stay `RecordedEvent`, whose data is `unknown` until `readEvent`.
+describe("the public surface hands out typed events", () => {
+  it("runtime.events, session.events, the reader's events and view, and followSession give RecordedTurnlogEvent", () => {
+    expectTypeOf<Awaited<ReturnType<Runtime["events"]>>>().toEqualTypeOf<RecordedTurnlogEvent[]>();
+    expectTypeOf<ReturnType<Session["events"]>>().toEqualTypeOf<AsyncIterableIterator<RecordedTurnlogEvent>>();
+    expectTypeOf<Awaited<ReturnType<LogReader["events"]>>>().toEqualTypeOf<RecordedTurnlogEvent[]>();
+    expectTypeOf<Awaited<ReturnType<LogReader["view"]>>["events"]>().toEqualTypeOf<RecordedTurnlogEvent[]>();
+    expectTypeOf(followSession).returns.toEqualTypeOf<AsyncIterableIterator<RecordedTurnlogEvent>>();
+    expectTypeOf(readEvent).returns.toEqualTypeOf<RecordedTurnlogEvent>();
+    expectTypeOf<RecordedEvent["data"]>().toBeUnknown();
+  });
+
+  it("a switch on event.type narrows event.data with no cast", () => {
+    const describeEvent = (event: RecordedTurnlogEvent): string => {
+      switch (event.type) {
+        case "turn.completed":
+          expectTypeOf(event.data.text).toEqualTypeOf<string>();
+          return event.data.text;
+        case "turn.tool.succeeded":
+          expectTypeOf(event.data.callId).toEqualTypeOf<string>();
+          return event.data.callId;
+        case "turn.approval.granted":
+          expectTypeOf(event.data.by).toEqualTypeOf<string>();
+          return event.data.by;
+        default:
+          expectTypeOf(event).not.toEqualTypeOf<never>();
+          return event.type;
+      }
+    };
+    const completed = { type: "turn.completed", data: { turnId: "t1", text: "Done." }, meta: { eventId: "e1", stream: "session-s1", streamPosition: 5, globalPosition: 5, recordedAt: "2026-01-01T00:00:00.000Z", schemaVersion: 1, prevHash: "", hash: "" } } as const;
+    expect(describeEvent(readEvent(completed))).toBe("Done.");
   });
 });

@@ -8,7 +8,7 @@ import { LogCorruptedError } from "../../src/errors/log-corrupted-error.js";
 import { LogLockedError } from "../../src/errors/log-locked-error.js";
 import type { RecordedEvent } from "../../src/log/event-log.js";
 import { followStream } from "../../src/log/follow-stream.js";
-import { LevelEventLog } from "../../src/log/level/level-event-log.js";
+import { LevelEventLog, maxCachedHeads } from "../../src/log/level/level-event-log.js";
 import type { LevelEventLogOptions } from "../../src/log/level/level-event-log.js";
 import { LAST_GLOBAL_KEY, globalKey, streamHeadKey, streamIndexKey } from "../../src/log/level/level-keys.js";
 import { startLogChild } from "../support/log-child-process.js";
@@ -73,6 +73,25 @@ describe("LevelEventLog", () => {
       if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
       await exited;
     }
+  });
+
+  describe("a writer that appended to more streams than it keeps heads of", () => {
+    it("reads a forgotten head back exactly: versions, the hash chain and recorded times go on as if it had kept it", async () => {
+      let now = Date.UTC(2026, 5, 1);
+      const log = await open(await freshDirectory(), { durability: "relaxed", clock: { now: () => now } });
+      await log.appendToStream("first", someEvents(1), { expectedStreamVersion: STREAM_DOES_NOT_EXIST });
+      const [first] = await log.readStream("first");
+      // The system clock is set back a day, then the writer appends to more streams than it keeps.
+      now -= 86_400_000;
+      for (let index = 0; index < maxCachedHeads + 50; index += 1) await log.appendToStream(`other-${index}`, someEvents(1));
+      await expect(log.appendToStream("first", someEvents(1), { expectedStreamVersion: STREAM_DOES_NOT_EXIST })).rejects.toMatchObject({ current: 1 });
+      expect(await log.appendToStream("first", someEvents(1), { expectedStreamVersion: 1 })).toMatchObject({ nextExpectedStreamVersion: 2 });
+      const [, second] = await log.readStream("first");
+      expect(second?.meta.prevHash).toBe(first?.meta.hash);
+      // Never recorded before the stream's last event, whatever the clock says.
+      expect(Date.parse(second!.meta.recordedAt)).toBeGreaterThanOrEqual(Date.parse(first!.meta.recordedAt));
+      expect(await log.verify()).toMatchObject({ ok: true });
+    });
   });
 
   describe("durability across reopening", () => {

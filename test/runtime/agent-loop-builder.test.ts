@@ -59,6 +59,7 @@ const samples: { [Key in keyof RuntimeOptions]-?: NonNullable<RuntimeOptions[Key
   autoResume: true,
   tracer,
   traceContent: true,
+  maxOpenSessions: 10,
 };
 
 /** The setter the builder has for an option: `withX` for `x`, the listeners under their own name. */

@@ -175,6 +175,13 @@ interface QueuedBatch {
   reject(error: unknown): void;
 }
 
+/**
+ * The most stream heads a LevelEventLog's writer keeps in memory (one per session it appended
+ * to): beyond it, the heads of the streams least recently appended to are read back from storage
+ * when next needed.
+ */
+export const maxCachedHeads = 4096;
+
 /** Directories this process holds open, so a second open can say who holds the lock. */
 const openInThisProcess = new Set<string>();
 
@@ -193,8 +200,10 @@ const openInThisProcess = new Set<string>();
  */
 export class LevelEventLog implements EventLog {
   /**
-   * Heads of the streams the writer has looked at. Only the writer fills it, because only the
-   * writer knows that no batch is in flight; a reader filling it could cache a stale head.
+   * Heads of the streams the writer has looked at, least recently appended to first. Only the
+   * writer fills it, because only the writer knows that no batch is in flight; a reader filling it
+   * could cache a stale head. Bounded (`maxCachedHeads`): a process that appends to ever more
+   * sessions does not keep one head per session for good.
    */
   private readonly heads = new Map<string, StreamHead>();
   /**
@@ -564,6 +573,7 @@ export class LevelEventLog implements EventLog {
       for (const request of group) request.reject(stopped.error);
       return;
     }
+    this.forgetHeads(group);
     let plan: GroupPlan;
     try {
       await this.loadHeads(group);
@@ -678,7 +688,11 @@ export class LevelEventLog implements EventLog {
    * are told by `writeQueued`, once the group's batch is written.
    */
   private acknowledge(plan: GroupPlan, settled: ReadonlyArray<() => void>): void {
-    for (const [stream, head] of plan.heads) this.heads.set(stream, head);
+    for (const [stream, head] of plan.heads) {
+      // Moved to the end: the cache forgets the streams least recently appended to first.
+      this.heads.delete(stream);
+      this.heads.set(stream, head);
+    }
     this.lastGlobalPosition = plan.lastGlobalPosition;
     for (const settle of settled) settle();
   }
@@ -751,6 +765,24 @@ export class LevelEventLog implements EventLog {
     if (early.length > 0) early.unshift(...told);
     else late.unshift(...told.map((settle) => ({ resolve: settle, reject: settle })));
     return { operations, heads, committed, early, late, lastGlobalPosition, wantsSync };
+  }
+
+  /**
+   * Forgets the heads (and the times, recorded-time.ts) of the streams least recently appended to
+   * beyond `maxCachedHeads`, but not those of `group`. Only while no batch is being written or
+   * queued: storage then holds every head the writer moved, so `loadHeads` reads a forgotten one
+   * back exactly, with the stream's last stored time, as a reopened log does. The writer plans
+   * one group at a time, so nothing uses a head between here and `loadHeads`.
+   */
+  private forgetHeads(group: readonly AppendRequest[]): void {
+    if (this.heads.size <= maxCachedHeads || this.writing || this.queued !== undefined) return;
+    const appending = new Set(group.map((request) => request.stream));
+    for (const stream of this.heads.keys()) {
+      if (this.heads.size <= maxCachedHeads) return;
+      if (appending.has(stream)) continue;
+      this.heads.delete(stream);
+      this.times.forget(stream);
+    }
   }
 
   /** Reads into the cache the heads of the group's streams that the writer has not seen yet. */

@@ -70,6 +70,9 @@ interface StreamRow {
 /** Rows read per query by `readAll`, `verify` and the live tail. */
 const PAGE_SIZE = 1_000;
 
+/** The most streams whose time (recorded-time.ts) a PostgresEventLog keeps between appends. */
+const maxTimedStreams = 4096;
+
 /**
  * The {@link EventLog} on PostgreSQL: many processes, on many machines, share one log.
  *
@@ -423,6 +426,8 @@ export class PostgresEventLog implements EventLog, SessionLeases {
         const row = (results[results.length - 2] as pg.QueryResult<{ head_version: string; head_hash_now: string; first_position: string | null }> | undefined)?.rows[0];
         if (row === undefined) throw new TypeError("begin_append returned no row");
         const lastMs = lastResult<{ last_ms: number | null }>(begun).rows[0]?.last_ms;
+        // Told before every append, so the times of other streams need not be kept: bounded.
+        this.#times.trim(maxTimedStreams);
         if (typeof lastMs === "number") this.#times.observe(stream, lastMs);
         const head: StreamHead = { version: Number(row.head_version), hash: row.head_hash_now };
         const conflict = findVersionConflict(stream, expected, head.version);

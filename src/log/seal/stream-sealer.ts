@@ -89,6 +89,14 @@ export class StreamSealer {
     });
   }
 
+  /**
+   * Forgets the last seal it remembers of `stream` (a runtime released the session from memory):
+   * the next seal of it reads that seal back from the log, as a new sealer would.
+   */
+  forget(stream: string): void {
+    this.#heads.delete(stream);
+  }
+
   /** Stops following the log (call before closing it). */
   dispose(): void {
     this.#unsubscribe();
