@@ -19,6 +19,7 @@ import { upcastStream } from "../core/upcast.js";
 import { decisionChanges, historyChange, turnChange, type DecisionChange } from "./what-if.js";
 import { gateNeedsHostCode } from "../tools/recorded-tool.js";
 import { lexicalRealPath } from "../policy/workspace-confinement.js";
+import { answerOutOfTime } from "../core/approval-deadlines.js";
 
 export interface Divergence {
   /** Stream position of the logged event. */
@@ -54,6 +55,20 @@ export interface SchemaLevelCheck {
   tool: string;
 }
 
+/**
+ * What a tool's `needsApproval` (host code) answered for a call, taken from the log
+ * (`session.environment.observed.hostRules`, decisions version 7): replay never runs the host's
+ * predicate; the gate decision after it is recomputed from this answer.
+ */
+export interface HostRuleTaken {
+  position: number;
+  callId: string;
+  tool: string;
+  needsApproval: boolean;
+  /** The predicate failed (so the call asked): its error, as logged. */
+  error?: string;
+}
+
 export interface ReplayReport {
   identical: boolean;
   /** Decision events recomputed and compared. */
@@ -78,6 +93,8 @@ export interface ReplayReport {
   toolsFromLog: string[];
   /** Plans checked against a recorded schema rather than the host's code (see `toolsFromLog`). */
   schemaLevel: SchemaLevelCheck[];
+  /** The answers of tools' `needsApproval` taken as logged, in log order (decisions version 7). */
+  hostRules: HostRuleTaken[];
 }
 
 export interface ReplayConfiguration {
@@ -116,6 +133,7 @@ export async function verifyReplay(events: AsyncIterable<RecordedEvent> | Iterab
   const unverifiable: Unverifiable[] = [];
   const changes: DecisionChange[] = [];
   const schemaLevel: SchemaLevelCheck[] = [];
+  const hostRules: HostRuleTaken[] = [];
   const toolsFromLog = new Set<string>();
   const inForce = config.toolsInForce === "registry" ? undefined : new ToolsInForce(config.registry);
   const toolsAt = (): ToolsAtPosition => {
@@ -176,6 +194,14 @@ export async function verifyReplay(events: AsyncIterable<RecordedEvent> | Iterab
       divergences.push({ position, type: event.type, path: "type", expected: event.type, actual: typeof missing === "string" ? missing : missing?.type });
       expected = [];
     }
+    // Answers are inputs, taken as logged, but their time is checked against the call's deadline
+    // (decisions version 7): a denial by approval:timeout before it, or an answer after it, is one
+    // this code would not have recorded.
+    const outOfTime = answerOutOfTime(fold.state, event);
+    if (outOfTime !== undefined) divergences.push({ position, type: event.type, path: "meta.recordedAt", ...outOfTime });
+    if (event.type === "session.environment.observed") {
+      for (const { callId, tool, needsApproval, error } of event.data.hostRules ?? []) hostRules.push({ position, callId, tool, needsApproval, ...(error !== undefined ? { error } : {}) });
+    }
     try {
       fold.apply(event);
     } catch (error) {
@@ -200,6 +226,7 @@ export async function verifyReplay(events: AsyncIterable<RecordedEvent> | Iterab
     decisionsVersion: config.decisionsVersion ?? "recorded",
     toolsFromLog: [...toolsFromLog],
     schemaLevel,
+    hostRules,
   };
 }
 
