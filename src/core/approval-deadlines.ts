@@ -23,9 +23,9 @@ export interface ApprovalDeadline {
  * Undefined when the session's decisions version is below 7, the policy sets no timeout, or the
  * gate never held the call.
  */
-export function approvalDeadline(state: SessionState, callId: string): number | undefined {
+export function approvalDeadline(state: SessionState, callId: string, decisionsVersion: number = state.decisionsVersion): number | undefined {
   const timeout = state.policy?.approvalTimeoutMs;
-  if (timeout === undefined || state.decisionsVersion < approvalDeadlineVersion) return undefined;
+  if (timeout === undefined || decisionsVersion < approvalDeadlineVersion) return undefined;
   const heldAt = state.calls.get(callId)?.heldAt;
   if (heldAt === undefined) return undefined;
   const held = Date.parse(heldAt);
@@ -64,15 +64,16 @@ export function expiredApprovals(state: SessionState, now: number): string[] {
 }
 
 /**
- * Whether an answer the log holds was recorded in time, judged on the state right before it:
+ * Whether an answer the log holds was recorded in time, judged on the state right before it
+ * (under `decisionsVersion`, default the session's own; an upgrade preview passes another):
  * a denial by `approval:timeout` recorded before the call's deadline (or of a call with none), or
  * a person's answer recorded at or after it, is not one this code would have recorded. Undefined
  * when the answer is in time (or the event is no answer); otherwise what is wrong, for replay's
  * divergence.
  */
-export function answerOutOfTime(state: SessionState, event: RecordedTurnlogEvent): { expected: string; actual: string } | undefined {
+export function answerOutOfTime(state: SessionState, event: RecordedTurnlogEvent, decisionsVersion: number = state.decisionsVersion): { expected: string; actual: string } | undefined {
   if (event.type !== "turn.approval.granted" && event.type !== "turn.approval.denied") return undefined;
-  const deadline = approvalDeadline(state, event.data.callId);
+  const deadline = approvalDeadline(state, event.data.callId, decisionsVersion);
   const recordedAt = Date.parse(event.meta.recordedAt);
   const timedOut = event.type === "turn.approval.denied" && event.data.rule === approvalTimeoutRule;
   if (timedOut) {

@@ -197,7 +197,7 @@ export async function verifyReplay(events: AsyncIterable<RecordedEvent> | Iterab
     // Answers are inputs, taken as logged, but their time is checked against the call's deadline
     // (decisions version 7): a denial by approval:timeout before it, or an answer after it, is one
     // this code would not have recorded.
-    const outOfTime = answerOutOfTime(fold.state, event);
+    const outOfTime = answerOutOfTime(fold.state, event, config.decisionsVersion ?? fold.state.decisionsVersion);
     if (outOfTime !== undefined) divergences.push({ position, type: event.type, path: "meta.recordedAt", ...outOfTime });
     if (event.type === "session.environment.observed") {
       for (const { callId, tool, needsApproval, error } of event.data.hostRules ?? []) hostRules.push({ position, callId, tool, needsApproval, ...(error !== undefined ? { error } : {}) });
