@@ -17,7 +17,7 @@ export type { DeltaContext, DiscardedAttempt, PendingApproval, SendOutcome } fro
 export type { OtelTracer } from "./otel/otel-tracer.js";
 
 export { defineTool } from "./tools/define-tool.js";
-export type { ToolContext, ToolDefinition, ToolOptions, ToolResult } from "./tools/define-tool.js";
+export type { NeedsApprovalContext, ToolContext, ToolDefinition, ToolOptions, ToolResult } from "./tools/define-tool.js";
 export { registrationPhases, ToolRegistry } from "./tools/tool-registry.js";
 export type { ProviderToolSchema } from "./contracts/tools.js";
 export type { RegistrationPhase, ToolProvider, ToolRegistrationContext } from "./tools/tool-registry.js";
@@ -142,7 +142,7 @@ export { sessionStateProjection } from "./projections/session-state.js";
 export type { CallState, SessionMessage, SessionState, TurnState } from "./projections/session-state.js";
 export { auditDecisions, auditOutcomes, auditRows } from "./projections/audit.js";
 export type { AuditOutcome, AuditRow } from "./projections/audit.js";
-export type { Divergence, ReplayReport, Unverifiable } from "./replay/replay-verifier.js";
+export type { Divergence, HostRuleTaken, ReplayReport, Unverifiable } from "./replay/replay-verifier.js";
 export type { DecisionAndRule, DecisionChange } from "./replay/what-if.js";
 export { currentSchemaVersion, upcastEvent } from "./core/upcast.js";
 export { followSession } from "./reader/follow-session.js";
@@ -150,6 +150,8 @@ export type { FollowSessionOptions } from "./reader/follow-session.js";
 export { readEvent, readEvents } from "./core/read-events.js";
 export type { EventCheck } from "./core/read-events.js";
 export { decisionsVersions, latestDecisionsVersion, resolveDecisionsVersion } from "./core/decision-versions.js";
+export { approvalDeadlines, expiredApprovals } from "./core/approval-deadlines.js";
+export type { ApprovalDeadline } from "./core/approval-deadlines.js";
 export type { DecisionsVersion } from "./core/decision-versions.js";
 export { SnapshotCache } from "./replay/snapshot-cache.js";
 export type { SnapshotCacheOptions } from "./replay/snapshot-cache.js";

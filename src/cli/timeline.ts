@@ -229,6 +229,9 @@ function summarizeEvent(event: TurnlogEvent, context: SummaryContext): string {
     case "turn.approval.granted":
     case "turn.approval.denied": {
       const { callId, by, note } = event.data;
+      if (event.type === "turn.approval.denied" && event.data.rule !== undefined) {
+        return `${toolOf(callId)} ${shortCallId(callId)} denied ${paint("dim", `(${event.data.rule})`)}: nobody answered before its deadline`;
+      }
       const verb = event.type === "turn.approval.granted" ? "approved" : "denied";
       return join(`${toolOf(callId)} ${shortCallId(callId)} ${verb} by ${paint("bold", by)}`, note !== undefined && text(note));
     }

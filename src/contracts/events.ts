@@ -99,6 +99,13 @@ export const EnvironmentObservedSchema = event(
     gitLinks: z
       .array(z.object({ path: z.string(), links: z.array(z.object({ via: z.enum(["repository", "gitdir", "commondir", "worktree"]), directory: z.string() })) }))
       .optional(),
+    /**
+     * The answers of tools' `needsApproval` (host code) for the calls about to be gated (decisions
+     * version 7 on): recorded before the gate decision that reads them, so replay takes each answer
+     * as logged. `error`: the predicate threw (or answered something other than a boolean), which
+     * asks, failing closed (docs/policy.md, "Per-call rules from the host").
+     */
+    hostRules: z.array(z.object({ callId: z.string(), tool: z.string(), needsApproval: z.boolean(), error: z.string().optional() })).optional(),
   }),
 );
 
@@ -282,7 +289,18 @@ export const ApprovalGrantedSchema = event(
     proposedFingerprint: z.string().optional(),
   }),
 );
-export const ApprovalDeniedSchema = event("turn.approval.denied", approval);
+export const ApprovalDeniedSchema = event(
+  "turn.approval.denied",
+  approval.extend({
+    /**
+     * Decisions version 7 on, `approval:timeout`: nobody answered before the call's deadline (its
+     * gate event's recorded time plus the policy's `approvalTimeoutMs`), and the session's
+     * continuer denied it at or after that time (docs/policy.md, "Approval deadlines"). Absent for
+     * a person's denial.
+     */
+    rule: z.literal("approval:timeout").optional(),
+  }),
+);
 
 export const ToolStartedSchema = event(
   "turn.tool.started",
@@ -449,7 +467,7 @@ export const eventCatalogue = {
   "session.config.changed": { schema: SessionConfigChangedSchema, kind: "input", summary: "a new provider, policy, tool set or budgets from here on (a session reopened with another provider)" },
   "session.decisions.upgraded": { schema: DecisionsUpgradedSchema, kind: "input", summary: "the host moved the session to a newer decisions version for later decisions" },
   "session.tools.changed": { schema: ToolsChangedSchema, kind: "input", summary: "the tool set offered changed (a tool added or removed, an MCP server's list changed)" },
-  "session.environment.observed": { schema: EnvironmentObservedSchema, kind: "input", summary: "what the gate read of the machine (real paths through symlinks), recorded before the decision that read it" },
+  "session.environment.observed": { schema: EnvironmentObservedSchema, kind: "input", summary: "what the gate read outside the log (real paths through symlinks, git entries, tools' needsApproval answers), recorded before the decision that read it" },
   "session.user_message.added": { schema: UserMessageAddedSchema, kind: "input", summary: "the user said something" },
   "turn.started": { schema: TurnStartedSchema, kind: "decision", summary: "a provider turn began" },
   "turn.provider.requested": { schema: ProviderRequestedSchema, kind: "decision", summary: "the provider is about to be called (write-ahead)" },
@@ -459,7 +477,7 @@ export const eventCatalogue = {
   "turn.tool_calls.planned": { schema: ToolCallsPlannedSchema, kind: "decision", summary: "each call planned against its tool's schema, or rejected as data" },
   "turn.tool_calls.gated": { schema: ToolCallsGatedSchema, kind: "decision", summary: "the gate's decision and deciding rule for each planned call" },
   "turn.approval.granted": { schema: ApprovalGrantedSchema, kind: "input", summary: "a person approved a held call" },
-  "turn.approval.denied": { schema: ApprovalDeniedSchema, kind: "input", summary: "a person denied a held call" },
+  "turn.approval.denied": { schema: ApprovalDeniedSchema, kind: "input", summary: "a person denied a held call, or its approval deadline passed (rule approval:timeout)" },
   "turn.tool.started": { schema: ToolStartedSchema, kind: "decision", summary: "a tool is about to run (write-ahead)" },
   "turn.tool.succeeded": { schema: ToolSucceededSchema, kind: "input", summary: "a tool returned" },
   "turn.tool.failed": { schema: ToolFailedSchema, kind: "input", summary: "a tool threw, timed out or returned garbage" },

@@ -25,6 +25,12 @@ export const PolicySnapshotSchema = z.object({
    * in one asks in every mode (rule `protected:<name>`; docs/security.md, "Protected paths").
    */
   protectedNames: z.array(z.string()).optional(),
+  /**
+   * Decisions version 7 on: how long a held call waits for a person, in milliseconds of recorded
+   * time from its gate event; unanswered by then, it is denied with rule `approval:timeout`
+   * (docs/policy.md, "Approval deadlines"). Absent: held calls wait for ever.
+   */
+  approvalTimeoutMs: z.number().int().positive().optional(),
 }).meta({ id: "PolicySnapshot" });
 export type PolicySnapshot = z.infer<typeof PolicySnapshotSchema>;
 

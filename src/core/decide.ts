@@ -7,7 +7,7 @@ import { buildRequestHistory } from "../providers/format-history.js";
 import type { HistoryCompressor } from "../history/history-compressor.js";
 import type { NativeHistory } from "../history/native-history.js";
 import type { ProviderRequest } from "../providers/provider.js";
-import { gateToolCall, type GateEnvironment } from "../policy/gate.js";
+import { gateToolCall, hostRuleDecisionsVersion, type GateEnvironment } from "../policy/gate.js";
 import { defaultSecretRedactor, type SecretRedactor } from "../policy/secrets/secret-detector.js";
 import type { CallState, SessionState, TurnState } from "../projections/session-state.js";
 import { defaultMaxResultChars } from "../tools/define-tool.js";
@@ -194,12 +194,13 @@ export function decide(action: DecisionAction, inputs: DecisionInputs): TurnlogE
       };
     }
     case "gateToolCalls": {
+      const environment = gateEnvironment(inputs);
       const decisions = callsOf(state, turn)
         .filter((call) => call.status === "planned")
         .map((call) => {
           const tool = registry.get(call.name);
           // The gate judges the arguments as logged (redacted), so replay can recompute it for every call.
-          return gateToolCall({ callId: call.callId, status: "planned", tool: call.name, input: call.input }, tool, policy, gateEnvironment(inputs));
+          return gateToolCall({ callId: call.callId, status: "planned", tool: call.name, input: call.input }, tool, policy, withHostRuleOf(environment, state, call.callId));
         });
       return { type: "turn.tool_calls.gated", data: { turnId, approvalMode: policy.approvalMode, decisions } };
     }
@@ -282,7 +283,7 @@ function decideHostTool(inputs: DecisionInputs): TurnlogEvent {
     plan = call.inputRedacted ? redactPlan(planned as ToolPlan, inputs.redactor) : (planned as ToolPlan);
   }
   if (plan.status !== "planned") return { type: "session.native_tool.decided", data: { callId: call.callId, plan, decision: null, runs: false } };
-  const decision = gateToolCall(plan, registry.get(call.tool), policy, gateEnvironment(inputs));
+  const decision = gateToolCall(plan, registry.get(call.tool), policy, withHostRuleOf(gateEnvironment(inputs), state, call.callId));
   const runs = decision.decision === "allow" || (decision.decision === "ask" && call.approvedBy !== undefined);
   return { type: "session.native_tool.decided", data: { callId: call.callId, plan, decision, runs } };
 }
@@ -338,6 +339,17 @@ export function gateEnvironment(inputs: Pick<DecisionInputs, "state" | "decision
     ...(approvedCommands !== undefined ? { approvedCommands } : {}),
     decisionsVersion: version,
   };
+}
+
+/**
+ * The gate's environment for one call with what its tool's `needsApproval` answered, as the log
+ * holds it (decisions version 7 on; `session.environment.observed.hostRules`): the live runtime
+ * records the answer before this decision, and replay reads the same entry.
+ */
+function withHostRuleOf(environment: GateEnvironment, state: SessionState, callId: string): GateEnvironment {
+  if ((environment.decisionsVersion ?? 1) < hostRuleDecisionsVersion) return environment;
+  const hostRule = state.hostRules.get(callId);
+  return hostRule === undefined ? environment : { ...environment, hostRule };
 }
 
 function findTurn(state: SessionState, turnId: string): TurnState {

@@ -9,6 +9,7 @@ import { canonicalJson } from "../util/digest.js";
 import type { ProviderTurnContext } from "../../machines/provider-turn.machine.js";
 import { decideEdit, type EditOwner } from "./approval-edit.js";
 import { isKnownDecisionsVersion, latestDecisionsVersion } from "./decision-versions.js";
+import { approvalDeadline, approvalTimeoutBy, approvalTimeoutRule, expiredApprovals } from "./approval-deadlines.js";
 
 /** The provider a runtime answers with, as a session records it. */
 export interface ProviderInForce {
@@ -92,6 +93,13 @@ export interface ApproveCall {
   arguments?: Record<string, unknown>;
   /** The process that runs the session, recording an edit itself: see `EditOwner`. */
   owner?: EditOwner;
+  /**
+   * The recorded time (ms since the epoch) the answer's append will carry — the log's clock as the
+   * appender settles it (`SessionStore.recordedTime()`, `AppendOptions.recordedAt`). Required for
+   * a call with a deadline (decisions version 7, `policy.approvalTimeoutMs`): an answer at or
+   * after it is refused, the call being denied by `approval:timeout`.
+   */
+  recordedAt?: number;
 }
 
 /** A person refuses a held call (see `ApproveCall`). */
@@ -101,6 +109,19 @@ export interface DenyCall {
   by: string;
   note?: string;
   fingerprint?: string;
+  /** See `ApproveCall.recordedAt`. */
+  recordedAt?: number;
+}
+
+/**
+ * Whoever continues a session (a `resume`, a `waitForAnswers`, an auto-resume) denies the held
+ * calls whose deadline has passed at `recordedAt` — the recorded time (ms since the epoch) the
+ * append will carry — with rule `approval:timeout` (decisions version 7, docs/policy.md, "Approval
+ * deadlines"). Nothing is decided when none has.
+ */
+export interface ExpireApprovals {
+  type: "expireApprovals";
+  recordedAt: number;
 }
 
 /** The host cancels the turn under way (its signal aborted, or the runtime closed). */
@@ -149,7 +170,7 @@ export interface RequestHostTool {
 }
 
 /** Every session command, discriminated on `type`. */
-export type SessionCommand = StartSession | ForkSession | ReopenSession | SendMessage | ApproveCall | DenyCall | CancelTurn | SyncSession | RecoverSession | RequestHostTool;
+export type SessionCommand = StartSession | ForkSession | ReopenSession | SendMessage | ApproveCall | DenyCall | ExpireApprovals | CancelTurn | SyncSession | RecoverSession | RequestHostTool;
 
 /**
  * What a command is decided on: the session-state projection and the turn machine as the fold
@@ -189,6 +210,8 @@ export function decideCommand(command: SessionCommand, session: SessionDecisionS
     case "approveCall":
     case "denyCall":
       return answerCall(command, state);
+    case "expireApprovals":
+      return expireApprovals(command, state);
     case "cancelTurn": {
       const turn = activeTurn(state);
       // Nothing under way, or a cancel already owed its stop: nothing more to record.
@@ -293,6 +316,15 @@ function answerCall(command: ApproveCall | DenyCall, state: SessionState): Turnl
   if (command.fingerprint !== undefined && command.fingerprint !== call.decision?.fingerprint) {
     throw new SessionStateError(`call ${callId} is not the call that was reviewed: its fingerprint differs`);
   }
+  const deadline = approvalDeadline(state, callId);
+  if (deadline !== undefined) {
+    if (command.recordedAt === undefined || !Number.isFinite(command.recordedAt)) {
+      throw new TypeError(`call ${callId} has an approval deadline: the answer needs the recorded time its append will carry (recordedAt)`);
+    }
+    if (command.recordedAt >= deadline) {
+      throw new SessionStateError(`call ${callId} was not answered before its deadline (${new Date(deadline).toISOString()}): it is denied by ${approvalTimeoutRule}, and resume() records that`);
+    }
+  }
   const note = command.note !== undefined ? { note: command.note } : {};
   if (command.type === "denyCall") return [{ type: "turn.approval.denied", data: { turnId: call.turnId, callId, fingerprint, by: command.by, scope: "call", ...note } }];
   const scope = command.scope ?? "call";
@@ -314,6 +346,17 @@ function answerCall(command: ApproveCall | DenyCall, state: SessionState): Turnl
       ? { ...(command.commandPrefix !== undefined ? { commandPrefix: command.commandPrefix } : {}), ...(command.commandScope !== undefined ? { commandScope: command.commandScope } : {}) }
       : {};
   return [{ type: "turn.approval.granted", data: { turnId: call.turnId, callId, fingerprint, by: command.by, scope, ...note, ...prefix } }];
+}
+
+/** The denials by `approval:timeout` owed at `recordedAt`, in call order (see `ExpireApprovals`). */
+function expireApprovals(command: ExpireApprovals, state: SessionState): EventOf<"turn.approval.denied">[] {
+  const expired = new Set(expiredApprovals(state, command.recordedAt));
+  return pendingApprovals(state)
+    .filter((call) => expired.has(call.callId))
+    .map((call) => ({
+      type: "turn.approval.denied",
+      data: { turnId: call.turnId, callId: call.callId, fingerprint: call.decision?.fingerprint ?? "", by: approvalTimeoutBy, scope: "call", rule: approvalTimeoutRule },
+    }));
 }
 
 /**

@@ -359,7 +359,7 @@ function apply(step: Step, event: TurnlogEvent): void {
     case "turn.approval.denied": {
       const key = `tool:${event.data.callId}`;
       step.event(key, "turnlog.approval.denied", { "turnlog.approver": event.data.by });
-      step.end(key, { "turnlog.approver": event.data.by, "turnlog.outcome": "denied" }, "denied-by-user");
+      step.end(key, { "turnlog.approver": event.data.by, "turnlog.outcome": "denied" }, event.data.rule === "approval:timeout" ? "approval-timeout" : "denied-by-user");
       return;
     }
     case "turn.tool.started":

@@ -11,5 +11,6 @@ export function resolvePolicy(input: PolicyInput = {}, cwd: string = process.cwd
     blockedRiskClasses: input.blockedRiskClasses ?? ["sandbox-escape"],
     // Only when given: a session started without it records the policy as it always did.
     ...(input.protectedNames !== undefined && input.protectedNames.length > 0 ? { protectedNames: input.protectedNames } : {}),
+    ...(input.approvalTimeoutMs !== undefined ? { approvalTimeoutMs: input.approvalTimeoutMs } : {}),
   });
 }

@@ -53,7 +53,17 @@ export interface GateEnvironment {
    * under.
    */
   decisionsVersion?: number;
+  /**
+   * Decisions version 7 on: what the call's tool's `needsApproval` (host code) answered, as the log
+   * recorded it (`session.environment.observed.hostRules`). `true`, or a predicate that failed
+   * (`error`), turns an `allow` into an `ask` (rule `host:needs-approval`, or
+   * `host:needs-approval-failed`); it never loosens an `ask`, a `deny` or a `block`.
+   */
+  hostRule?: { needsApproval: boolean; error?: string };
 }
+
+/** The decisions version from which the gate reads tools' `needsApproval` answers (`GateEnvironment.hostRule`). */
+export const hostRuleDecisionsVersion = 7;
 
 /**
  * The decisions version from which command tools are judged by containment (docs/security.md#containment-the-classifier-decides-what-may-run-outside-the-sandbox): a
@@ -94,13 +104,26 @@ export function gateToolCall(plan: ToolPlan, tool: GatedTool | undefined, policy
   const riskClass = tool?.risk ?? null;
   try {
     fingerprint = callFingerprint(plan.tool ?? "", plan.input);
-    const verdict = decide(plan, tool, policy, environment);
+    const verdict = withHostRule(decide(plan, tool, policy, environment), environment);
     // Whether the call would run contained is part of the decision from version 4 (docs/security.md#containment-the-classifier-decides-what-may-run-outside-the-sandbox).
     const contained = judgesContainment(environment) && tool?.command !== undefined ? { contained: tool.contained === true } : {};
     return { callId: plan.callId, fingerprint, riskClass, ...verdict, ...contained };
   } catch {
     return { callId: plan.callId, fingerprint, riskClass, decision: "block", rule: "fail-closed:gate-error" };
   }
+}
+
+/**
+ * The host's per-call rule, applied last (docs/policy.md, "Per-call rules from the host"): a call
+ * the policy would let run asks when its tool's `needsApproval` said so or failed (fail closed);
+ * what the policy asks, denies or blocks stays as it decided, in every mode (`read-only` included,
+ * where a read the mode allows then asks).
+ */
+function withHostRule(verdict: Verdict, environment: GateEnvironment): Verdict {
+  const rule = environment.hostRule;
+  if (rule === undefined || verdict.decision !== "allow") return verdict;
+  if (rule.error !== undefined) return { decision: "ask", rule: "host:needs-approval-failed" };
+  return rule.needsApproval ? { decision: "ask", rule: "host:needs-approval" } : verdict;
 }
 
 function decide(plan: ToolPlan, tool: GatedTool | undefined, policy: PolicySnapshot, environment: GateEnvironment): Verdict {

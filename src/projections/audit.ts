@@ -97,7 +97,8 @@ function modelRow(state: SessionState, turn: TurnState, call: CallState): AuditR
     tool: call.name,
     riskClass: call.decision?.riskClass ?? declaredRisk(state, call.name),
     decision: call.decision?.decision ?? null,
-    rule: call.rejection !== undefined ? `rejected:${call.rejection.reason}` : (call.decision?.rule ?? ""),
+    // A denial by deadline is the rule that decided the call's end (the gate's ask stays in `decision`).
+    rule: call.rejection !== undefined ? `rejected:${call.rejection.reason}` : (call.approval?.rule ?? call.decision?.rule ?? ""),
     ...(call.decision?.contained !== undefined ? { contained: call.decision.contained } : {}),
     outcome,
     turn: turn.turnSeq,
@@ -131,7 +132,7 @@ function modelErrorCode(call: CallState, outcome: AuditOutcome): string | undefi
   if (call.packet?.errorCode !== undefined) return call.packet.errorCode;
   if (call.result?.kind === "failed") return call.result.code;
   if (outcome === "rejected") return call.rejection?.reason;
-  if (outcome === "denied") return call.approval?.granted === false ? "denied-by-user" : "denied";
+  if (outcome === "denied") return call.approval?.rule === "approval:timeout" ? "approval-timeout" : call.approval?.granted === false ? "denied-by-user" : "denied";
   return outcome;
 }
 

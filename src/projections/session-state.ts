@@ -60,7 +60,13 @@ export interface CallState {
   input?: unknown;
   rejection?: { reason: RejectionReason; issues?: { path: string; message: string }[] };
   decision?: { decision: GateDecision; rule: string; riskClass: RiskClass | null; fingerprint: string; contained?: boolean };
-  approval?: { granted: boolean; by: string; note?: string; scope: string; fingerprint: string };
+  /**
+   * The answer to a held call. `rule: "approval:timeout"`: nobody answered before its deadline
+   * (decisions version 7 on), and the session's continuer denied it.
+   */
+  approval?: { granted: boolean; by: string; note?: string; scope: string; fingerprint: string; rule?: "approval:timeout" };
+  /** When the gate held the call for a person: its `turn.tool_calls.gated` event's recorded time. */
+  heldAt?: string;
   /**
    * The person approved the call with edited arguments (`turn.approval.granted.arguments`,
    * docs/policy.md#edit-on-approval): `input` and `argumentsText` are the edited ones, which the call
@@ -180,6 +186,12 @@ export interface SessionState {
   realPaths: Map<string, string>;
   /** Git entries the gate read (`session.environment.observed.gitLinks`): entry → the directories it names. */
   gitLinks: Map<string, { via: "repository" | "gitdir" | "commondir" | "worktree"; directory: string }[]>;
+  /**
+   * What tools' `needsApproval` answered (`session.environment.observed.hostRules`, decisions
+   * version 7 on): call ID (a model's call or a host-routed one) → the answer, and the error when
+   * the predicate failed (which asks).
+   */
+  hostRules: Map<string, { needsApproval: boolean; error?: string }>;
   /** Stream position of the last event folded. */
   position: number;
   lastRecordedAt: string | null;
@@ -208,6 +220,7 @@ function initialState(): SessionState {
     environment: null,
     realPaths: new Map(),
     gitLinks: new Map(),
+    hostRules: new Map(),
     position: 0,
     lastRecordedAt: null,
   };
@@ -464,6 +477,7 @@ function evolve(draft: Draft, event: RecordedTurnlogEvent): void {
     case "session.environment.observed": {
       for (const { path, realPath } of event.data.realPaths) draft.realPaths.set(path, realPath);
       for (const { path, links } of event.data.gitLinks ?? []) draft.gitLinks.set(path, links);
+      for (const { callId, needsApproval, error } of event.data.hostRules ?? []) draft.hostRules.set(callId, error !== undefined ? { needsApproval, error } : { needsApproval });
       return;
     }
     case "session.config.changed": {
@@ -564,6 +578,7 @@ function evolve(draft: Draft, event: RecordedTurnlogEvent): void {
           call.position = position;
           call.decision = { decision, rule, riskClass, fingerprint, ...(contained !== undefined ? { contained } : {}) };
           call.status = { allow: "allowed", ask: "awaiting-approval", deny: "denied", block: "blocked" }[decision] as CallStatus;
+          if (decision === "ask") call.heldAt = recorded.meta.recordedAt;
           if (decision === "deny" || decision === "block") countFailure(draft, call.name, decision);
         });
       }
@@ -581,6 +596,7 @@ function evolve(draft: Draft, event: RecordedTurnlogEvent): void {
           scope: event.data.scope,
           fingerprint: event.data.fingerprint,
           ...(event.data.note !== undefined ? { note: event.data.note } : {}),
+          ...(event.type === "turn.approval.denied" && event.data.rule !== undefined ? { rule: event.data.rule } : {}),
         };
         call.status = granted ? "allowed" : "denied";
         if (event.type === "turn.approval.granted" && event.data.arguments !== undefined) {

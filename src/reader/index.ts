@@ -30,6 +30,8 @@ export { turnEndings } from "../core/session-fold.js";
 export { turnMachineGraph, turnPaths } from "../core/turn-paths.js";
 export type { TurnMachineGraph, TurnMachineState, TurnMachineTransition, TurnPath, TurnPathStep } from "../core/turn-paths.js";
 export { activeTurn, pendingApprovals } from "../projections/session-state.js";
+export { approvalDeadlines, expiredApprovals } from "../core/approval-deadlines.js";
+export type { ApprovalDeadline } from "../core/approval-deadlines.js";
 export { auditDecisions, auditOutcomes, auditRows } from "../projections/audit.js";
 export type { CallState, SessionMessage, SessionState, TurnState } from "../projections/session-state.js";
 export type { AuditOutcome, AuditRow } from "../projections/audit.js";

@@ -20,6 +20,7 @@ import { decisionChanges, historyChange, turnChange, type DecisionChange } from 
 import { gateNeedsHostCode } from "../tools/recorded-tool.js";
 import { checkEditedApproval } from "./edited-approval-check.js";
 import { lexicalRealPath } from "../policy/workspace-confinement.js";
+import { answerOutOfTime } from "../core/approval-deadlines.js";
 
 export interface Divergence {
   /** Stream position of the logged event. */
@@ -55,6 +56,20 @@ export interface SchemaLevelCheck {
   tool: string;
 }
 
+/**
+ * What a tool's `needsApproval` (host code) answered for a call, taken from the log
+ * (`session.environment.observed.hostRules`, decisions version 7): replay never runs the host's
+ * predicate; the gate decision after it is recomputed from this answer.
+ */
+export interface HostRuleTaken {
+  position: number;
+  callId: string;
+  tool: string;
+  needsApproval: boolean;
+  /** The predicate failed (so the call asked): its error, as logged. */
+  error?: string;
+}
+
 export interface ReplayReport {
   identical: boolean;
   /** Decision events recomputed and compared. */
@@ -79,6 +94,8 @@ export interface ReplayReport {
   toolsFromLog: string[];
   /** Plans checked against a recorded schema rather than the host's code (see `toolsFromLog`). */
   schemaLevel: SchemaLevelCheck[];
+  /** The answers of tools' `needsApproval` taken as logged, in log order (decisions version 7). */
+  hostRules: HostRuleTaken[];
 }
 
 export interface ReplayConfiguration {
@@ -117,6 +134,7 @@ export async function verifyReplay(events: AsyncIterable<RecordedEvent> | Iterab
   const unverifiable: Unverifiable[] = [];
   const changes: DecisionChange[] = [];
   const schemaLevel: SchemaLevelCheck[] = [];
+  const hostRules: HostRuleTaken[] = [];
   const toolsFromLog = new Set<string>();
   const inForce = config.toolsInForce === "registry" ? undefined : new ToolsInForce(config.registry);
   const toolsAt = (): ToolsAtPosition => {
@@ -186,6 +204,14 @@ export async function verifyReplay(events: AsyncIterable<RecordedEvent> | Iterab
       if (check.kind === "differs") divergences.push({ position, type: event.type, path: check.path, expected: check.expected, actual: check.actual });
       if (check.kind === "host-code") unverifiable.push({ position, type: event.type, callId: event.data.callId, reason: "host-code" });
     }
+    // Answers are inputs, taken as logged, but their time is checked against the call's deadline
+    // (decisions version 7): a denial by approval:timeout before it, or an answer after it, is one
+    // this code would not have recorded.
+    const outOfTime = answerOutOfTime(fold.state, event, config.decisionsVersion ?? fold.state.decisionsVersion);
+    if (outOfTime !== undefined) divergences.push({ position, type: event.type, path: "meta.recordedAt", ...outOfTime });
+    if (event.type === "session.environment.observed") {
+      for (const { callId, tool, needsApproval, error } of event.data.hostRules ?? []) hostRules.push({ position, callId, tool, needsApproval, ...(error !== undefined ? { error } : {}) });
+    }
     try {
       fold.apply(event);
     } catch (error) {
@@ -210,6 +236,7 @@ export async function verifyReplay(events: AsyncIterable<RecordedEvent> | Iterab
     decisionsVersion: config.decisionsVersion ?? "recorded",
     toolsFromLog: [...toolsFromLog],
     schemaLevel,
+    hostRules,
   };
 }
 

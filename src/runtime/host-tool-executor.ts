@@ -3,6 +3,7 @@ import { callFingerprint } from "../policy/fingerprint.js";
 import type { CallState } from "../projections/session-state.js";
 import { decideObserving } from "../core/decide-observing.js";
 import { decideCommand, type RequestHostTool } from "../core/session-decider.js";
+import { askHostRules } from "./host-rules.js";
 import type { LoopDependencies } from "./provider-turn-loop.js";
 import type { SessionStore } from "./session-store.js";
 import { defaultMaxStoredOutputChars, logDirectoryOf, runTool } from "./tool-plan-runner.js";
@@ -72,8 +73,15 @@ export class HostToolExecutor {
     this.deps.sync.synced();
     await this.store.append(requested);
     if (redacted.redacted) this.#rawInputs.set(callId, JSON.stringify(given));
-    const appended = await this.store.appendWith(() =>
-      decideObserving("decideHostTool", {
+    // Decisions version 7: the tool's needsApproval, asked about the host's arguments, answers
+    // first; the answer is recorded in the same append, ahead of the decision that reads it.
+    const definition = this.deps.registry.get(tool);
+    const parsed = definition?.needsApproval !== undefined ? definition.input.safeParse(given) : undefined;
+    const observed = definition !== undefined && parsed?.success === true ? await askHostRules(this.store.state, [{ callId, tool: definition, input: parsed.data, source: "host" }], redactor) : undefined;
+    const appended = await this.store.appendRun((index) => {
+      if (index === 0 && observed !== undefined) return [observed];
+      if (index > (observed !== undefined ? 1 : 0)) return [];
+      return decideObserving("decideHostTool", {
         state: this.store.state,
         registry: this.deps.registry,
         policy: this.store.policy,
@@ -81,8 +89,8 @@ export class HostToolExecutor {
         gate: this.deps.gate,
         rawHostInput: (id) => this.#rawInputs.get(id),
         redactor,
-      }).events,
-    );
+      }).events;
+    });
     const decidedEvent = appended.at(-1);
     if (decidedEvent?.type !== "session.native_tool.decided") throw new Error(`host tool ${callId}: the decision appended ${decidedEvent?.type ?? "nothing"}, not session.native_tool.decided`);
     const decided = decidedEvent.data;

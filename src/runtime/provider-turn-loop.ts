@@ -22,6 +22,9 @@ import { SessionStateError } from "../errors/session-state-error.js";
 import type { SessionSync } from "./session-sync.js";
 import { decideObserving } from "../core/decide-observing.js";
 import { decideCommand } from "../core/session-decider.js";
+import { approvalDeadline, approvalDeadlines } from "../core/approval-deadlines.js";
+import { askHostRules, realInput, type HostRuleCall } from "./host-rules.js";
+import { systemClock } from "../log/event-recording.js";
 import { describeThrown } from "../util/json-value.js";
 import { wellFormedText } from "../util/well-formed-text.js";
 import { turnEndings } from "../core/session-fold.js";
@@ -37,6 +40,11 @@ export interface PendingApproval {
   riskClass: string | null;
   rule: string;
   fingerprint: string;
+  /**
+   * When the call is denied unanswered (rule `approval:timeout`): its gate event's recorded time
+   * plus the policy's `approvalTimeoutMs`, ISO 8601 (decisions version 7). Absent: no deadline.
+   */
+  deadline?: string;
 }
 
 /**
@@ -183,9 +191,14 @@ export class ProviderTurnLoop {
         // What was decided goes to the log before the host hears the outcome; a race lost there
         // is carried on like any other (awaited inside the try).
         if (step.kind === "none") return await this.#handBack(outcomeOf(this.store.state));
-        if (step.kind === "wait") return await this.#handBack(outcomeOf(this.store.state, "awaiting-approval"));
+        if (step.kind === "wait") {
+          // A held call past its deadline is denied (approval:timeout), and the turn goes on.
+          if (await this.#expireApprovals()) continue;
+          return await this.#handBack(outcomeOf(this.store.state, "awaiting-approval"));
+        }
         if (step.kind === "decision" && step.action !== "startTool") {
           if (this.#sync(step.action)) continue;
+          if (step.action === "gateToolCalls" && (await this.#askHostRules())) continue;
           if (step.action === "requestProvider") await this.#waitBeforeRetry(signal);
           const decision = this.#decideAll(step.action);
           // Decided now, appended with the run of decisions it belongs to, before the next effect.
@@ -242,6 +255,23 @@ export class ProviderTurnLoop {
     await this.store.flush(endsTurn ? {} : { durable: false });
   }
 
+  /**
+   * Records the denials by `approval:timeout` the held calls owe at the time the append carries
+   * (decisions version 7, `policy.approvalTimeoutMs`): true when it recorded any. The log's clock
+   * decides, read once for the append (`SessionStore.recordedTime`), so replay judges the same time.
+   */
+  async #expireApprovals(): Promise<boolean> {
+    const first = approvalDeadlines(this.store.state)[0];
+    // The batch's time is never before the clock's reading nor the stream's last time: before
+    // both reach the first deadline, nothing can be owed (and nothing is appended to find out).
+    const last = this.store.state.lastRecordedAt;
+    const lowest = Math.max((this.store.log.clock ?? systemClock).now(), last === null ? Number.NEGATIVE_INFINITY : Date.parse(last));
+    if (first === undefined || lowest < first.deadline) return false;
+    await this.store.flush();
+    const denied = await this.store.appendWith(() => decideCommand({ type: "expireApprovals", recordedAt: this.store.recordedTime() }, this.store.fold));
+    return denied.length > 0;
+  }
+
   /** Appends (durably) what is staged before an outcome reaches the host. */
   async #handBack(outcome: SendOutcome): Promise<SendOutcome> {
     await this.store.flush();
@@ -267,6 +297,29 @@ export class ProviderTurnLoop {
     this.store.stage(owed);
     sync.synced();
     return owed.length > 0;
+  }
+
+  /**
+   * Before the gate decides (decisions version 7 on): asks the `needsApproval` of the tools of the
+   * turn's planned calls and stages their answers (`session.environment.observed.hostRules`), which
+   * the gate then reads from the state. True when it staged something. A call's real arguments are
+   * used when the log holds them redacted and this process still has them.
+   */
+  async #askHostRules(): Promise<boolean> {
+    const { state } = this.store;
+    const turn = activeTurn(state);
+    if (turn === undefined) return false;
+    const calls: HostRuleCall[] = [];
+    for (const callId of turn.callIds) {
+      const call = state.calls.get(callId);
+      const tool = call?.status === "planned" ? this.deps.registry.get(call.name) : undefined;
+      if (call === undefined || tool?.needsApproval === undefined) continue;
+      calls.push({ callId, tool, input: realInput(tool, call.input, call.argumentsRedacted === true ? this.deps.vault.get(call.turnId, call.index) : undefined), source: "model" });
+    }
+    const observed = await askHostRules(state, calls, this.deps.redactor);
+    if (observed === undefined) return false;
+    this.store.stage([observed]);
+    return true;
   }
 
   #decideAll(action: DecisionAction): Decision {
@@ -401,6 +454,7 @@ export function outcomeOf(state: SessionState, status?: SendOutcome["status"]): 
     riskClass: call.decision?.riskClass ?? null,
     rule: call.decision?.rule ?? "",
     fingerprint: call.decision?.fingerprint ?? "",
+    ...deadlineOf(state, call.callId),
   }));
   if (status === "awaiting-approval" || pending.length > 0) return { status: "awaiting-approval", pendingApprovals: pending };
   const turn = activeTurn(state);
@@ -416,3 +470,8 @@ export function outcomeOf(state: SessionState, status?: SendOutcome["status"]): 
   return { status: "idle", pendingApprovals: [] };
 }
 
+
+function deadlineOf(state: SessionState, callId: string): { deadline?: string } {
+  const deadline = approvalDeadline(state, callId);
+  return deadline === undefined ? {} : { deadline: new Date(deadline).toISOString() };
+}

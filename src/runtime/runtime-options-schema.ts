@@ -38,6 +38,7 @@ export const PolicyInputSchema = z.strictObject({
   allow: z.array(PolicyRuleInputSchema).optional(),
   blockedRiskClasses: z.array(RiskClassSchema).optional(),
   protectedNames: z.array(z.string().min(1).regex(/^[^\\/]+$/, { error: "expected a file or directory name, not a path" })).optional(),
+  approvalTimeoutMs: positiveInt.optional(),
 });
 
 /** `RuntimeOptions.budgets`: partial overrides of the defaults. */

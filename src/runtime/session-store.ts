@@ -133,6 +133,8 @@ export class SessionStore {
   #staged: Staged | undefined;
   /** The last time this store settled, with the monotonic reading then (see `#now`). */
   #anchor: TimeAnchor | undefined;
+  /** A time a build read (`recordedTime`) before it staged anything: the next batch takes it. */
+  #settledTime: number | undefined;
 
   private constructor(
     readonly log: EventLog,
@@ -163,6 +165,7 @@ export class SessionStore {
    */
   async reload(): Promise<void> {
     this.discardStaged();
+    this.#settledTime = undefined;
     const history = this.#version === 0;
     // The observer has been told the events up to here; a refold does not tell them again.
     const told = this.#version;
@@ -347,10 +350,28 @@ export class SessionStore {
     this.#stage(events);
   }
 
+  /**
+   * The `recordedAt` (ms since the epoch) the events a build stages now will carry: the staged
+   * batch's settled time, or, before anything is staged, a time settled now that the batch then
+   * takes. For a decision that reads time — an answer judged against its approval deadline, the
+   * denials a deadline owes — so that it decides on the very time the log records. Read it only
+   * inside a build (`appendWith`, `appendRun`): a time read and not staged is forgotten when the
+   * build's append ends.
+   */
+  recordedTime(): number {
+    if (this.#staged !== undefined) return this.#staged.recordedAt;
+    this.#settledTime ??= this.#now();
+    return this.#settledTime;
+  }
+
   #stage(events: readonly TurnlogEvent[]): void {
     if (events.length === 0) return;
     if (checkBuiltEvents) events.forEach(checkBuilt);
-    const staged = (this.#staged ??= { events: [], before: this.#fold.checkpoint(), recordedAt: this.#now() });
+    if (this.#staged === undefined) {
+      this.#staged = { events: [], before: this.#fold.checkpoint(), recordedAt: this.#settledTime ?? this.#now() };
+      this.#settledTime = undefined;
+    }
+    const staged = this.#staged;
     const recordedAt = new Date(staged.recordedAt).toISOString();
     const at = this.#fold.checkpoint();
     const first = this.#version + staged.events.length + 1;
@@ -465,6 +486,8 @@ export class SessionStore {
           this.#inDrain = false;
         }
       }
+      // A time a build read without staging anything belongs to no batch.
+      this.#settledTime = undefined;
       const staged = this.#staged;
       if (staged === undefined) {
         for (const { request } of built) settle.push(() => request.resolve([]));

@@ -26,6 +26,9 @@ import { resolveRealPath } from "../util/real-path.js";
 
 /** How the runtime releases an idle session's in-memory state (`Session[releaseSession]`); not exported from turnlog. */
 export const releaseSession = Symbol("turnlog.releaseSession");
+import { approvalDeadlines } from "../core/approval-deadlines.js";
+import { systemClock } from "../log/event-recording.js";
+import { setTimeout as sleep } from "node:timers/promises";
 
 /** Options of `session.waitForAnswers`. */
 export interface WaitForAnswersOptions {
@@ -280,7 +283,10 @@ export class Session {
    * by any other process on the same log (a reviewer's `approve` / `deny`, `turnlog approve`).
    * It follows the session's stream (`session.events()`; on PostgreSQL it wakes on NOTIFY), then
    * reloads and resolves with `session.outcome()`: `needs-resume` when the turn is ready to
-   * continue with `resume()`. With nothing held it resolves at once. Rejects with the signal's
+   * continue with `resume()`. With nothing held it resolves at once. A held call with a deadline
+   * (decisions version 7, `policy.approvalTimeoutMs`) ends the wait at that deadline, by the log's
+   * clock: the wait then records the call's denial (rule `approval:timeout`) and resolves
+   * `needs-resume`. Rejects with the signal's
    * reason when `signal` aborts, and with `RuntimeClosedError` when the runtime closes.
    *
    * @example
@@ -306,8 +312,12 @@ export class Session {
     const held = new Set(pendingApprovals(this.store.state).map((call) => call.callId));
     if (held.size === 0) return this.outcome();
     const turnId = activeTurn(this.store.state)?.turnId;
+    // Decisions version 7: the wait ends at the first held call's deadline too (approval:timeout).
+    const deadline = approvalDeadlines(this.store.state)[0]?.deadline;
+    const deadlinePassed = new AbortController();
     // Ends with the host's signal or the runtime's close, whichever comes first, and rejects with its reason.
-    const linked = linkSignals([options.signal, this.hosting.closing]);
+    const linked = linkSignals([options.signal, this.hosting.closing, deadlinePassed.signal]);
+    const timer = deadline !== undefined ? this.#untilDeadline(deadline, linked.signal).then(() => deadlinePassed.abort()) : undefined;
     try {
       for await (const event of this.events({ after: this.store.version, signal: linked.signal })) {
         if (event.type === "turn.approval.granted" || event.type === "turn.approval.denied") held.delete(event.data.callId);
@@ -315,12 +325,49 @@ export class Session {
         const ended = (event.type === "turn.stopped" || event.type === "turn.failed" || event.type === "turn.completed") && event.data.turnId === turnId;
         if (held.size === 0 || ended) break;
       }
-      linked.signal.throwIfAborted();
+      options.signal?.throwIfAborted();
+      this.hosting.closing?.throwIfAborted();
     } finally {
+      // The deadline's wait ends with the wait for answers, whichever ended it.
+      if (!deadlinePassed.signal.aborted) deadlinePassed.abort();
       linked.dispose();
+      await timer;
     }
     await this.refresh();
+    // The deadline passed with calls still held: this wait records their denial, as resume() would.
+    if (deadline !== undefined && pendingApprovals(this.store.state).length > 0) {
+      // Lost to another writer (an answer, another host's denial): the log, reloaded, tells the outcome.
+      await this.#expireApprovals().catch((error: unknown) => {
+        if (!ExpectedVersionConflictError.isInstance(error)) throw error;
+      });
+    }
     return this.outcome();
+  }
+
+  /**
+   * Resolves once the log's clock reaches `deadline` (ms), waiting with the runtime's clock
+   * (`clock.sleep` when it has one, so a test moves time without waiting), or when `signal` aborts.
+   */
+  async #untilDeadline(deadline: number, signal: AbortSignal): Promise<void> {
+    const recordedClock = this.store.log.clock ?? systemClock;
+    const { clock } = this.deps;
+    try {
+      for (let left = deadline - recordedClock.now(); left > 0 && !signal.aborted; left = deadline - recordedClock.now()) {
+        await (clock.sleep !== undefined ? clock.sleep(left, signal) : sleep(left, undefined, { signal }));
+      }
+    } catch (error) {
+      // Aborted: the wait ended otherwise.
+      if (!signal.aborted) throw error;
+    }
+  }
+
+  /**
+   * Denies, with rule `approval:timeout`, the held calls whose deadline has passed at the time
+   * the append carries (the session decider's `expireApprovals`); nothing when none has. Like an
+   * answer, it needs no lease: the session's next `resume()` continues the turn.
+   */
+  #expireApprovals(): Promise<unknown> {
+    return this.#exclusive(() => this.store.appendWith(() => decideCommand({ type: "expireApprovals", recordedAt: this.store.recordedTime() }, this.store.fold)));
   }
 
   /**
@@ -470,7 +517,8 @@ export class Session {
             ...(answer.arguments !== undefined ? { arguments: answer.arguments, owner: this.#editOwner(callId) } : {}),
           }
         : { type: "denyCall", ...answered };
-      await this.store.append(decideCommand(command, this.store.fold));
+      // Decided on the time the append will carry: an answer past the call's deadline is refused.
+      await this.store.appendWith(() => decideCommand({ ...command, recordedAt: this.store.recordedTime() }, this.store.fold));
     });
   }
 

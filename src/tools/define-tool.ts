@@ -23,6 +23,15 @@ export interface ToolContext {
   clearance?: { rule: string; approvedBy?: string };
 }
 
+/** What a tool's `needsApproval` is told besides the call's arguments. */
+export interface NeedsApprovalContext {
+  sessionId: string;
+  callId: string;
+  tool: string;
+  /** `model`: a call the model proposed; `host`: a host-routed call (`session.runTool`). */
+  source: "model" | "host";
+}
+
 /** A handler returns a string, or an explicit result. */
 export type ToolResult = string | { ok: boolean; content: string; metadata?: Record<string, unknown> };
 
@@ -61,6 +70,17 @@ export interface ToolOptions<Input extends z.ZodType> {
    * the gate relies on.
    */
   contained?: boolean;
+  /**
+   * The host's per-call rule (decisions version 7 on): `true` makes the gate ask a person about
+   * this call where the policy would let it run (rule `host:needs-approval`); `false` leaves the
+   * policy to decide. It never loosens what the policy asks, denies or blocks. It runs once per
+   * call, before the gate decides, with the arguments as planned (when they held a secret, the real
+   * ones while this process has them) — or a host-routed call's, as the host gave them — and its answer
+   * is recorded as an input (`session.environment.observed.hostRules`), which replay takes as
+   * logged. One that throws, or answers anything but a boolean, asks (`host:needs-approval-failed`)
+   * and its error is recorded (docs/policy.md, "Per-call rules from the host").
+   */
+  needsApproval?(input: z.infer<Input>, ctx: NeedsApprovalContext): boolean | Promise<boolean>;
 }
 
 /** A tool as the runtime holds it: options resolved, defaults applied. */
@@ -107,6 +127,7 @@ export function defineTool<Input extends z.ZodType>(options: ToolOptions<Input>)
     throw new TypeError(`tool "${options.name}" needs a zod schema as its input`);
   }
   if (typeof options.run !== "function") throw new TypeError(`tool "${options.name}" needs a run function`);
+  if (options.needsApproval !== undefined && typeof options.needsApproval !== "function") throw new TypeError(`tool "${options.name}" has a needsApproval that is not a function`);
   // Both providers take only an object schema for a tool's arguments.
   const parameters: unknown = options.parameters;
   if (parameters !== undefined && (typeof parameters !== "object" || parameters === null || Array.isArray(parameters) || (parameters as { type?: unknown }).type !== "object")) {

@@ -9,7 +9,8 @@ export interface CallForPacket {
   maxResultChars: number;
   rejection?: { reason: RejectionReason; issues?: { path: string; message: string }[] };
   decision?: GateDecision;
-  approval?: { granted: boolean; note?: string };
+  /** `rule: "approval:timeout"`: nobody answered before the call's deadline (decisions version 7). */
+  approval?: { granted: boolean; note?: string; rule?: string };
   /** `stored`: the output was logged cut (`turn.tool.succeeded.stored`); `output` is its head and tail. */
   result?: { kind: "succeeded"; output: string; stored?: StoredCut } | { kind: "failed"; code: string; message: string; stored?: StoredCut } | { kind: "interrupted" };
 }
@@ -44,6 +45,9 @@ function packetFor(call: CallForPacket): Packet {
   }
   if (call.decision === "block") return notRun(base, "blocked", "Error: not run: the security policy blocks this call. Do not retry it; choose another approach.", call.maxResultChars);
   if (call.decision === "deny") return notRun(base, "denied", "Error: not run: the policy does not allow this call in this session.", call.maxResultChars);
+  if (call.approval?.granted === false && call.approval.rule === "approval:timeout") {
+    return notRun(base, "approval-timeout", "Error: not run: nobody approved this call before its approval deadline passed.", call.maxResultChars);
+  }
   if (call.approval?.granted === false) {
     const note = call.approval.note ? ` Their reason: ${call.approval.note}` : "";
     return notRun(base, "denied-by-user", `Error: not run: the user denied this call.${note}`, call.maxResultChars);

@@ -13,7 +13,7 @@ import { verifyReplay } from "../../src/replay/replay-verifier.js";
 import { ToolRegistry } from "../../src/tools/tool-registry.js";
 import { workspaceTools } from "../../src/tools/workspace/workspace-tools.js";
 import { resolveRealPath } from "../../src/util/real-path.js";
-import { fakeShell, workspace } from "../support/tools.js";
+import { fakeShell, transferTool, workspace } from "../support/tools.js";
 import { runTurnlogInProcess } from "../cli/support/turnlog-in-process.js";
 
 /*
@@ -72,6 +72,12 @@ const jsonGoldens: Record<string, JsonGolden> = {
   // Edit on approval (version 7), in ask mode with the in-memory tools: a read runs, a write of a
   // summary with a typo is held and approved with edited content; the write runs with the edit.
   "v7-edited-approval-session.json": { versions: [7], tools: () => new ToolRegistry(workspace().tools), gate: noMachine },
+  // Approval deadlines of version 7: a write nobody answered within approvalTimeoutMs is denied by
+  // approval:timeout at the resume after its deadline; the same write, asked again, is approved in time.
+  "v7-approval-timeout-session.json": { versions: [7], tools: () => new ToolRegistry(workspace().tools), gate: noMachine },
+  // A tool's needsApproval of version 7, its answers recorded before the gate: false runs, true
+  // asks (approved), a throwing predicate asks (denied).
+  "v7-needs-approval-session.json": { versions: [7], tools: () => new ToolRegistry([...workspace().tools, transferTool()]), gate: noMachine },
 };
 
 /** The LevelDB directories of version 1, as `turnlog demo` and `turnlog run` wrote them. */

@@ -10,7 +10,7 @@ import { verifyReplay } from "../../src/replay/replay-verifier.js";
 import { formatDecisionChange } from "../../src/replay/what-if.js";
 import { ToolRegistry } from "../../src/tools/tool-registry.js";
 import { resolveRealPath } from "../../src/util/real-path.js";
-import { workspace } from "../support/tools.js";
+import { transferTool, workspace } from "../support/tools.js";
 import { auditRows } from "../../src/projections/audit.js";
 import { callFingerprint } from "../../src/policy/fingerprint.js";
 import { sessionHistory } from "../../src/providers/format-history.js";
@@ -166,5 +166,95 @@ describe("golden log: v7-edited-approval-session.json (decisions version 7, edit
       expect(text, format).toContain("Ship on Friday (owner: Ann).");
       expect(text, format).not.toContain("Fridy");
     }
+  });
+});
+
+/** A copy of a golden log with one event's recorded time moved (the chain is not what replay checks). */
+function withTime(events: readonly RecordedEvent[], position: number, recordedAt: string): RecordedEvent[] {
+  return events.map((event) => (event.meta.streamPosition === position ? { ...event, meta: { ...event.meta, recordedAt } } : event));
+}
+
+describe("golden log: v7-approval-timeout-session.json (decisions version 7)", () => {
+  // `ask` mode, approvalTimeoutMs 60 000, the in-memory tools of test/support/tools.ts over a temp
+  // directory deleted after recording: a read runs and a write is held at 08:00:00.004; nobody
+  // answers, and the resume at 08:01:00.006 denies it (approval:timeout, by turnlog); the model is
+  // told. Asked again, the write is held at 08:01:00.015 and alice approves it 30 s later.
+  const events = load("v7-approval-timeout-session.json");
+  const tools = () => new ToolRegistry(workspace().tools);
+
+  it("replays identical under the current code, with an intact hash chain", async () => {
+    const report = await verifyReplay(events, { registry: tools() });
+    expect(report).toMatchObject({ identical: true, divergences: [], changes: [] });
+    expect(verifyChain("session-v7-approval-timeout", events.map((event) => ({ position: event.meta.streamPosition, raw: JSON.stringify(event) })))).toMatchObject({ ok: true, checked: events.length });
+  });
+
+  it("holds the story: the timed-out write never ran, its packet says so, the approved one ran", () => {
+    const state = foldEvents(sessionStateProjection, readEvents(events));
+    expect(state.policy?.approvalTimeoutMs).toBe(60_000);
+    expect([...state.calls.values()].map((call) => [call.callId, call.status, call.approval?.rule ?? call.approval?.by ?? null])).toEqual([
+      ["call_read", "succeeded", null],
+      ["call_write", "denied", "approval:timeout"],
+      ["call_write_again", "succeeded", "alice"],
+    ]);
+    expect(state.calls.get("call_write")?.packet).toMatchObject({ ok: false, errorCode: "approval-timeout" });
+    expect(events.find((event) => event.type === "turn.approval.denied")?.meta).toMatchObject({ streamPosition: 12, recordedAt: "2026-12-06T08:01:00.006Z" });
+  });
+
+  it("a denial by approval:timeout recorded before the deadline, or an approval recorded after it, is a divergence", async () => {
+    const early = await verifyReplay(withTime(events, 12, "2026-12-06T08:01:00.003Z"), { registry: tools() });
+    expect(early.divergences).toEqual([{ position: 12, type: "turn.approval.denied", path: "meta.recordedAt", expected: "2026-12-06T08:01:00.003Z", actual: "not before the deadline 2026-12-06T08:01:00.004Z" }]);
+    const late = await verifyReplay(withTime(events, 32, "2026-12-06T08:02:00.015Z"), { registry: tools() });
+    expect(late.divergences).toEqual([
+      { position: 32, type: "turn.approval.granted", path: "meta.recordedAt", expected: "2026-12-06T08:02:00.015Z", actual: "before the deadline 2026-12-06T08:02:00.015Z (the call is denied by approval:timeout)" },
+    ]);
+  });
+
+  it("under decisions version 6 a held call has no deadline: the timeout denial is one that version would never record", async () => {
+    const report = await verifyReplay(events, { registry: tools(), decisionsVersion: 6 });
+    expect(report.divergences).toEqual([expect.objectContaining({ position: 12, path: "meta.recordedAt" })]);
+  });
+});
+
+describe("golden log: v7-needs-approval-session.json (decisions version 7)", () => {
+  // `auto-edit`, trusted, over a temp directory deleted after recording, with `transferTool()`
+  // (test/support/tools.ts): its needsApproval answers false for 5 and true for 500 (recorded at
+  // #10, before the gate at #12), so 5 and a read run unasked and 500 asks (host:needs-approval)
+  // and alice approves it; then it throws for 13 (#36), which asks (host:needs-approval-failed)
+  // and alice denies.
+  const events = load("v7-needs-approval-session.json");
+  const tools = () => new ToolRegistry([...workspace().tools, transferTool()]);
+
+  it("replays identical under the current code, taking the needsApproval answers as logged", async () => {
+    const report = await verifyReplay(events, { registry: tools() });
+    expect(report).toMatchObject({ identical: true, divergences: [], changes: [] });
+    expect(report.hostRules).toEqual([
+      { position: 10, callId: "call_small", tool: "transfer", needsApproval: false },
+      { position: 10, callId: "call_large", tool: "transfer", needsApproval: true },
+      { position: 36, callId: "call_odd", tool: "transfer", needsApproval: true, error: "the limits service refused to judge 13" },
+    ]);
+    expect(verifyChain("session-v7-needs-approval", events.map((event) => ({ position: event.meta.streamPosition, raw: JSON.stringify(event) })))).toMatchObject({ ok: true, checked: events.length });
+  });
+
+  it("replays identical without the host's code for the tool too: its predicate is never run", async () => {
+    const report = await verifyReplay(events, { registry: new ToolRegistry(workspace().tools) });
+    expect(report).toMatchObject({ identical: true, toolsFromLog: ["transfer"], changes: [] });
+  });
+
+  it("holds the story: what asked, by which rule, and what ran", () => {
+    const state = foldEvents(sessionStateProjection, readEvents(events));
+    expect([...state.calls.values()].map((call) => [call.callId, call.decision?.decision, call.decision?.rule, call.status])).toEqual([
+      ["call_small", "allow", "mode:auto-edit", "succeeded"],
+      ["call_large", "ask", "host:needs-approval", "succeeded"],
+      ["call_read", "allow", "mode:auto-edit", "succeeded"],
+      ["call_odd", "ask", "host:needs-approval-failed", "denied"],
+    ]);
+  });
+
+  it("under decisions version 6 the gate reads no answer: both transfers would run unasked", async () => {
+    const report = await verifyReplay(events, { registry: tools(), decisionsVersion: 6 });
+    expect(report.changes.map(formatDecisionChange)).toEqual(expect.arrayContaining([
+      expect.stringContaining("call_large transfer: ask (host:needs-approval) → allow (mode:auto-edit)"),
+      expect.stringContaining("call_odd transfer: ask (host:needs-approval-failed) → allow (mode:auto-edit)"),
+    ]));
   });
 });

@@ -102,3 +102,25 @@ export function cancellingTool(controller: AbortController) {
       }),
   });
 }
+
+/**
+ * A `transfer` tool whose `needsApproval` (decisions version 7) asks a person about amounts over
+ * 100 and fails on 13 (to show a failing predicate asks); `ran` records each run. The tool of
+ * `test/fixtures/logs/v7-needs-approval-session.json`.
+ */
+export function transferTool(ran: string[] = []) {
+  return defineTool({
+    name: "transfer",
+    description: "Move money between the user's own accounts",
+    risk: "workspace-write",
+    input: z.object({ amount: z.number() }),
+    needsApproval: ({ amount }) => {
+      if (amount === 13) throw new Error("the limits service refused to judge 13");
+      return amount > 100;
+    },
+    run: ({ amount }, context) => {
+      ran.push(`${context.callId} ${amount}`);
+      return `moved ${amount}`;
+    },
+  });
+}

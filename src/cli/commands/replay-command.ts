@@ -116,6 +116,7 @@ async function replaySession(sessionId: string, options: { location: ResolvedLog
     if (decisionsVersion !== undefined && shown.identical) print(paint("good", `every decision the same under decisions version ${decisionsVersion}`));
     for (const divergence of shown.divergences) print(`  ${formatDivergence(divergence)}`);
     for (const entry of shown.unverifiable) print(paint("dim", `  #${entry.position} ${entry.type} ${entry.callId}: not verifiable (${unverifiableReasons[entry.reason]})`));
+    printHostRules(shown, context);
   }
   return report.identical && !changed ? exitCodes.ok : exitCodes.failure;
 }
@@ -208,6 +209,16 @@ function printToolsFromLog(report: ReplayReport, context: CommandContext): void 
       `tools replayed from their recorded definitions (the host's code is not here): ${report.toolsFromLog.join(", ")} — ${plural(report.schemaLevel.length, "plan")} checked against the recorded schema, ${plural(hostCode, "gate decision")} taken as logged; every other decision checked exactly`,
     ),
   );
+}
+
+/** Lists the answers of tools' `needsApproval` (host code) replay took from the log instead of recomputing them. */
+function printHostRules(report: ReplayReport, context: CommandContext): void {
+  if (report.hostRules.length === 0) return;
+  context.print(context.paint("dim", `${plural(report.hostRules.length, "needsApproval answer")} of the host's code taken as logged (the gate decisions after them recomputed):`));
+  for (const entry of report.hostRules) {
+    const answer = entry.error !== undefined ? `failed (${entry.error}), so it asked` : entry.needsApproval ? "needs approval" : "no approval needed";
+    context.print(context.paint("dim", `  #${entry.position} ${entry.callId} ${entry.tool}: ${answer}`));
+  }
 }
 
 /** `--decisions latest` or a version number; anything else is a usage error. */
