@@ -1,4 +1,5 @@
 import type { EventOf, TurnlogEvent } from "../contracts/events.js";
+import type { EditOwner } from "../core/approval-edit.js";
 import { appendedEvents, readEvents } from "../core/read-events.js";
 import { decideCommand, type ApproveCall, type DenyCall } from "../core/session-decider.js";
 import { SessionFold } from "../core/session-fold.js";
@@ -8,6 +9,7 @@ import { LogCorruptedError } from "../errors/log-corrupted-error.js";
 import { SessionStateError } from "../errors/session-state-error.js";
 import { UnknownSessionError } from "../errors/unknown-session-error.js";
 import type { EventLog, RecordedTurnlogEvent } from "../log/event-log.js";
+import { systemClock } from "../log/event-recording.js";
 import { findChangedEvent } from "../log/hash-chain.js";
 import { answerChannelOf, type OwnerHandler } from "../log/level/owner-channel.js";
 import { isAlwaysSealed } from "../log/seal/seal-record.js";
@@ -81,6 +83,13 @@ export interface AnswerRecording {
   tools?: ToolRegistry;
   /** Announces and seals the answer, when the log is sealed (docs/embedding.md, "Sealing the log"). */
   sealer?: StreamSealer;
+  /**
+   * The process that runs the session, judging an edit of a held call of tool `toolName` with the
+   * tool as it will run and the machine's real paths (`EditOwner`, docs/policy.md#edit-on-approval):
+   * a runtime holding a LevelDB log answers its owner channel with it. Without it, an edit is judged
+   * from the log alone.
+   */
+  editOwner?: (toolName: string) => EditOwner;
 }
 
 /**
@@ -121,17 +130,24 @@ export async function recordAnswer(log: EventLog, sessionId: string, callId: str
     let command: ApproveCall | DenyCall;
     if (answer.decision === "approve") {
       // Passed through under its own name; the decider re-gates edited arguments (docs/policy.md).
-      const edited = answer.arguments !== undefined ? { arguments: answer.arguments } : {};
+      const heldTool = fold.state.calls.get(callId)?.name;
+      const owner = answer.arguments !== undefined && heldTool !== undefined ? recording.editOwner?.(heldTool) : undefined;
+      const edited = answer.arguments !== undefined ? { arguments: answer.arguments, ...(owner !== undefined ? { owner } : {}) } : {};
       const scope = answer.scope ?? "call";
       command = { type: "approveCall", ...answered, scope, ...(scope === "tool" ? approvedCommand(fold.state, callId, answer, recording.tools, redactor) : {}), ...edited };
     } else {
       command = { type: "denyCall", ...answered };
     }
-    const events: TurnlogEvent[] = decideCommand(command, fold);
+    // Decided on the time the append will carry, as the runtime decides an answer: an answer at or
+    // after the call's approval deadline is refused (docs/policy.md#approval-deadlines). The log never
+    // records a time before the stream's last one, so neither is this.
+    const last = fold.state.lastRecordedAt;
+    const recordedAt = Math.max((log.clock ?? systemClock).now(), last === null ? Number.NEGATIVE_INFINITY : Date.parse(last));
+    const events: TurnlogEvent[] = decideCommand({ ...command, recordedAt }, fold);
     try {
       // Announced first, as a sealing runtime announces an answer: after a crash the log never holds it unsealed (docs/log.md, "Always-sealed events").
       if (recording.sealer !== undefined && events.some((event) => isAlwaysSealed(event.type))) await recording.sealer.announce(stream, version, events);
-      const appended = await log.appendToStream(stream, events, { expectedStreamVersion: version });
+      const appended = await log.appendToStream(stream, events, { expectedStreamVersion: version, recordedAt });
       const written = appendedEvents(events, appended.events);
       await recording.sealer?.seal(stream);
       const event = written.find((candidate) => candidate.type === "turn.approval.granted" || candidate.type === "turn.approval.denied");

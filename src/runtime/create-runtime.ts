@@ -30,7 +30,7 @@ import { defaultHistoryMaxTokens } from "../history/session-history.js";
 import type { HistoryCompressor } from "../history/history-compressor.js";
 import { defaultMaxStoredOutputChars } from "./tool-plan-runner.js";
 import type { DeltaContext, DiscardedAttempt, SendOutcome } from "./provider-turn-loop.js";
-import { releaseSession, Session, type SessionHosting } from "./session.js";
+import { releaseSession, runningEditOwner, Session, type SessionHosting } from "./session.js";
 import { resolveProviderRetry, type ProviderRetryOptions } from "./provider-retry.js";
 import { SessionStore } from "./session-store.js";
 import type { RecoveryDependencies } from "./session-recovery.js";
@@ -555,7 +555,11 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
 
   // On a LevelDB log, answers other processes hand this one through the owner channel are recorded
   // here, with this runtime's redaction, tools and seals; its sessions see them at once (docs/log.md, "The owner channel").
-  const stopAnswering = serveAnswers(log, { redactor, tools: registry, ...(sealer !== undefined ? { sealer } : {}) }, track);
+  const stopAnswering = serveAnswers(
+    log,
+    { redactor, tools: registry, editOwner: (toolName) => runningEditOwner(registry.get(toolName), gate.realPath, redactor), ...(sealer !== undefined ? { sealer } : {}) },
+    track,
+  );
 
   const runtime: Runtime = {
     log,

@@ -10,6 +10,7 @@ import type { SessionStore } from "./session-store.js";
 import { HostToolExecutor, type HostToolOptions, type HostToolResult } from "./host-tool-executor.js";
 import { commandPrefix, commandScope } from "../policy/command-prefix.js";
 import type { ToolDefinition } from "../tools/define-tool.js";
+import type { SecretRedactor } from "../policy/secrets/secret-detector.js";
 import type { StreamSealer } from "../log/seal/stream-sealer.js";
 import { sessionStream } from "../core/session-stream.js";
 import { followSession, type FollowSessionOptions } from "../reader/follow-session.js";
@@ -529,8 +530,7 @@ export class Session {
    */
   #editOwner(callId: string): EditOwner {
     const call = pendingApprovals(this.store.state).find((candidate) => candidate.callId === callId);
-    const tool = call === undefined ? undefined : this.deps.registry.get(call.name);
-    return { ...(tool !== undefined ? { tool } : {}), observeRealPath: this.deps.gate?.realPath ?? resolveRealPath, observeGitLinks: readGitLinks, containsSecret: (value) => this.deps.redactor.containsSecret(value) };
+    return runningEditOwner(call === undefined ? undefined : this.deps.registry.get(call.name), this.deps.gate?.realPath ?? resolveRealPath, this.deps.redactor);
   }
 
   /**
@@ -705,4 +705,13 @@ function approvedCommandPrefix(tool: ToolDefinition | undefined, input: unknown)
   } catch {
     return {};
   }
+}
+
+/**
+ * How the process that runs a session judges an edit of a held call (docs/policy.md#edit-on-approval):
+ * with `tool` as it will run, real paths and git entries read from this machine, and the runtime's
+ * secret check. Used by `session.approve` and by a runtime answering its LevelDB owner channel.
+ */
+export function runningEditOwner(tool: ToolDefinition | undefined, realPath: (absolute: string) => string, redactor: SecretRedactor): EditOwner {
+  return { ...(tool !== undefined ? { tool } : {}), observeRealPath: realPath, observeGitLinks: readGitLinks, containsSecret: (value) => redactor.containsSecret(value) };
 }
