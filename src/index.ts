@@ -157,10 +157,13 @@ export { sessionStream } from "./core/session-stream.js";
 
 export { createLogReader, openLog } from "./reader/index.js";
 export type {
+  ApproveAnswer,
+  DenyAnswer,
   LogReader,
   LogReaderOptions,
   OpenLogOptions,
   ReaderReplayOptions,
+  RecordedAnswer,
   ReaderVerifyOptions,
   SessionEventsOptions,
   SessionHistoryView,

@@ -15,6 +15,7 @@ export type {
   SessionListing,
   SessionView,
 } from "./log-reader.js";
+export type { ApproveAnswer, DenyAnswer, RecordedAnswer } from "./held-call-answer.js";
 export { openLog } from "./open-log.js";
 export type { OpenLogOptions } from "./open-log.js";
 export { sessionStatus } from "./session-status.js";

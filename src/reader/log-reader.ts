@@ -30,6 +30,7 @@ import type { ToolDefinition } from "../tools/define-tool.js";
 import { ToolRegistry } from "../tools/tool-registry.js";
 import { resolveRealPath } from "../util/real-path.js";
 import { sessionStatus, type SessionStatus } from "./session-status.js";
+import { recordAnswer, type ApproveAnswer, type DenyAnswer, type HeldCallAnswer, type RecordedAnswer } from "./held-call-answer.js";
 
 /** What a {@link LogReader} needs besides the log. Every option has a default; none needs a provider. */
 export interface LogReaderOptions {
@@ -168,6 +169,22 @@ export interface LogReader {
    * unsealed tails (normal after a crash) apart from faults.
    */
   verify(options?: ReaderVerifyOptions): Promise<SealedVerifyReport>;
+  /**
+   * Records a person's approval of a held call: a checked append (the call is held; `fingerprint`,
+   * when given, is its fingerprint), with no provider and no tool — nothing else is written. The
+   * host that owns the session continues the turn (`autoResume`, `waitForAnswers`, a worker).
+   * Resolves with the answer as recorded; a call that is not held throws `SessionStateError`.
+   * Sealed with the reader's `seals`, when it has them. On a LevelDB log another process holds,
+   * answer through that process instead: `answerHeldCall` (docs/embedding.md, "Answering from anywhere").
+   *
+   * @example
+   * const reader = await openLog({ url: process.env.TURNLOG_LOG! });
+   * const { event } = await reader.approve("s1", "call-1", { by: "ana", note: "looks right" });
+   * await reader.close();
+   */
+  approve(sessionId: string, callId: string, answer: ApproveAnswer): Promise<RecordedAnswer>;
+  /** Records a person's refusal of a held call, as {@link LogReader.approve} records an approval; the model is told the call did not run. */
+  deny(sessionId: string, callId: string, answer: DenyAnswer): Promise<RecordedAnswer>;
   /** Closes the reader; closes the log only when the reader opened it (`openLog`). */
   close(): Promise<void>;
 }
@@ -219,6 +236,18 @@ export function readerOver(log: EventLog, options: LogReaderOptions, release: ()
 
   async function state(sessionId: string): Promise<SessionState> {
     return foldEvents(sessionStateProjection, await readSession(sessionId));
+  }
+
+  /** An answer, recorded like the runtime records one: announced and sealed when the reader has `seals`. */
+  async function answer_(sessionId: string, callId: string, answer: HeldCallAnswer): Promise<RecordedAnswer> {
+    open();
+    if (seals === undefined) return recordAnswer(log, sessionId, callId, answer, { tools: registry });
+    const sealer = new StreamSealer(log, seals);
+    try {
+      return await recordAnswer(log, sessionId, callId, answer, { tools: registry, sealer });
+    } finally {
+      sealer.dispose();
+    }
   }
 
   return {
@@ -321,6 +350,12 @@ export function readerOver(log: EventLog, options: LogReaderOptions, release: ()
       } finally {
         sealer.dispose();
       }
+    },
+    approve(sessionId, callId, answer) {
+      return answer_(sessionId, callId, { ...answer, decision: "approve" });
+    },
+    deny(sessionId, callId, answer) {
+      return answer_(sessionId, callId, { ...answer, decision: "deny" });
     },
     async verify(verifyOptions = {}) {
       open();

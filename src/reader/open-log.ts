@@ -8,9 +8,9 @@ import { readerOver, type LogReader, type LogReaderOptions } from "./log-reader.
 
 /** How {@link openLog} opens a log and reads it. */
 interface OpenLogSettings extends LogReaderOptions {
-  /** How `fork` (the one method that appends) is made durable on LevelDB. Default `"sync"`. */
+  /** How the methods that append (`fork`, `approve`, `deny`) are made durable on LevelDB. Default `"sync"`. */
   durability?: "sync" | "relaxed";
-  /** Where `recordedAt` of a fork's events comes from. Default: the system clock. */
+  /** Where `recordedAt` of what the reader appends (a fork, an answer) comes from. Default: the system clock. */
   clock?: Clock;
   /**
    * Create an empty log when there is none (LevelDB: the directory; PostgreSQL: the schema and its
