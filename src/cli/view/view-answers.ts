@@ -1,4 +1,6 @@
 import { z } from "zod";
+import type { EventLog } from "../../log/event-log.js";
+import { createLogReader, openLog, type LogReader } from "../../reader/index.js";
 import { isRecord } from "../../util/json-value.js";
 import type { AnswerRequest } from "./view-api.js";
 
@@ -70,6 +72,53 @@ export function answerFromBody(body: unknown, granted: boolean): { answer: ViewA
       ...(note !== undefined && note.trim() !== "" ? { note } : {}),
       ...(fingerprint !== undefined ? { fingerprint } : {}),
       ...(edited !== undefined ? { arguments: edited } : {}),
+    },
+  };
+}
+
+/** Records `answer` with a reader's checked append (`LogReader.approve` / `deny`). */
+function recordWith(reader: LogReader, sessionId: string, callId: string, answer: ViewAnswer): Promise<unknown> {
+  const { by, note, fingerprint } = answer;
+  const common = { by, ...(note !== undefined ? { note } : {}), ...(fingerprint !== undefined ? { fingerprint } : {}) };
+  if (answer.granted) return reader.approve(sessionId, callId, { ...common, ...(answer.arguments !== undefined ? { arguments: answer.arguments } : {}) });
+  return reader.deny(sessionId, callId, common);
+}
+
+/**
+ * Answers on a PostgreSQL log the view has open: appended directly, as any process may append to a
+ * shared log; the host that parked the session hears of it (LISTEN/NOTIFY) and continues.
+ *
+ * @example
+ * startViewServer({ source: postgresViewSource(log), assets, answers: postgresAnswers(log) });
+ */
+export function postgresAnswers(log: EventLog): ViewAnswers {
+  const reader = createLogReader(log);
+  return {
+    description: "appended to the PostgreSQL log",
+    async answer(sessionId, callId, answer) {
+      await recordWith(reader, sessionId, callId, answer);
+    },
+  };
+}
+
+/**
+ * Answers on a LevelDB log directory no process holds: the log is opened for the answer (taking
+ * its lock), appended to and closed. Opening fails while a host holds the log: nothing writes a
+ * LevelDB log behind its owner's back.
+ *
+ * @example
+ * startViewServer({ source: await directoryViewSource(dir), assets, answers: directoryAnswers(dir) });
+ */
+export function directoryAnswers(directory: string): ViewAnswers {
+  return {
+    description: "recorded in the log directory",
+    async answer(sessionId, callId, answer) {
+      const reader = await openLog({ dir: directory });
+      try {
+        await recordWith(reader, sessionId, callId, answer);
+      } finally {
+        await reader.close();
+      }
     },
   };
 }
