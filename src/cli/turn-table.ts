@@ -48,7 +48,14 @@ export function formatTurnTable(events: readonly RecordedTurnlogEvent[], recorde
   }
   const toolWidth = Math.min(24, Math.max(4, ...rows.map((row) => row.tool.length)));
   const ruleOf = (row: AuditRow) =>
-    row.rule + (row.approvedBy !== undefined ? ` · approved by ${row.approvedBy}` : row.approval?.granted === false ? ` · denied by ${row.approval.by}` : "");
+    row.rule +
+    (row.edited !== undefined
+      ? ` · approved by ${row.edited.by} with edited arguments`
+      : row.approvedBy !== undefined
+        ? ` · approved by ${row.approvedBy}`
+        : row.approval?.granted === false
+          ? ` · denied by ${row.approval.by}`
+          : "");
   const outcomeOf = (row: AuditRow) => row.outcome + (row.errorCode !== undefined && row.outcome === "failed" ? ` (${row.errorCode})` : "");
   // The rule column gets what the other columns leave of the width, and no more than it needs.
   const outcomeWidth = Math.max(9, ...rows.map((row) => outcomeOf(row).length));

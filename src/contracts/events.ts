@@ -269,6 +269,17 @@ export const ApprovalGrantedSchema = event(
      * known-safe; a new option or argument asks again (docs/policy.md).
      */
     commandScope: z.string().optional(),
+    /**
+     * Decisions version 7 on: the arguments the person approved the call with, when they changed the
+     * model's (edit on approval, docs/policy.md#edit-on-approval). The call runs with them, the history
+     * shows the call with them, and `fingerprint` is over them (tool + canonical edited arguments).
+     */
+    arguments: z.record(z.string(), z.unknown()).optional(),
+    /**
+     * With `arguments`: the fingerprint of the call as the model proposed it and the gate held it
+     * (what the person reviewed), kept beside the edited call's.
+     */
+    proposedFingerprint: z.string().optional(),
   }),
 );
 export const ApprovalDeniedSchema = event("turn.approval.denied", approval);

@@ -299,7 +299,7 @@ export function decisionsVersionOf(inputs: Pick<DecisionInputs, "state" | "decis
  * comes from the log: the temp and home directories recorded when the session started (or was
  * upgraded), and each real path as recorded when it was first observed.
  */
-function gateEnvironment(inputs: DecisionInputs): GateEnvironment {
+export function gateEnvironment(inputs: Pick<DecisionInputs, "state" | "decisionsVersion" | "gate" | "observeRealPath" | "observeGitLinks">): GateEnvironment {
   const { state } = inputs;
   const version = decisionsVersionOf(inputs);
   const approvedTools = state.toolApprovals.map((approval) => approval.tool);

@@ -7,6 +7,7 @@ import { SessionStateError } from "../errors/session-state-error.js";
 import { activeTurn, pendingApprovals, type HostCallState, type SessionState } from "../projections/session-state.js";
 import { canonicalJson } from "../util/digest.js";
 import type { ProviderTurnContext } from "../../machines/provider-turn.machine.js";
+import { decideEdit, type EditOwner } from "./approval-edit.js";
 import { isKnownDecisionsVersion, latestDecisionsVersion } from "./decision-versions.js";
 
 /** The provider a runtime answers with, as a session records it. */
@@ -83,6 +84,14 @@ export interface ApproveCall {
   scope?: "call" | "tool";
   commandPrefix?: string;
   commandScope?: string;
+  /**
+   * Decisions version 7 on: the arguments the call is approved with, when the person changed the
+   * model's (a JSON object). Judged by `decideEdit` (approval-edit.ts): valid against the tool's
+   * recorded schema, and never an edit the gate would deny or block.
+   */
+  arguments?: Record<string, unknown>;
+  /** The process that runs the session, recording an edit itself: see `EditOwner`. */
+  owner?: EditOwner;
 }
 
 /** A person refuses a held call (see `ApproveCall`). */
@@ -179,7 +188,7 @@ export function decideCommand(command: SessionCommand, session: SessionDecisionS
       return [{ type: "session.user_message.added", data: { content: command.content } }];
     case "approveCall":
     case "denyCall":
-      return [answerCall(command, state)];
+      return answerCall(command, state);
     case "cancelTurn": {
       const turn = activeTurn(state);
       // Nothing under way, or a cancel already owed its stop: nothing more to record.
@@ -276,7 +285,7 @@ function refuseUnfinishedTurn(session: SessionDecisionState, refusal: string): v
   if (activeTurn(session.state) !== undefined || session.pending.length > 0) throw new SessionStateError(refusal);
 }
 
-function answerCall(command: ApproveCall | DenyCall, state: SessionState): EventOf<"turn.approval.granted"> | EventOf<"turn.approval.denied"> {
+function answerCall(command: ApproveCall | DenyCall, state: SessionState): TurnlogEvent[] {
   const { callId } = command;
   const call = pendingApprovals(state).find((candidate) => candidate.callId === callId);
   if (call === undefined) throw new SessionStateError(`call ${callId} is not awaiting approval in session ${state.sessionId}`);
@@ -285,14 +294,26 @@ function answerCall(command: ApproveCall | DenyCall, state: SessionState): Event
     throw new SessionStateError(`call ${callId} is not the call that was reviewed: its fingerprint differs`);
   }
   const note = command.note !== undefined ? { note: command.note } : {};
-  if (command.type === "denyCall") return { type: "turn.approval.denied", data: { turnId: call.turnId, callId, fingerprint, by: command.by, scope: "call", ...note } };
+  if (command.type === "denyCall") return [{ type: "turn.approval.denied", data: { turnId: call.turnId, callId, fingerprint, by: command.by, scope: "call", ...note } }];
   const scope = command.scope ?? "call";
+  if (command.arguments !== undefined) {
+    // An edited call is approved once, as the person saw it: an "always" would cover calls they never saw.
+    if (scope === "tool") throw new SessionStateError(`call ${callId} cannot be approved for the whole tool with edited arguments: an edited approval covers this call only`);
+    const edit = decideEdit(call, command.arguments, state, command.owner);
+    if (edit !== undefined) {
+      const granted: EventOf<"turn.approval.granted"> = {
+        type: "turn.approval.granted",
+        data: { turnId: call.turnId, callId, fingerprint: edit.fingerprint, by: command.by, scope, ...note, arguments: edit.arguments, proposedFingerprint: fingerprint },
+      };
+      return edit.observed !== undefined ? [edit.observed, granted] : [granted];
+    }
+  }
   // Only an "always" approval records what later commands it covers.
   const prefix =
     scope === "tool"
       ? { ...(command.commandPrefix !== undefined ? { commandPrefix: command.commandPrefix } : {}), ...(command.commandScope !== undefined ? { commandScope: command.commandScope } : {}) }
       : {};
-  return { type: "turn.approval.granted", data: { turnId: call.turnId, callId, fingerprint, by: command.by, scope, ...note, ...prefix } };
+  return [{ type: "turn.approval.granted", data: { turnId: call.turnId, callId, fingerprint, by: command.by, scope, ...note, ...prefix } }];
 }
 
 /**

@@ -28,6 +28,11 @@ export interface AuditRow {
   outcome: AuditOutcome;
   /** A person's answer to the gate's question (for a host-routed call: the approval given up front). */
   approval?: { granted: boolean; by: string; note?: string; scope: string };
+  /**
+   * The person approved the call with edited arguments (decisions version 7, docs/audit.md#edited-approvals):
+   * who edited it, the arguments the model proposed and those the call ran (or is to run) with, as logged.
+   */
+  edited?: { by: string; proposed: unknown; ran: unknown };
   /** Who approved the call to run: its own approval, or an earlier approval of the whole tool. */
   approvedBy?: string;
   /** The turn's sequence number, or null for a host-routed call. */
@@ -104,6 +109,7 @@ function modelRow(state: SessionState, turn: TurnState, call: CallState): AuditR
     const { granted, by, note, scope } = call.approval;
     row.approval = { granted, by, scope, ...(note !== undefined ? { note } : {}) };
     if (granted) row.approvedBy = by;
+    if (call.edit !== undefined) row.edited = { by: call.edit.by, proposed: call.edit.proposedInput, ran: call.input };
   } else if (call.decision?.rule.startsWith("approval:tool=") || call.decision?.rule.startsWith("approval:command=")) {
     // Allowed by an earlier "always" approval of the tool (or of its command prefix): the latest one before this decision.
     const prefix = call.decision.rule.startsWith("approval:command=") ? call.decision.rule.slice("approval:command=".length) : undefined;

@@ -6,6 +6,7 @@ import type { ProviderFormat } from "../contracts/provider.js";
 import type { RiskClass } from "../contracts/risk.js";
 import type { ToolSnapshot } from "../contracts/tools.js";
 import type { RecordedTurnlogEvent } from "../log/event-log.js";
+import { canonicalJson } from "../util/digest.js";
 import { CallMap } from "./call-map.js";
 import type { Projection } from "./projection.js";
 
@@ -60,6 +61,12 @@ export interface CallState {
   rejection?: { reason: RejectionReason; issues?: { path: string; message: string }[] };
   decision?: { decision: GateDecision; rule: string; riskClass: RiskClass | null; fingerprint: string; contained?: boolean };
   approval?: { granted: boolean; by: string; note?: string; scope: string; fingerprint: string };
+  /**
+   * The person approved the call with edited arguments (`turn.approval.granted.arguments`,
+   * docs/policy.md#edit-on-approval): `input` and `argumentsText` are the edited ones, which the call
+   * runs with and the history shows; this keeps the call as the model proposed it.
+   */
+  edit?: { by: string; proposedInput: unknown; proposedArgumentsText?: string; proposedFingerprint: string };
   /** `stored`: the output was logged cut (`turn.tool.succeeded.stored`); `output` is its head and tail. */
   result?: { kind: "succeeded"; output: string; stored?: StoredCut } | { kind: "failed"; code: string; message: string; stored?: StoredCut } | { kind: "interrupted" };
   packet?: Packet;
@@ -576,7 +583,18 @@ function evolve(draft: Draft, event: RecordedTurnlogEvent): void {
           ...(event.data.note !== undefined ? { note: event.data.note } : {}),
         };
         call.status = granted ? "allowed" : "denied";
+        if (event.type === "turn.approval.granted" && event.data.arguments !== undefined) {
+          call.edit = {
+            by: event.data.by,
+            proposedInput: call.input,
+            ...(call.argumentsText !== undefined ? { proposedArgumentsText: call.argumentsText } : {}),
+            proposedFingerprint: event.data.proposedFingerprint ?? call.decision?.fingerprint ?? "",
+          };
+          call.input = event.data.arguments;
+          call.argumentsText = canonicalJson(event.data.arguments);
+        }
       });
+      if (call.edit !== undefined && event.type === "turn.approval.granted" && event.data.arguments !== undefined) showEditedCall(draft, call);
       if (granted && event.data.scope === "tool") {
         draft.toolApprovals.push({
           tool: call.name,
@@ -665,6 +683,23 @@ function evolve(draft: Draft, event: RecordedTurnlogEvent): void {
       const unknown: never = event;
       throw new Error(`session projection: unknown event ${(unknown as { type: string }).type}`);
     }
+  }
+}
+
+/**
+ * The provider's tool-call turn as it ran: the call a person approved with edited arguments carries
+ * them, so every history built from here (both formats, native or flat) shows the model the call
+ * that ran, beside its result.
+ */
+function showEditedCall(draft: Draft, call: CallState): void {
+  for (let index = draft.messages.length - 1; index >= 0; index -= 1) {
+    const message = draft.messages[index];
+    if (message?.role !== "agent" || message.metadata?.kind !== "provider-tool-call-turn" || message.metadata.turnId !== call.turnId) continue;
+    // A new message, never one changed in place: a history built from the old one (cached by the
+    // message, history-units.ts) stays what it was.
+    const providerToolCalls = message.metadata.providerToolCalls.map((entry) => (entry.id === call.callId ? { ...entry, argumentsText: call.argumentsText ?? "" } : entry));
+    draft.messages[index] = { ...message, metadata: { ...message.metadata, providerToolCalls } };
+    return;
   }
 }
 

@@ -19,6 +19,10 @@ import { recover, type RecoveryDependencies } from "./session-recovery.js";
 import { linkSignals } from "../util/linked-signal.js";
 import { wellFormedText } from "../util/well-formed-text.js";
 import { decideCommand, type ApproveCall, type DenyCall } from "../core/session-decider.js";
+import type { EditOwner } from "../core/approval-edit.js";
+import { isRecord } from "../util/json-value.js";
+import { readGitLinks } from "../util/git-links.js";
+import { resolveRealPath } from "../util/real-path.js";
 
 /** Options of `session.waitForAnswers`. */
 export interface WaitForAnswersOptions {
@@ -67,6 +71,14 @@ export interface ApprovalAnswer {
    * need approval and the always-ask classes still apply). Only an approval can have this scope.
    */
   scope?: "call" | "tool";
+  /**
+   * Decisions version 7 on: the arguments to run the call with instead of the model's (a JSON
+   * object), for an approval only (docs/policy.md#edit-on-approval). They must match the tool's
+   * recorded input schema, and the gate decides again on them: an edit it would deny or block is
+   * refused (`SessionStateError` naming the rule) and nothing is recorded. The call runs with them,
+   * and the history and the audit show them. With `scope: "tool"` it is refused.
+   */
+  arguments?: Record<string, unknown>;
 }
 
 /**
@@ -316,14 +328,33 @@ export class Session {
       if (typeof answer?.by !== "string" || answer.by === "") throw new TypeError("an approval answer needs `by`: who answered");
       if (answer.note !== undefined && typeof answer.note !== "string") throw new TypeError("an approval answer's `note` is a string");
       if (answer.scope !== undefined && answer.scope !== "call" && answer.scope !== "tool") throw new TypeError('an approval scope is "call" or "tool"');
+      if (answer.arguments !== undefined && !isRecord(answer.arguments)) throw new TypeError("an approval's `arguments` are a JSON object");
+      if (answer.arguments !== undefined && !granted) throw new TypeError("only an approval carries `arguments`: a denied call does not run");
       const { redactor } = this.deps;
       const logged = (text: string) => redactor.redactText(wellFormedText(text)).text;
       const answered = { callId, by: logged(answer.by), ...(answer.note !== undefined ? { note: logged(answer.note) } : {}), ...(answer.fingerprint !== undefined ? { fingerprint: answer.fingerprint } : {}) };
       const command: ApproveCall | DenyCall = granted
-        ? { type: "approveCall", ...answered, scope: answer.scope ?? "call", ...(answer.scope === "tool" ? this.#approvedCommand(callId) : {}) }
+        ? {
+            type: "approveCall",
+            ...answered,
+            scope: answer.scope ?? "call",
+            ...(answer.scope === "tool" ? this.#approvedCommand(callId) : {}),
+            ...(answer.arguments !== undefined ? { arguments: answer.arguments, owner: this.#editOwner(callId) } : {}),
+          }
         : { type: "denyCall", ...answered };
       await this.store.append(decideCommand(command, this.store.fold));
     });
+  }
+
+  /**
+   * This process runs the session: the gate judges an edit of the held call `callId` with the tool
+   * as it will run, and observes real paths and git entries the log has not recorded yet (recorded
+   * ahead of the approval).
+   */
+  #editOwner(callId: string): EditOwner {
+    const call = pendingApprovals(this.store.state).find((candidate) => candidate.callId === callId);
+    const tool = call === undefined ? undefined : this.deps.registry.get(call.name);
+    return { ...(tool !== undefined ? { tool } : {}), observeRealPath: this.deps.gate?.realPath ?? resolveRealPath, observeGitLinks: readGitLinks, containsSecret: (value) => this.deps.redactor.containsSecret(value) };
   }
 
   /**

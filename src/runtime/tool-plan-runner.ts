@@ -196,7 +196,10 @@ export class ToolPlanRunner {
     // otherwise — redacting it again under newer rules would fail a call decided before an upgrade.
     const fingerprint = callFingerprint(call.name, call.argumentsRedacted ? this.deps.redactor.redactValue(value).value : value);
     const approved = call.approval?.fingerprint ?? fingerprint;
-    if (fingerprint !== call.decision?.fingerprint || fingerprint !== approved) {
+    // An edited call (docs/policy.md#edit-on-approval) is bound by its approval, over the edited
+    // arguments; the gate's fingerprint is the proposed call's.
+    const decided = call.edit !== undefined ? approved : call.decision?.fingerprint;
+    if (fingerprint !== decided || fingerprint !== approved) {
       return { ok: false, code: "fingerprint-mismatch", message: "the call's arguments are not the ones that were decided and approved" };
     }
     return { ok: true, value };

@@ -64,7 +64,8 @@ const columns: Column[] = [
   { header: "outcome", cell: (row) => row.outcome, min: 0, tone: (row) => outcomeTones[row.outcome] },
   {
     header: "approved by",
-    cell: (row) => row.approvedBy ?? (row.approval?.granted === false ? `✗ ${row.approval.by}` : "—"),
+    // An edited approval says so; --json prints what was proposed and what ran.
+    cell: (row) => (row.edited !== undefined ? `${row.edited.by} (edited)` : (row.approvedBy ?? (row.approval?.granted === false ? `✗ ${row.approval.by}` : "—"))),
     min: 11,
     round: 1,
   },
