@@ -152,6 +152,9 @@ function answerSuite(backendOf: () => Backend) {
     await approve.click();
     expect(await hostLine("final view-edit ")).toBe("final view-edit completed Done.");
     await page.locator(`.audit-rows tr[data-call-id="${callIds.get("view-edit")}"][data-outcome="succeeded"]`).waitFor();
+    const edited = await page.locator(`.audit-rows tr[data-call-id="${callIds.get("view-edit")}"] [data-edited]`).textContent();
+    expect(edited).toContain('proposed {"version":"v2"}');
+    expect(edited).toContain('ran {"version":"v3"}');
     expect((await ran()).at(-1)).toBe(`view-edit ${callIds.get("view-edit")} {"version":"v3"}`);
     expect(await host.exited).toMatchObject({ code: 0 });
     // Once each: two approvals, two runs.

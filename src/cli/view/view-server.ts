@@ -82,7 +82,8 @@ export async function startViewServer(options: ViewServerOptions): Promise<ViewS
   const keepAliveMs = options.keepAliveMs ?? 15_000;
   const live = new Set<LiveClient>();
   let port = 0;
-  const allowedMethods = answers === undefined ? "GET, HEAD" : "GET, HEAD, POST";
+  /** What a path answers to: an answer route takes POST only (when this view answers), every other path GET and HEAD. */
+  const allowedMethods = (pathname: string) => (answers !== undefined && answerRoute.test(pathname) ? "POST" : "GET, HEAD");
 
   // One listing per change, sent to every open page.
   const stopWatching = source.onChange(() => {
@@ -108,7 +109,7 @@ export async function startViewServer(options: ViewServerOptions): Promise<ViewS
     const url = new URL(request.url ?? "/", `http://127.0.0.1:${port}`);
     if (request.method === "POST") return handleAnswer(url, request, response);
     if (request.method !== "GET" && request.method !== "HEAD") {
-      response.setHeader("Allow", allowedMethods);
+      response.setHeader("Allow", allowedMethods(url.pathname));
       return sendText(response, 405, "method not allowed: the view only reads, and answers held calls by POST", request);
     }
     const given = url.searchParams.get("token");
@@ -138,7 +139,7 @@ export async function startViewServer(options: ViewServerOptions): Promise<ViewS
   async function handleAnswer(url: URL, request: IncomingMessage, response: ServerResponse): Promise<void> {
     const match = answerRoute.exec(url.pathname);
     if (answers === undefined || match === null) {
-      response.setHeader("Allow", answers === undefined ? allowedMethods : "GET, HEAD");
+      response.setHeader("Allow", allowedMethods(url.pathname));
       return sendJson(response, 405, { error: answers === undefined ? "method not allowed: this view is read-only" : `method not allowed: ${url.pathname} only reads` } satisfies ApiError, request);
     }
     // The cookie only: a token in a URL opens pages, it never changes the log.
