@@ -99,6 +99,7 @@ export { TurnlogError } from "./errors/turnlog-error.js";
 export { errorCodes } from "./errors/error-codes.js";
 export type { ErrorActor, ErrorCode, ErrorCodeInfo } from "./errors/error-codes.js";
 export { LogLockedError } from "./errors/log-locked-error.js";
+export { OwnerChannelError } from "./errors/owner-channel-error.js";
 export { LogClosedError } from "./errors/log-closed-error.js";
 export { LogNotFoundError } from "./errors/log-not-found-error.js";
 export { ConfigError } from "./errors/config-error.js";
@@ -155,10 +156,13 @@ export { forkSession } from "./replay/fork.js";
 export type { ForkResult } from "./replay/fork.js";
 export { sessionStream } from "./core/session-stream.js";
 
-export { createLogReader, openLog } from "./reader/index.js";
+export { answerHeldCall, createLogReader, openLog } from "./reader/index.js";
 export type {
+  AnswerHeldCallOptions,
   ApproveAnswer,
   DenyAnswer,
+  HeldCall,
+  HeldCallAnswer,
   LogReader,
   LogReaderOptions,
   OpenLogOptions,

@@ -6,6 +6,7 @@ import { LogFormatError } from "../errors/log-format-error.js";
 import { LogLockedError } from "../errors/log-locked-error.js";
 import { LogUnavailableError } from "../errors/log-unavailable-error.js";
 import { LevelEventLog } from "../log/level/level-event-log.js";
+import { ownerFileName } from "../log/level/owner-channel.js";
 import type { Clock, EventLog } from "../log/event-log.js";
 import {
   defaultPostgresSchema,
@@ -277,7 +278,7 @@ export async function withCopyOfLogDirectory<T>(directory: string, work: (log: L
 export async function withSalvagedCopyOfLogDirectory<T>(directory: string, work: (log: LevelEventLog) => Promise<T>): Promise<T> {
   const copy = await mkdtemp(path.join(tmpdir(), "turnlog-salvage-"));
   try {
-    await cp(directory, copy, { recursive: true, filter: (source) => path.basename(source) !== "LOCK" });
+    await cp(directory, copy, { recursive: true, filter: (source) => path.basename(source) !== "LOCK" && path.basename(source) !== ownerFileName });
     const log = await LevelEventLog.open(copy, { durability: "relaxed", salvage: true });
     try {
       return await work(log);
@@ -312,8 +313,9 @@ export async function openCopyOfLogDirectory(directory: string): Promise<LogDire
   for (let attempt = 1; ; attempt += 1) {
     try {
       await rm(copy, { recursive: true, force: true });
-      await cp(directory, copy, { recursive: true, filter: (source) => path.basename(source) !== "LOCK" });
-      const log = await LevelEventLog.open(copy, { durability: "relaxed" });
+      // The owner's lock and owner channel stay the owner's: a copy takes answers from nobody.
+      await cp(directory, copy, { recursive: true, filter: (source) => path.basename(source) !== "LOCK" && path.basename(source) !== ownerFileName });
+      const log = await LevelEventLog.open(copy, { durability: "relaxed", answers: false });
       return {
         log,
         async close() {

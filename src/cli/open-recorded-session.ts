@@ -27,8 +27,6 @@ export interface OpenedSession {
 
 /** What a host calls instead of each CLI command, for the refusal of a session the CLI did not record. */
 const hostWay = {
-  approve: "a host answers its own held calls with session.approve() and then session.resume()",
-  deny: "a host answers its own held calls with session.deny() and then session.resume()",
   resume: "a host resumes its own sessions with session.resume()",
 } as const;
 
@@ -47,7 +45,7 @@ export interface OpenSessionOptions {
  * everything whatever happens:
  *
  * - a session `turnlog run` started: its recorded provider (the key is read from the variable it
- *   names; `resume` needs it, `approve` and `deny` do not), the workspace tools over its recorded
+ *   names; `resume` needs it), the workspace tools over its recorded
  *   root, and its MCP servers started again — refused when those tools are no longer the ones the
  *   session recorded;
  * - a session `turnlog demo` recorded: the demo's tools over a fresh in-memory workspace, and its

@@ -250,12 +250,13 @@ export async function runCli(argv: readonly string[], given: CliIo = processIo()
 
   program
     .command("approve")
-    .description("approve a call a demo or run session holds for approval; `turnlog resume` then runs it")
+    .description("approve a call any session holds for approval (a host's too, on either backend); its host — or `turnlog resume`, for a demo or run session — then runs it")
     .argument("<session>", "the session ID")
     .argument("<callId>", "the held call's ID (`demo`, `run`, `resume` and `show` print it)")
     .addOption(byOption())
     .addOption(noteOption())
     .addOption(new Option("--scope <scope>", "call: this call only; tool: also this tool for the rest of the session").choices(["call", "tool"]).default("call"))
+    .addOption(new Option("--arguments <json>", "approve with edited arguments: a JSON object the call runs with instead (the gate decides again on them)"))
     .addOption(logOption())
     .addOption(dirOption())
     .addOption(schemaOption())
@@ -266,7 +267,7 @@ export async function runCli(argv: readonly string[], given: CliIo = processIo()
 
   program
     .command("deny")
-    .description("deny a call a demo or run session holds for approval; after `turnlog resume` the model is told it did not run")
+    .description("deny a call any session holds for approval (a host's too, on either backend); once the turn goes on, the model is told it did not run")
     .argument("<session>", "the session ID")
     .argument("<callId>", "the held call's ID (`demo`, `run`, `resume` and `show` print it)")
     .addOption(byOption())

@@ -75,6 +75,11 @@ export const errorCodes = {
     errorClass: "LogLockedError",
     summary: "the LevelDB log directory is open in another process or another handle",
   },
+  TURNLOG_OWNER_CHANNEL: {
+    actor: "log",
+    errorClass: "OwnerChannelError",
+    summary: "the process holding a LevelDB log did not take an answer through its owner channel",
+  },
   TURNLOG_LOG_CORRUPTED: {
     actor: "log",
     errorClass: "LogCorruptedError",

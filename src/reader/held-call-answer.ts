@@ -9,6 +9,7 @@ import { SessionStateError } from "../errors/session-state-error.js";
 import { UnknownSessionError } from "../errors/unknown-session-error.js";
 import type { EventLog, RecordedTurnlogEvent } from "../log/event-log.js";
 import { findChangedEvent } from "../log/hash-chain.js";
+import { answerChannelOf, type OwnerHandler } from "../log/level/owner-channel.js";
 import { isAlwaysSealed } from "../log/seal/seal-record.js";
 import type { StreamSealer } from "../log/seal/stream-sealer.js";
 import { commandPrefix, commandScope } from "../policy/command-prefix.js";
@@ -49,13 +50,27 @@ export interface DenyAnswer {
 /** An answer to a held call, as it travels (the owner channel, the CLI): approve or deny. */
 export type HeldCallAnswer = ({ decision: "approve" } & ApproveAnswer) | ({ decision: "deny" } & DenyAnswer);
 
+/** A call held for a person's answer, as `RecordedAnswer.stillHeld` lists it (the shape of the runtime's `PendingApproval`). */
+export interface HeldCall {
+  callId: string;
+  tool: string;
+  input: unknown;
+  riskClass: string | null;
+  rule: string;
+  fingerprint: string;
+}
+
 /** What an answer recorded. */
 export interface RecordedAnswer {
   sessionId: string;
+  /** The held call's tool. */
+  tool: string;
   /** The answer as the log holds it (`turn.approval.granted` or `turn.approval.denied`); its stream position is `event.meta.streamPosition`. */
   event: RecordedTurnlogEvent & (EventOf<"turn.approval.granted"> | EventOf<"turn.approval.denied">);
   /** Every event the answer appended, the answer among them. */
   events: RecordedTurnlogEvent[];
+  /** The session's calls still held after this answer: answer them too before the turn goes on. */
+  stillHeld: HeldCall[];
 }
 
 /** How {@link recordAnswer} records: what the writer of the log redacts with, knows of the tools, and seals with. */
@@ -121,15 +136,45 @@ export async function recordAnswer(log: EventLog, sessionId: string, callId: str
       await recording.sealer?.seal(stream);
       const event = written.find((candidate) => candidate.type === "turn.approval.granted" || candidate.type === "turn.approval.denied");
       if (event === undefined) throw new TypeError(`the session decider answered call ${callId} without an approval event`);
-      return { sessionId, event: event as RecordedAnswer["event"], events: written };
+      const tool = fold.state.calls.get(callId)?.name ?? "";
+      fold.applyAll(written);
+      return { sessionId, tool, event: event as RecordedAnswer["event"], events: written, stillHeld: heldCalls(fold.state) };
     } catch (error) {
       if (!ExpectedVersionConflictError.isInstance(error) || attempt >= maxConflicts) throw error;
     }
   }
 }
 
-/** A caller's mistake in an answer is a `TypeError`, before anything is read. */
-function checkAnswer(callId: string, answer: HeldCallAnswer): void {
+/**
+ * The handler a log's owner records channel answers with: `recordAnswer` over its log, with its
+ * redaction, tools and sealer. Registered on a LevelDB log by `createRuntime` and `openLog`;
+ * does nothing on a log with no owner channel. Returns the function that stops it.
+ */
+export function serveAnswers(log: EventLog, recording: AnswerRecording = {}, track?: (work: Promise<unknown>) => void): () => void {
+  const channel = answerChannelOf(log);
+  if (channel === undefined) return () => undefined;
+  const handler: OwnerHandler = (request) => {
+    const work = recordAnswer(log, request.sessionId, request.callId, request.answer as unknown as HeldCallAnswer, recording);
+    track?.(work);
+    return work;
+  };
+  return channel.serveAnswers(handler);
+}
+
+/** The calls a session holds for a person, as `RecordedAnswer.stillHeld` lists them. */
+function heldCalls(state: SessionFold["state"]): HeldCall[] {
+  return pendingApprovals(state).map((call) => ({
+    callId: call.callId,
+    tool: call.name,
+    input: call.input,
+    riskClass: call.decision?.riskClass ?? null,
+    rule: call.decision?.rule ?? "",
+    fingerprint: call.decision?.fingerprint ?? "",
+  }));
+}
+
+/** A caller's mistake in an answer is a `TypeError`, before anything is read (or sent to a log's owner). */
+export function checkAnswer(callId: string, answer: HeldCallAnswer): void {
   if (typeof callId !== "string" || callId === "") throw new TypeError("an answer needs the held call's ID");
   if (!isRecord(answer)) throw new TypeError("an answer is an object: { by, note?, fingerprint? }");
   if (answer.decision !== "approve" && answer.decision !== "deny") throw new TypeError('an answer\'s decision is "approve" or "deny"');

@@ -15,7 +15,9 @@ export type {
   SessionListing,
   SessionView,
 } from "./log-reader.js";
-export type { ApproveAnswer, DenyAnswer, RecordedAnswer } from "./held-call-answer.js";
+export type { ApproveAnswer, DenyAnswer, HeldCall, HeldCallAnswer, RecordedAnswer } from "./held-call-answer.js";
+export { answerHeldCall } from "./answer-held-call.js";
+export type { AnswerHeldCallOptions } from "./answer-held-call.js";
 export { openLog } from "./open-log.js";
 export type { OpenLogOptions } from "./open-log.js";
 export { sessionStatus } from "./session-status.js";

@@ -4,6 +4,8 @@ import { LogFormatError } from "../errors/log-format-error.js";
 import { LogNotFoundError } from "../errors/log-not-found-error.js";
 import type { Clock } from "../log/event-log.js";
 import { describeLogLocation, openLogLocation, type LogLocation } from "../log/log-location.js";
+import { answerChannelOf } from "../log/level/owner-channel.js";
+import type { ApproveAnswer, DenyAnswer } from "./held-call-answer.js";
 import { readerOver, type LogReader, type LogReaderOptions } from "./log-reader.js";
 
 /** How {@link openLog} opens a log and reads it. */
@@ -32,7 +34,9 @@ export type OpenLogOptions = OpenLogSettings & ({ dir: string; url?: never; sche
  *
  * - A LevelDB directory (`{ dir }`, or the directory as a string): one process owns it at a time,
  *   so a log a running runtime holds throws `LogLockedError` — read that one through
- *   `createLogReader(runtime.log)` instead; `close()` releases the directory's lock.
+ *   `createLogReader(runtime.log)` instead, and answer its held calls with `answerHeldCall`;
+ *   `close()` releases the directory's lock. While the reader holds the log, it records the
+ *   answers other processes hand it through the log's owner channel.
  * - A PostgreSQL schema (`{ url, schema? }`): any number of processes read and write it at once,
  *   so a reader opens it while hosts run. Without `create`, the schema is neither created nor
  *   migrated: one without turnlog's tables throws `LogNotFoundError`, one at another version
@@ -69,5 +73,18 @@ export async function openLog(options: OpenLogOptions | string): Promise<LogRead
     if (url !== undefined && LogFormatError.isInstance(error) && error.found === "no turnlog tables") throw new LogNotFoundError(describeLogLocation(location));
     throw error;
   }
-  return readerOver(log, readerOptions, () => log.close());
+  const opened = log;
+  let stopAnswering: () => void = () => undefined;
+  const reader = readerOver(opened, readerOptions, async () => {
+    stopAnswering();
+    await opened.close();
+  });
+  // A LevelDB log this reader holds records what other processes answer through its owner channel (docs/log.md, "The owner channel").
+  stopAnswering = answerChannelOf(opened)?.serveAnswers((request) => {
+    const answer = request.answer;
+    if (answer.decision === "approve") return reader.approve(request.sessionId, request.callId, answer as unknown as ApproveAnswer);
+    if (answer.decision === "deny") return reader.deny(request.sessionId, request.callId, answer as unknown as DenyAnswer);
+    return Promise.reject(new TypeError('an answer\'s decision is "approve" or "deny"'));
+  }) ?? stopAnswering;
+  return reader;
 }

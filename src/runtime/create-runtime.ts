@@ -17,6 +17,7 @@ import type { Provider } from "../providers/provider.js";
 import type { ReplayReport } from "../replay/replay-verifier.js";
 import type { ForkResult } from "../replay/fork.js";
 import { createLogReader, type ReaderReplayOptions } from "../reader/log-reader.js";
+import { serveAnswers } from "../reader/held-call-answer.js";
 import type { ToolDefinition } from "../tools/define-tool.js";
 import type { ToolSnapshot } from "../contracts/tools.js";
 import { ToolRegistry, type ToolProvider } from "../tools/tool-registry.js";
@@ -444,6 +445,10 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     );
   }
 
+  // On a LevelDB log, answers other processes hand this one through the owner channel are recorded
+  // here, with this runtime's redaction, tools and seals; its sessions see them at once (docs/log.md, "The owner channel").
+  const stopAnswering = serveAnswers(log, { redactor, tools: registry, ...(sealer !== undefined ? { sealer } : {}) }, track);
+
   return {
     log,
     async openSession(requestedId, openOptions = {}) {
@@ -503,6 +508,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
         // cancelled (they end stopped: cancelled, in the log), later calls are refused; then what
         // is under way is let finish before anything it appends to is closed.
         closing.abort(new RuntimeClosedError());
+        stopAnswering();
         while (inFlight.size > 0) await Promise.all(inFlight);
         try {
           // What was appended since the last seal (a recovery, a host's stream, a run record) is sealed before the log closes.

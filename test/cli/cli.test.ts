@@ -587,7 +587,7 @@ describe("turnlog demo --pause, approve, deny, resume", () => {
     expectOneCleanLine(run.stderr);
   });
 
-  it("refuses, in one line, a session the demo did not record", async () => {
+  it("answers a host's session (issue 33) but refuses, in one line, to resume it", async () => {
     const hostDir = path.join(workDir, "host-log");
     const log = await LevelEventLog.open(hostDir, { durability: "relaxed" });
     const write = defineTool({ name: "write_file", description: "w", risk: "workspace-write", input: z.object({ path: z.string() }), run: () => "ok" });
@@ -595,17 +595,20 @@ describe("turnlog demo --pause, approve, deny, resume", () => {
     await (await runtime.openSession("host")).send("write a");
     await runtime.close();
     await log.close();
-    for (const args of [["resume", "host"], ["approve", "host", "call_w"], ["deny", "host", "call_w"]]) {
-      const run = await turnlog(...args, "--dir", hostDir);
-      expect(run.code).toBe(1);
-      expect(run.stderr).toContain('session "host" was not recorded by "turnlog demo"');
-      expectOneCleanLine(run.stderr);
-    }
     const resume = await turnlog("resume", "host", "--dir", hostDir);
+    expect(resume.code).toBe(1);
+    expect(resume.stderr).toContain('session "host" was not recorded by "turnlog demo"');
     expect(resume.stderr).toContain("resume works for CLI sessions; a host resumes its own sessions with session.resume()");
-    // Nothing was appended to the host's session.
-    const status = JSON.parse((await turnlog("sessions", "--dir", hostDir, "--json")).stdout) as { status: string }[];
-    expect(status).toEqual([expect.objectContaining({ status: "awaiting-approval" })]);
+    expectOneCleanLine(resume.stderr);
+    // Nothing was appended to the host's session by the refused resume.
+    expect(JSON.parse((await turnlog("sessions", "--dir", hostDir, "--json")).stdout)).toEqual([expect.objectContaining({ status: "awaiting-approval" })]);
+
+    const deny = await turnlog("deny", "host", "call_w", "--by", "ana", "--note", "not now", "--dir", hostDir);
+    expect([deny.code, deny.stderr]).toEqual([0, ""]);
+    expect(deny.stdout).toContain('✗ denied write_file call_w by ana · "not now"');
+    const events = JSON.parse((await turnlog("events", "host", "--dir", hostDir, "--json")).stdout) as RecordedEvent[];
+    expect(events.at(-1)).toMatchObject({ type: "turn.approval.denied", data: { callId: "call_w", by: "ana", note: "not now" } });
+    expect(events.filter((event) => event.type === "session.config.changed")).toEqual([]);
   });
 });
 

@@ -45,6 +45,7 @@ import { resolveReadAll, resolveStreamWindow } from "../read-options.js";
 import { SubscriberRegistry } from "../subscriber-registry.js";
 import type { ListenerErrorHandler } from "../subscriber-registry.js";
 import { describeThrown } from "../../util/json-value.js";
+import { OwnerChannel, type OwnerHandler } from "./owner-channel.js";
 
 /** Options of {@link LevelEventLog.open}. */
 export interface LevelEventLogOptions {
@@ -66,6 +67,13 @@ export interface LevelEventLogOptions {
    * anything. Only for a copy of the directory: `turnlog verify` and `turnlog repair` use it.
    */
   salvage?: boolean;
+  /**
+   * Serve the log's owner channel while the log is open (docs/log.md, "The owner channel"): another
+   * local process of the same user hands this one a person's answer to a held call, and the runtime
+   * or reader over this log records it. Default true; `false` serves none and writes no owner file,
+   * so answers from other processes fail until the log is closed. Never served with `salvage`.
+   */
+  answers?: boolean;
 }
 
 type Database = Level<string, string>;
@@ -211,6 +219,8 @@ export class LevelEventLog implements EventLog {
   private broken: { error: unknown } | undefined;
   /** Set when the disk refused a write (a {@link LogWriteError}): reads go on, appends wait for a reopen. */
   private refusing: { error: unknown } | undefined;
+  /** The owner channel this process serves while it holds the log (`answers`). */
+  private channel: OwnerChannel | undefined;
   /** Global positions a repair dropped, as sorted inclusive ranges (`m!absent`); none on a log never repaired. */
   private absent: ReadonlyArray<readonly [number, number]> = [];
 
@@ -285,6 +295,14 @@ export class LevelEventLog implements EventLog {
         level,
       );
       log.absent = absent;
+      if (options.answers !== false && options.salvage !== true) {
+        try {
+          log.channel = await OwnerChannel.start(location);
+        } catch {
+          // A channel that cannot be set up (no writable temporary directory) leaves the log usable:
+          // answers from other processes then meet the lock, as with `answers: false`.
+        }
+      }
       return log;
     } catch (error) {
       await db.close();
@@ -474,10 +492,21 @@ export class LevelEventLog implements EventLog {
     return next;
   }
 
+  /**
+   * Records the answers that reach this log through its owner channel with `handler` (a runtime or
+   * a reader over the log registers one), until the returned function is called. Without a
+   * channel (`answers: false`) it does nothing.
+   */
+  serveAnswers(handler: OwnerHandler): () => void {
+    return this.channel?.serveAnswers(handler) ?? (() => undefined);
+  }
+
   /** Waits for queued appends to commit, then closes the database. Calling it again is harmless. */
   async close(): Promise<void> {
     this.closed = true;
     this.closing ??= (async () => {
+      // The owner file goes first: a client that reads it afterwards finds the lock free, or the next owner.
+      await this.channel?.close();
       while (this.flushing !== undefined) await this.flushing;
       // Batches written behind finish before the database closes (a failed one already broke the log).
       await this.lastWrite;
