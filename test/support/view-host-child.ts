@@ -53,6 +53,9 @@ const provider: Provider = {
   },
 };
 
+// A host is kept alive by its own work (a server, a queue); the owner channel never keeps a process
+// alive by itself (docs/log.md, "The owner channel"), so this one holds a handle until it is done.
+const keepAlive = setInterval(() => undefined, 2 ** 30);
 const log = await openEventLog(location);
 const sessions = new Map(
   sessionArguments.map((entry) => {
@@ -91,3 +94,4 @@ for (const [sessionId, args] of sessions) {
 await done;
 await runtime.close();
 await log.close();
+clearInterval(keepAlive);

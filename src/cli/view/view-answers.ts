@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { EventLog } from "../../log/event-log.js";
-import { createLogReader, openLog, type LogReader } from "../../reader/index.js";
+import { answerHeldCall, createLogReader, type LogReader } from "../../reader/index.js";
 import { isRecord } from "../../util/json-value.js";
 import type { AnswerRequest } from "./view-api.js";
 
@@ -102,23 +102,26 @@ export function postgresAnswers(log: EventLog): ViewAnswers {
 }
 
 /**
- * Answers on a LevelDB log directory no process holds: the log is opened for the answer (taking
- * its lock), appended to and closed. Opening fails while a host holds the log: nothing writes a
- * LevelDB log behind its owner's back.
+ * Answers on a LevelDB log directory, where one process at a time holds the log: the answer goes
+ * to the process that holds it, through its owner channel, and that process records it with its
+ * own checked append (`answerHeldCall`); when no process holds the log, the log is opened for the
+ * one append and closed. Nothing writes the log behind its owner's back.
  *
  * @example
  * startViewServer({ source: await directoryViewSource(dir), assets, answers: directoryAnswers(dir) });
  */
 export function directoryAnswers(directory: string): ViewAnswers {
   return {
-    description: "recorded in the log directory",
+    description: "recorded by the process that holds the log directory (or, when none does, appended to it directly)",
     async answer(sessionId, callId, answer) {
-      const reader = await openLog({ dir: directory });
-      try {
-        await recordWith(reader, sessionId, callId, answer);
-      } finally {
-        await reader.close();
-      }
+      const { granted, by, note, fingerprint } = answer;
+      const common = { by, ...(note !== undefined ? { note } : {}), ...(fingerprint !== undefined ? { fingerprint } : {}) };
+      await answerHeldCall(
+        { dir: directory },
+        sessionId,
+        callId,
+        granted ? { decision: "approve", ...common, ...(answer.arguments !== undefined ? { arguments: answer.arguments } : {}) } : { decision: "deny", ...common },
+      );
     },
   };
 }

@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { userInfo } from "node:os";
 import { PositionOutOfRangeError, isValidSessionId, turnMachineGraph, type SessionListing } from "../../reader/index.js";
+import { OwnerChannelError } from "../../errors/owner-channel-error.js";
 import { SessionStateError } from "../../errors/session-state-error.js";
 import { UnknownSessionError } from "../../errors/unknown-session-error.js";
 import { allowedHost, allowedOrigin, cookieValue, csrfHeader, newViewToken, securityHeaders, tokensMatch, viewCookie, viewCookieName } from "./view-access.js";
@@ -318,10 +319,15 @@ async function readBody(request: IncomingMessage, limit: number): Promise<string
   return Buffer.concat(chunks).toString("utf8");
 }
 
-/** The status for an error an answer may meet (the call is not held, the session is unknown), or undefined for a fault. */
+/**
+ * The status for an error an answer may meet, or undefined for a fault: an unknown session (404),
+ * a call that is not held or an edit the policy refuses (409), a LevelDB log held by a process
+ * that takes no answers or cannot be reached (503: try again once it is done).
+ */
 function answerRefusal(error: unknown): number | undefined {
   if (UnknownSessionError.isInstance(error)) return 404;
   if (SessionStateError.isInstance(error)) return 409;
+  if (OwnerChannelError.isInstance(error)) return 503;
   return undefined;
 }
 
