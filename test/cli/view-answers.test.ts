@@ -14,6 +14,7 @@ import type { AccessResponse, AnswerResponse, SessionTimeline } from "../../src/
 import { openLog } from "../../src/reader/index.js";
 import { startLogChild } from "../support/log-child-process.js";
 import { ensureBuiltCli, ensureBuiltView } from "./support/turnlog-bin.js";
+import { runTurnlogInProcess } from "./support/turnlog-in-process.js";
 import { startView, type ViewProcess } from "./support/view-process.js";
 
 interface Reply {
@@ -168,6 +169,12 @@ describe("turnlog view answers held calls, and only from its own page", () => {
     const again = await send(view.port, answerPath("held-1", "deny"), { method: "POST", headers: pageHeaders(), body: JSON.stringify({ by: "ana" }) });
     expect(again.status).toBe(409);
     expect(await eventTypes("held-1")).toEqual(types);
+    // Sealed as `turnlog approve` seals what it appends: the log verifies.
+    const verify = await runTurnlogInProcess(["verify", "--dir", "log"], { cwd: workDir });
+    expect(verify.code, verify.stdout + verify.stderr).toBe(0);
+    expect(verify.stdout).toMatch(/\d+ seals? verified/);
+    // The host that parked it did not seal; the view's answer sealed the session (held-2, unanswered, is not).
+    expect(verify.stdout).not.toContain("session-held-1");
   });
 
   it("takes localhost as well as 127.0.0.1, each with its own origin, and refuses a fingerprint that is not the held call's", async () => {

@@ -9,6 +9,7 @@ import { loadViewAssets } from "../view/view-assets.js";
 import { startViewServer } from "../view/view-server.js";
 import { directoryViewSource, postgresViewSource, type ViewSource } from "../view/view-source.js";
 import { directoryAnswers, postgresAnswers, type ViewAnswers } from "../view/view-answers.js";
+import { userSeals } from "../../log/seal/user-seals.js";
 import { describeThrown } from "../../util/json-value.js";
 
 /** Options of `turnlog view`. */
@@ -37,7 +38,7 @@ export async function viewCommand(sessionId: string | undefined, options: ViewOp
   const assets = await loadViewAssets();
   const { location } = options;
   if (isPostgresLocation(location)) {
-    return withLog(location, {}, (log) => serve(postgresViewSource(log), sessionId, { port, assets, location, answers: postgresAnswers(log) }, context));
+    return withLog(location, {}, (log) => serve(postgresViewSource(log), sessionId, { port, assets, location, answers: postgresAnswers(log, () => userSeals(location, context.io.env)) }, context));
   }
   if (!logExists(location.dir)) throw new CliError(`no log at ${location.dir} — run "npx turnlog demo" first or pass --log`);
   let source: ViewSource;
@@ -46,7 +47,7 @@ export async function viewCommand(sessionId: string | undefined, options: ViewOp
   } catch (error) {
     throw new CliError(`cannot read the log at ${location.dir}: ${describeThrown(error)}`, { cause: error });
   }
-  return serve(source, sessionId, { port, assets, location, answers: directoryAnswers(location.dir) }, context);
+  return serve(source, sessionId, { port, assets, location, answers: directoryAnswers(location.dir, () => userSeals(location, context.io.env)) }, context);
 }
 
 async function serve(

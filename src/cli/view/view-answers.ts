@@ -1,5 +1,6 @@
 import { z } from "zod";
 import type { EventLog } from "../../log/event-log.js";
+import type { SealOptions } from "../../log/seal/stream-sealer.js";
 import { answerHeldCall, createLogReader, type LogReader } from "../../reader/index.js";
 import { isRecord } from "../../util/json-value.js";
 import type { AnswerRequest } from "./view-api.js";
@@ -85,18 +86,32 @@ function recordWith(reader: LogReader, sessionId: string, callId: string, answer
 }
 
 /**
+ * The seals an answer is recorded with, asked for at the first answer (a view that answers nothing
+ * touches no key): the user's, as `turnlog approve` seals what it appends.
+ */
+export type AnswerSeals = () => Promise<SealOptions>;
+
+/**
  * Answers on a PostgreSQL log the view has open: appended directly, as any process may append to a
- * shared log; the host that parked the session hears of it (LISTEN/NOTIFY) and continues.
+ * shared log, and sealed with `seals`; the host that parked the session hears of it
+ * (LISTEN/NOTIFY) and continues.
  *
  * @example
- * startViewServer({ source: postgresViewSource(log), assets, answers: postgresAnswers(log) });
+ * startViewServer({ source: postgresViewSource(log), assets, answers: postgresAnswers(log, () => userSeals(location)) });
  */
-export function postgresAnswers(log: EventLog): ViewAnswers {
-  const reader = createLogReader(log);
+export function postgresAnswers(log: EventLog, seals: AnswerSeals): ViewAnswers {
+  let reader: Promise<LogReader> | undefined;
   return {
     description: "appended to the PostgreSQL log",
     async answer(sessionId, callId, answer) {
-      await recordWith(reader, sessionId, callId, answer);
+      reader ??= seals().then(
+        (loaded) => createLogReader(log, { seals: loaded }),
+        (error: unknown) => {
+          reader = undefined;
+          throw error;
+        },
+      );
+      await recordWith(await reader, sessionId, callId, answer);
     },
   };
 }
@@ -104,13 +119,14 @@ export function postgresAnswers(log: EventLog): ViewAnswers {
 /**
  * Answers on a LevelDB log directory, where one process at a time holds the log: the answer goes
  * to the process that holds it, through its owner channel, and that process records it with its
- * own checked append (`answerHeldCall`); when no process holds the log, the log is opened for the
- * one append and closed. Nothing writes the log behind its owner's back.
+ * own checked append and seals (`answerHeldCall`); when no process holds the log, the log is opened
+ * for the one append (sealed with `seals`) and closed. Nothing writes the log behind its owner's back.
  *
  * @example
- * startViewServer({ source: await directoryViewSource(dir), assets, answers: directoryAnswers(dir) });
+ * startViewServer({ source: await directoryViewSource(dir), assets, answers: directoryAnswers(dir, () => userSeals(dir)) });
  */
-export function directoryAnswers(directory: string): ViewAnswers {
+export function directoryAnswers(directory: string, seals: AnswerSeals): ViewAnswers {
+  let loaded: Promise<SealOptions> | undefined;
   return {
     description: "recorded by the process that holds the log directory (or, when none does, appended to it directly)",
     async answer(sessionId, callId, answer) {
@@ -121,6 +137,12 @@ export function directoryAnswers(directory: string): ViewAnswers {
         sessionId,
         callId,
         granted ? { decision: "approve", ...common, ...(answer.arguments !== undefined ? { arguments: answer.arguments } : {}) } : { decision: "deny", ...common },
+        {
+          seals: await (loaded ??= seals().catch((error: unknown) => {
+            loaded = undefined;
+            throw error;
+          })),
+        },
       );
     },
   };
