@@ -128,7 +128,7 @@ export function postgresAnswers(log: EventLog, seals: AnswerSeals): ViewAnswers 
 export function directoryAnswers(directory: string, seals: AnswerSeals): ViewAnswers {
   let loaded: Promise<SealOptions> | undefined;
   return {
-    description: "recorded by the process that holds the log directory (or, when none does, appended to it directly)",
+    description: "recorded by the process that holds the log, or appended when none does",
     async answer(sessionId, callId, answer) {
       const { granted, by, note, fingerprint } = answer;
       const common = { by, ...(note !== undefined ? { note } : {}), ...(fingerprint !== undefined ? { fingerprint } : {}) };
