@@ -136,7 +136,7 @@ function answerSuite(backendOf: () => Backend) {
     expect(await ran()).toEqual([`view-approve ${callIds.get("view-approve")} {"version":"v2"}`]);
   });
 
-  it("Edit: the page checks the JSON, the host runs the tool with the edited arguments, and the audit shows both", async () => {
+  it("Edit: the page checks the JSON, the decider refuses arguments the tool does not take, the host runs the tool with the edited arguments, and the audit shows both", async () => {
     const card = await openHeld("view-edit");
     await card.locator("[data-action=edit]").click();
     const editor = card.locator("[data-control=arguments]");
@@ -147,6 +147,11 @@ function answerSuite(backendOf: () => Backend) {
     await editor.fill('["v3"]');
     expect(await card.locator("[data-field=arguments-error]").textContent()).toMatch(/JSON object/);
     expect(await approve.isDisabled()).toBe(true);
+    // JSON the page takes, but the tool's schema does not: the decider refuses it, the page says why, the call stays held.
+    await editor.fill('{ "version": 3 }');
+    await approve.click();
+    expect(await card.locator("[data-field=answer-error]").textContent()).toMatch(/^409: .*cannot be approved with these arguments/);
+    expect(host.lines.some((line) => line.startsWith("final view-edit "))).toBe(false);
     await editor.fill('{ "version": "v3" }');
     expect(await card.locator("[data-field=arguments-error]").count()).toBe(0);
     await approve.click();
@@ -167,8 +172,10 @@ function answerSuite(backendOf: () => Backend) {
 
   it("asks for nothing outside 127.0.0.1, and breaks no rule of its CSP", () => {
     expect(requests.filter((url) => new URL(url).hostname !== "127.0.0.1")).toEqual([]);
-    expect(requests.filter((url) => url.includes("/calls/"))).toHaveLength(3);
-    expect(pageErrors).toEqual([]);
+    // Deny, Approve, the refused edit and the edit.
+    expect(requests.filter((url) => url.includes("/calls/"))).toHaveLength(4);
+    // The refused edit's 409 is logged by the browser as a failed request; nothing else may be (a CSP violation is an error).
+    expect(pageErrors.filter((line) => !/status of 409/.test(line))).toEqual([]);
   });
 }
 
