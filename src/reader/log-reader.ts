@@ -239,7 +239,7 @@ export function readerOver(log: EventLog, options: LogReaderOptions, release: ()
   }
 
   /** An answer, recorded like the runtime records one: announced and sealed when the reader has `seals`. */
-  async function answer_(sessionId: string, callId: string, answer: HeldCallAnswer): Promise<RecordedAnswer> {
+  async function recordHeldCallAnswer(sessionId: string, callId: string, answer: HeldCallAnswer): Promise<RecordedAnswer> {
     open();
     if (seals === undefined) return recordAnswer(log, sessionId, callId, answer, { tools: registry });
     const sealer = new StreamSealer(log, seals);
@@ -352,10 +352,10 @@ export function readerOver(log: EventLog, options: LogReaderOptions, release: ()
       }
     },
     approve(sessionId, callId, answer) {
-      return answer_(sessionId, callId, { ...answer, decision: "approve" });
+      return recordHeldCallAnswer(sessionId, callId, { ...answer, decision: "approve" });
     },
     deny(sessionId, callId, answer) {
-      return answer_(sessionId, callId, { ...answer, decision: "deny" });
+      return recordHeldCallAnswer(sessionId, callId, { ...answer, decision: "deny" });
     },
     async verify(verifyOptions = {}) {
       open();

@@ -655,12 +655,13 @@ describe("usage", () => {
   it("documents the answers approve and deny take, and demo --pause", async () => {
     const approve = await turnlog("approve", "--help");
     expect(approve.stdout).toContain("Usage: turnlog approve [options] <session> <callId>");
-    for (const option of ["--by <name>", "(default: $USER or cli)", "--note <text>", "--scope <scope>", '(choices: "call", "tool", default: "call")']) {
+    for (const option of ["--by <name>", "(default: $USER or cli)", "--note <text>", "--scope <scope>", '(choices: "call", "tool", default: "call")', "--arguments <json>"]) {
       expect(approve.stdout.replace(/\s+/g, " ")).toContain(option);
     }
     const deny = await turnlog("deny", "--help");
     expect(deny.stdout).toContain("Usage: turnlog deny [options] <session> <callId>");
     expect(deny.stdout).not.toContain("--scope");
+    expect(deny.stdout).not.toContain("--arguments");
     // Commander wraps the description to the terminal width.
     expect((await turnlog("resume", "--help")).stdout.replace(/\s+/g, " ")).toContain("exit 0 completed, 3 awaiting approval, 4 stopped, 1 failed");
     expect((await turnlog("demo", "--help")).stdout).toContain("--pause");
@@ -681,6 +682,8 @@ describe("usage", () => {
     [["approve", "s"], "missing required argument 'callId'"],
     [["approve", "s", "c", "--scope", "all"], "argument 'all' is invalid. Allowed choices are call, tool."],
     [["approve", "s", "c", "--by", ""], "--by needs a name"],
+    [["approve", "s", "c", "--arguments", "[1]"], "--arguments must be a JSON object"],
+    [["approve", "s", "c", "--arguments", "{version"], "--arguments must be a JSON object"],
   ])("%j is a usage error: exit 2, one line", async (args, message) => {
     const run = await turnlog(...args);
     expect(run.code).toBe(2);

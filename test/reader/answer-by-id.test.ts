@@ -1,11 +1,15 @@
 import { describe, expect, it } from "vitest";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
 import {
+  answerHeldCall,
   createLogReader,
   createRuntime,
   generateSealKey,
   LevelEventLog,
   MemoryEventLog,
   openLog,
+  OwnerChannelError,
   SealWitness,
   SessionStateError,
   UnknownSessionError,
@@ -15,6 +19,7 @@ import {
 import { scriptedProvider } from "../../src/testing/index.js";
 import { deployTool, fakeShell, sequentialIds, steppingClock } from "../support/tools.js";
 import { temporary } from "../support/temporary-directories.js";
+import { startLogChild } from "../support/log-child-process.js";
 
 /**
  * Issue 33, "answer by ID from anywhere": `openLog(…).approve` / `.deny` record a person's answer
@@ -150,6 +155,57 @@ describe("answering a held call from the read API", () => {
       expect(report).toMatchObject({ ok: true, faults: [], unsealed: [] });
     } finally {
       await reader.close();
+    }
+  });
+
+  for (const holder of ["bare", "no-answers"] as const) {
+    it(`a LevelDB log held by a process that records no answers (${holder === "bare" ? "opened bare" : "answers: false"}): the answer fails in one typed error, nothing appended`, async () => {
+      const dir = await temporary("turnlog-answer-held-");
+      const log = await LevelEventLog.open(dir, { durability: "relaxed" });
+      const callId = await park(log, [deployTool([])]);
+      const length = (await createLogReader(log).events("s1")).length;
+      await log.close();
+      const child = startLogChild("log-lock-holder.ts", holder === "bare" ? [dir] : [dir, "no-answers"]);
+      try {
+        await child.waitForLine((line) => line === "ready");
+        expect(existsSync(join(dir, "turnlog-owner.json"))).toBe(holder === "bare");
+        const refused = answerHeldCall({ dir }, "s1", callId, { decision: "approve", by: "ana" });
+        await expect(refused).rejects.toThrow(OwnerChannelError);
+        await expect(refused).rejects.toThrow(holder === "bare" ? /in use by another process \(pid \d+\), which records no answers/ : /in use by another process, which takes no answers/);
+      } finally {
+        child.child.kill("SIGKILL");
+        await child.exited;
+      }
+      const reader = await openLog({ dir });
+      try {
+        expect(await reader.events("s1")).toHaveLength(length);
+      } finally {
+        await reader.close();
+      }
+    });
+  }
+
+  it("a sealing runtime holding the log records an answer handed through its owner channel with its own redaction and seals", async () => {
+    const dir = await temporary("turnlog-answer-owner-");
+    const keys = await temporary("turnlog-answer-owner-keys-");
+    const key = generateSealKey();
+    const witness = SealWitness.forLogDirectory(dir, { directory: keys });
+    const secret = "zq-owner-7f3a9c";
+    const log = await LevelEventLog.open(dir, { durability: "relaxed" });
+    const runtime = await createRuntime({ log, provider: scriptedProvider([{ toolCalls: [deploy] }]), tools: [deployTool([])], policy, seals: { key, witness }, secrets: [secret] });
+    try {
+      const session = await runtime.openSession("s1");
+      const parked = await session.send("ship it");
+      const callId = parked.pendingApprovals[0]!.callId;
+      // This process holds the log: the answer goes through its channel to its runtime, which records it.
+      const recorded = await answerHeldCall({ dir }, "s1", callId, { decision: "approve", by: "ana", note: `tag ${secret} ok` });
+      expect(recorded).toMatchObject({ tool: "deploy", stillHeld: [], event: { type: "turn.approval.granted", data: { callId, by: "ana" } } });
+      expect(JSON.stringify(recorded.event.data)).not.toContain(secret);
+      expect(await session.waitForAnswers()).toMatchObject({ status: "needs-resume" });
+      expect(await runtime.verify()).toMatchObject({ ok: true, faults: [], unsealed: [] });
+    } finally {
+      await runtime.close();
+      await log.close();
     }
   });
 });

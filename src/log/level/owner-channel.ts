@@ -1,4 +1,5 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+import { rmSync } from "node:fs";
 import { mkdtemp, readFile, rename, rm, chmod, writeFile } from "node:fs/promises";
 import net from "node:net";
 import { tmpdir } from "node:os";
@@ -60,6 +61,30 @@ export interface AnswerChannelHost {
 export function answerChannelOf(log: object): AnswerChannelHost | undefined {
   const candidate = log as Partial<AnswerChannelHost>;
   return typeof candidate.serveAnswers === "function" ? (log as AnswerChannelHost) : undefined;
+}
+
+/**
+ * The owner files and socket directories of the channels this process serves. A process that ends
+ * without closing its logs removes them on its way out (`exit`), so a finished host leaves no
+ * stale files; one killed outright leaves them, and the next client or owner sees them stale.
+ */
+const served = new Map<OwnerChannel, { ownerFile: string; socketDirectory: string | undefined }>();
+let exitHookInstalled = false;
+
+function removeOnExit(channel: OwnerChannel, files: { ownerFile: string; socketDirectory: string | undefined }): void {
+  served.set(channel, files);
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.once("exit", () => {
+    for (const { ownerFile, socketDirectory } of served.values()) {
+      try {
+        rmSync(ownerFile, { force: true });
+        if (socketDirectory !== undefined) rmSync(socketDirectory, { recursive: true, force: true });
+      } catch {
+        // Leaving: a file that cannot be removed is left stale, which clients detect.
+      }
+    }
+  });
 }
 
 /** Whether `given` is `token`, in constant time: both hashed first, so neither content nor length shows. */
@@ -124,6 +149,7 @@ export class OwnerChannel {
       const temporary = path.join(directory, `${ownerFileName}.${randomBytes(6).toString("hex")}.tmp`);
       await writeFile(temporary, `${JSON.stringify(owner)}\n`, { mode: 0o600, flag: "wx" });
       await rename(temporary, path.join(directory, ownerFileName));
+      removeOnExit(channel, { ownerFile: path.join(directory, ownerFileName), socketDirectory });
       return channel;
     } catch (error) {
       await new Promise<void>((resolve) => server.close(() => resolve()));
@@ -143,6 +169,7 @@ export class OwnerChannel {
   /** Stops serving: removes the owner file, lets the requests under way reply, and removes the socket. */
   close(): Promise<void> {
     this.#closed ??= (async () => {
+      served.delete(this);
       await rm(path.join(this.directory, ownerFileName), { force: true }).catch(() => undefined);
       const stopped = new Promise<void>((resolve) => this.server.close(() => resolve()));
       while (this.#inFlight.size > 0) await Promise.all(this.#inFlight);
