@@ -33,6 +33,7 @@ export type { Decision, DecisionInputs } from "./core/decide.js";
 export { decideObserving } from "./core/decide-observing.js";
 export { decideCommand } from "./core/session-decider.js";
 export type { SessionCommand, SessionDecisionState } from "./core/session-decider.js";
+export type { EditOwner } from "./core/approval-edit.js";
 export { executionGroups, isConcurrencySafe, nextToolStart, runnableCalls, startedCalls } from "./core/tool-schedule.js";
 export type { ToolStart } from "./core/tool-schedule.js";
 export { maxEchoChars, responseEvent } from "./core/response-event.js";

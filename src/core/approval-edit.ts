@@ -4,6 +4,8 @@ import { gateToolCall, type GatedTool } from "../policy/gate.js";
 import { callFingerprint } from "../policy/fingerprint.js";
 import { containsSecret } from "../policy/secrets/secret-detector.js";
 import type { CallState, SessionState } from "../projections/session-state.js";
+import type { ToolSnapshot } from "../contracts/tools.js";
+import type { ToolDefinition } from "../tools/define-tool.js";
 import { recordedTool } from "../tools/recorded-tool.js";
 import { planToolCalls } from "../tools/tool-call-planner.js";
 import { ToolRegistry } from "../tools/tool-registry.js";
@@ -32,6 +34,17 @@ export interface EditOwner {
   observeGitLinks?: (absolute: string) => readonly GitLink[];
   /** The runtime's secret check, with the values its host registered (default: the built-in detector). */
   containsSecret?: (value: unknown) => boolean;
+}
+
+/**
+ * Tools rebuilt from their recorded snapshots, by snapshot: compiling a JSON Schema is most of the
+ * cost of judging an edit, and a session's snapshots are the same objects from answer to answer.
+ */
+const rebuilt = new WeakMap<ToolSnapshot, ToolDefinition | undefined>();
+
+function recordedToolOf(snapshot: ToolSnapshot): ToolDefinition | undefined {
+  if (!rebuilt.has(snapshot)) rebuilt.set(snapshot, recordedTool(snapshot));
+  return rebuilt.get(snapshot);
 }
 
 /** An edit the answer may record: the arguments, the edited call's fingerprint, and what was observed to judge it. */
@@ -78,7 +91,7 @@ export function decideEdit(call: CallState, edited: unknown, state: SessionState
   const policy = state.policy;
   if (policy === null) refuse("the session has not started");
   const snapshot = state.tools.find((tool) => tool.name === call.name);
-  const recorded = snapshot === undefined ? undefined : recordedTool(snapshot);
+  const recorded = snapshot === undefined ? undefined : recordedToolOf(snapshot);
   if (recorded === undefined) refuse(`the session recorded no input schema for tool ${call.name}`);
 
   // Against the recorded JSON Schema: what the model was offered, readable without the host's code.

@@ -18,6 +18,7 @@ import { readEvent } from "../core/read-events.js";
 import { upcastStream } from "../core/upcast.js";
 import { decisionChanges, historyChange, turnChange, type DecisionChange } from "./what-if.js";
 import { gateNeedsHostCode } from "../tools/recorded-tool.js";
+import { checkEditedApproval } from "./edited-approval-check.js";
 import { lexicalRealPath } from "../policy/workspace-confinement.js";
 
 export interface Divergence {
@@ -41,7 +42,7 @@ export interface Unverifiable {
    * `redacted`: planned from arguments that held a secret, which the log never stores;
    * `compressor`: a history summary written by a compressor replay does not run;
    * `host-code`: a gate decision on a tool replayed from its recorded definition whose shell text
-   * or path arguments only the host's code computes.
+   * or path arguments only the host's code computes (or an approval's edit of such a call).
    */
   reason: "redacted" | "compressor" | "host-code";
 }
@@ -175,6 +176,15 @@ export async function verifyReplay(events: AsyncIterable<RecordedEvent> | Iterab
       const missing = expected[0];
       divergences.push({ position, type: event.type, path: "type", expected: event.type, actual: typeof missing === "string" ? missing : missing?.type });
       expected = [];
+    }
+    if (event.type === "turn.approval.granted" && event.data.arguments !== undefined) {
+      // An edited approval is judged again (edited-approval-check.ts): it never carries what the policy refuses.
+      const check = checkEditedApproval(event, fold, toolsAt(), {
+        ...(config.policy !== undefined ? { policy: config.policy } : {}),
+        ...(config.decisionsVersion !== undefined ? { decisionsVersion: config.decisionsVersion } : {}),
+      });
+      if (check.kind === "differs") divergences.push({ position, type: event.type, path: check.path, expected: check.expected, actual: check.actual });
+      if (check.kind === "host-code") unverifiable.push({ position, type: event.type, callId: event.data.callId, reason: "host-code" });
     }
     try {
       fold.apply(event);

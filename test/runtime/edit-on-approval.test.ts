@@ -21,7 +21,7 @@ afterEach(async () => {
 
 const writeCall = (path: string, content: string) => ({ id: "call_write", name: "write_file", arguments: JSON.stringify({ path, content }) });
 
-async function setup(script: ScriptStep[], options: { decisionsVersion?: number; deny?: { tool: string }[] } = {}) {
+async function setup(script: ScriptStep[], options: { decisionsVersion?: number; secrets?: string[] } = {}) {
   const root = await mkdtemp(join(tmpdir(), "turnlog-edit-ws-"));
   const logDirectory = await mkdtemp(join(tmpdir(), "turnlog-edit-log-"));
   const log: EventLog = await LevelEventLog.open(logDirectory);
@@ -30,7 +30,8 @@ async function setup(script: ScriptStep[], options: { decisionsVersion?: number;
     log,
     provider,
     tools: workspaceTools({ root }),
-    policy: { approvalMode: "ask", workspace: { root, trusted: true }, ...(options.deny !== undefined ? { deny: options.deny } : {}) },
+    policy: { approvalMode: "ask", workspace: { root, trusted: true } },
+    ...(options.secrets !== undefined ? { secrets: options.secrets } : {}),
     clock: steppingClock(),
     ids: sequentialIds("session"),
     ...(options.decisionsVersion !== undefined ? { decisionsVersion: options.decisionsVersion } : {}),
@@ -139,6 +140,14 @@ describe("session.approve with edited arguments", () => {
     expect(held.status).toBe("awaiting-approval");
     const before = (await runtime.events("s1")).length;
     await expect(session.approve(held.pendingApprovals[0]!.callId, { by: "ann", arguments: { command: "rm -rf /" } })).rejects.toThrow(/hard-block:command=/);
+    expect((await runtime.events("s1")).length).toBe(before);
+  });
+
+  it("refuses edited arguments holding a secret the host registered: the log never stores it", async () => {
+    const { runtime, session } = await setup([{ toolCalls: [writeCall("notes.md", "text")] }], { secrets: ["correct-horse-battery-staple"] });
+    const held = await session.send("save");
+    const before = (await runtime.events("s1")).length;
+    await expect(session.approve(held.pendingApprovals[0]!.callId, { by: "ann", arguments: { path: "notes.md", content: "password correct-horse-battery-staple" } })).rejects.toThrow(/hold a secret/);
     expect((await runtime.events("s1")).length).toBe(before);
   });
 
