@@ -80,7 +80,7 @@ export function SessionPage(props: { sessionId: string; listing: SessionListing 
       {error !== undefined && <p class="error">{error}</p>}
 
       <section class="held-section">
-        <h2>Held for a person</h2>
+        <h2>Held calls: answer them</h2>
         <HeldCalls sessionId={sessionId} held={timeline.held} />
       </section>
 
