@@ -135,6 +135,11 @@ describe("turnlog view answers held calls, and only from its own page", () => {
     // The token in the URL opens pages, never a change.
     const { Cookie: _cookie, ...withoutCookie } = pageHeaders();
     expect((await send(view.port, `${answerPath("held-1")}?token=${view.token}`, { method: "POST", headers: withoutCookie, body })).status).toBe(403);
+    // A cross-origin page's preflight is never granted: no CORS header, and only POST is allowed.
+    const preflight = await send(view.port, answerPath("held-1"), { method: "OPTIONS", headers: { Origin: "http://evil.example", "Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "x-turnlog-csrf, content-type" } });
+    expect(preflight.status).toBe(405);
+    expect(preflight.headers.allow).toBe("POST");
+    expect(Object.keys(preflight.headers).filter((name) => name.startsWith("access-control-"))).toEqual([]);
     // GET never changes anything: the answer route is no page.
     expect((await send(view.port, answerPath("held-1"), { headers: { Cookie: cookie } })).status).toBe(404);
     // Well-formed requests with a bad answer: refused before the log is touched.
