@@ -4,6 +4,7 @@
  */
 export { createRuntime } from "./runtime/create-runtime.js";
 export type { AutoResumeOptions, OpenSessionOptions, Runtime, RuntimeOptions } from "./runtime/create-runtime.js";
+export type { ResumeAllOptions, ResumeAllReport, ResumeAllSkipReason } from "./runtime/resume-all.js";
 export { defaultProviderRetry } from "./runtime/provider-retry.js";
 export type { ProviderRetryOptions } from "./runtime/provider-retry.js";
 // A host gets sessions from `runtime.openSession`; the loop, the tool runner and the host-tool

@@ -38,6 +38,8 @@ import { resolveSessionLeasePolicy, type SessionLeasePolicy } from "./session-le
 import { prepareSession, type SessionOpening } from "./session-opening.js";
 import { checkRuntimeOptions } from "./runtime-options-schema.js";
 import { sessionIdPattern } from "../core/session-stream.js";
+import { resumeAll, type ResumeAllOptions, type ResumeAllReport } from "./resume-all.js";
+import { linkSignals } from "../util/linked-signal.js";
 import type { OtelTracer } from "../otel/otel-tracer.js";
 import type { SpanEmitter } from "../otel/span-emitter.js";
 import { wellFormedText } from "../util/well-formed-text.js";
@@ -158,7 +160,7 @@ export interface RuntimeOptions {
    */
   sessionLease?: "fail" | "off";
   /**
-   * Resume a session this runtime parked for approval as soon as its answers are in the log —
+   * Resume a session this runtime parked for approval (or `resumeAll` found waiting) as soon as its answers are in the log —
    * given in this process or any other on the same log — without a call to `resume()`. `true`,
    * or callbacks that tell the host how each such resume ended (`onOutcome`, including a new
    * `awaiting-approval`, which is waited for again) or why it could not run (`onError`: e.g. a
@@ -244,6 +246,21 @@ export interface Runtime {
    * signed by another key is a fault, so a runtime without `seals` fails on a sealed log.
    */
   verify(): Promise<SealedVerifyReport>;
+  /**
+   * The worker's sweep, for a host to call at start (docs/embedding.md, "A worker that picks up
+   * what was left"): continues every session of the log that owes work — every held call
+   * answered and not yet resumed, or a turn a crash cut off with no live driver — once each, one
+   * at a time, each confirmed on its own fold under the session's lease (`sessionLease`) before
+   * anything runs. A session another process drives is skipped (`SessionBusyError`), one still
+   * waiting for a person is left alone (with `autoResume`, waited on: its answers resume it as if
+   * this runtime had parked it). Resolves with what became of each; `signal` stops the sweep.
+   *
+   * @example
+   * const runtime = await createRuntime({ log, provider, tools, autoResume: { onOutcome } });
+   * const report = await runtime.resumeAll();
+   * logger.info({ continued: report.continued.length, waiting: report.waiting.length, failed: report.failed.length }, "picked up");
+   */
+  resumeAll(options?: ResumeAllOptions): Promise<ResumeAllReport>;
   /**
    * Closes the runtime (docs/embedding.md, "Closing"): every wait ends — a pending
    * `waitForAnswers()` rejects with `RuntimeClosedError`, a `session.events()` loop ends, an
@@ -417,10 +434,10 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
    * recover it at the same moment: an append of this preparation that loses that race folds what
    * the other host appended and prepares again from there.
    */
-  async function load(sessionId: string, create: boolean): Promise<Session> {
+  async function load(sessionId: string, create: boolean, leasedRecovery = false): Promise<Session> {
     // A sealing runtime announces each answer, turn end and new session in a seal before appending it.
     const store = await SessionStore.load(log, sessionId, spans, sealer !== undefined ? (stream, version, events) => sealer.announce(stream, version, events) : undefined);
-    await prepareSession(store, create, opening);
+    await prepareSession(store, create, opening, { leasedRecovery });
     return new Session(
       store,
       {
@@ -445,11 +462,31 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     );
   }
 
+  /**
+   * The one `Session` per ID: the open one, reloaded, or a new one loaded from the log. With
+   * `leasedRecovery`, a turn left in flight is not recovered on opening but by the caller's next
+   * operation under the lease (resumeAll's), so the opening takes no lease of its own.
+   */
+  async function openOne(sessionId: string, create: boolean, leasedRecovery = false): Promise<Session> {
+    const opened = open.get(sessionId);
+    if (opened !== undefined) {
+      // Already open here: current with whatever another writer appended since.
+      const session = await opened;
+      await session.refresh();
+      return session;
+    }
+    const session = load(sessionId, create, leasedRecovery);
+    track(session);
+    open.set(sessionId, session);
+    session.catch(() => open.delete(sessionId));
+    return session;
+  }
+
   // On a LevelDB log, answers other processes hand this one through the owner channel are recorded
   // here, with this runtime's redaction, tools and seals; its sessions see them at once (docs/log.md, "The owner channel").
   const stopAnswering = serveAnswers(log, { redactor, tools: registry, ...(sealer !== undefined ? { sealer } : {}) }, track);
 
-  return {
+  const runtime: Runtime = {
     log,
     async openSession(requestedId, openOptions = {}) {
       ensureOpen();
@@ -458,18 +495,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       if (requestedId === undefined && !create) throw new TypeError("openSession: `create: false` needs the ID of an existing session");
       const sessionId = requestedId ?? ids.next();
       if (!sessionIdPattern.test(sessionId)) throw new TypeError(`session ID "${sessionId}" must match ${sessionIdPattern}`);
-      const opened = open.get(sessionId);
-      if (opened !== undefined) {
-        // Already open here: current with whatever another writer appended since.
-        const session = await opened;
-        await session.refresh();
-        return session;
-      }
-      const session = load(sessionId, create);
-      track(session);
-      open.set(sessionId, session);
-      session.catch(() => open.delete(sessionId));
-      return session;
+      return openOne(sessionId, create);
     },
     listTools() {
       return registry.snapshot();
@@ -502,6 +528,27 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       ensureOpen();
       return reader.verify({ keys: seals !== undefined ? [seals.key] : [], ...(seals?.witness !== undefined ? { witness: seals.witness } : {}) });
     },
+    async resumeAll(sweepOptions = {}) {
+      ensureOpen();
+      // The host's signal, or the runtime's close, stops the sweep and cancels the resume under way.
+      const linked = linkSignals([sweepOptions.signal, closing.signal]);
+      const sweep = resumeAll(
+        {
+          log,
+          reader,
+          // Two workers opening one session must not take its lease from each other just to
+          // recover it: the continuing step recovers it under the lease (session.ts, continueLeftWork).
+          open: (sessionId) => {
+            ensureOpen();
+            return openOne(sessionId, false, true);
+          },
+          autoResume: hosting.autoResume !== undefined,
+        },
+        linked.signal,
+      ).finally(() => linked.dispose());
+      track(sweep);
+      return sweep;
+    },
     close() {
       closed ??= (async () => {
         // Every wait ends (waitForAnswers rejects, events() loops end), turns under way are
@@ -522,4 +569,5 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       return closed;
     },
   };
+  return runtime;
 }

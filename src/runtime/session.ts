@@ -81,6 +81,37 @@ export interface ApprovalAnswer {
   arguments?: Record<string, unknown>;
 }
 
+/** What {@link continueLeftWork} found and did: `continued` when it ran the session's owed work. */
+export interface LeftWork {
+  continued: boolean;
+  outcome: SendOutcome;
+}
+
+/** Reaches a session's private `#continueLeft` from the runtime's worker (set by the class below). */
+let continueLeftOf: (session: Session, signal: AbortSignal | undefined) => Promise<LeftWork>;
+/** Reaches a session's private `#watchForAnswers` (set by the class below). */
+let watchForAnswersOf: (session: Session) => void;
+
+/**
+ * `runtime.resumeAll`'s step for one session (src/runtime/resume-all.ts): under the session's lease
+ * when the runtime takes leases, reloads it, recovers what a crashed holder left, and continues it
+ * only if the log then says work is owed and nobody else is performing it (`needs-resume` with
+ * answers in, or a turn a crash cut off). Otherwise nothing is run or appended and the session's
+ * standing outcome comes back with `continued: false`. Throws `SessionBusyError` while another
+ * process holds the lease. Not part of the public surface: a host calls `runtime.resumeAll()`.
+ */
+export function continueLeftWork(session: Session, signal?: AbortSignal): Promise<LeftWork> {
+  return continueLeftOf(session, signal);
+}
+
+/**
+ * `autoResume` for a session this runtime did not park itself (`runtime.resumeAll` found it
+ * parked): the session waits for its answers and resumes, exactly as after a `send` of its own.
+ */
+export function watchForAnswers(session: Session): void {
+  watchForAnswersOf(session);
+}
+
 /**
  * One conversation: `send` a user message and get the outcome of the tool loop; answer held calls
  * with `approve` / `deny` and continue with `resume`. Operations on one session run one at a time.
@@ -97,6 +128,11 @@ export class Session {
    * answer — is recovered, as a new runtime would, before the next operation.
    */
   #reopenOwed = false;
+
+  static {
+    continueLeftOf = (session, signal) => session.#continueLeft(signal);
+    watchForAnswersOf = (session) => session.#watchForAnswers();
+  }
 
   constructor(
     private readonly store: SessionStore,
@@ -153,6 +189,25 @@ export class Session {
       await this.#reload();
       if (leased && this.hosting.recovery !== undefined) await recover(this.store, this.hosting.recovery);
       return this.#run(leased, options.signal);
+    });
+  }
+
+  /** See {@link continueLeftWork}. */
+  #continueLeft(signal: AbortSignal | undefined): Promise<LeftWork> {
+    return this.#exclusive(() =>
+      this.#leased(async (leased): Promise<LeftWork> => {
+        await this.#reload();
+        if (leased && this.hosting.recovery !== undefined) await recover(this.store, this.hosting.recovery);
+        // Confirmed on the session's own fold, under the lease: another worker may have finished
+        // it, or a person may still owe an answer, since the sweep listed it. Holding the lease,
+        // this process knows nobody else drives the turn, whoever appended its latest events.
+        const standing = leased ? outcomeOf(this.store.state) : this.outcome();
+        if (standing.status !== "needs-resume" || standing.reason === inProgressElsewhere) return { continued: false, outcome: standing };
+        return { continued: true, outcome: await this.#run(leased, signal) };
+      }),
+    ).then((left) => {
+      if (left.outcome.status === "awaiting-approval") this.#watchForAnswers();
+      return left;
     });
   }
 
