@@ -9,6 +9,7 @@ import type { ToolDefinition } from "../tools/define-tool.js";
 import { recordedTool } from "../tools/recorded-tool.js";
 import { planToolCalls } from "../tools/tool-call-planner.js";
 import { ToolRegistry } from "../tools/tool-registry.js";
+import { hasLoneSurrogateEscape } from "../util/canonical-json.js";
 import { canonicalJson } from "../util/digest.js";
 import type { GitLink } from "../util/git-links.js";
 import { isRecord, notJsonReason } from "../util/json-value.js";
@@ -84,7 +85,10 @@ export function decideEdit(call: CallState, edited: unknown, state: SessionState
   const notJson = notJsonReason(edited, "arguments");
   if (notJson !== undefined) refuse(notJson);
   // As the log will hold it (a `Date` becomes its text), so the fingerprint is over what is recorded.
-  const args = JSON.parse(JSON.stringify(edited)) as Record<string, unknown>;
+  const text = JSON.stringify(edited);
+  // The log holds well-formed text only (docs/log.md, "Event data"): half an emoji is refused here, in one line.
+  if (hasLoneSurrogateEscape(text)) refuse("they hold a lone surrogate (half of a character), which the log cannot hold");
+  const args = JSON.parse(text) as Record<string, unknown>;
   if (call.argumentsRedacted === true) refuse("the proposed arguments held a secret, which the log never stores: deny the call instead");
   if (canonicalJson(args) === canonicalJson(call.input ?? {})) return undefined;
   if ((owner.containsSecret ?? containsSecret)(args)) refuse("they hold a secret, which the log never stores");
@@ -145,5 +149,5 @@ export function decideEdit(call: CallState, edited: unknown, state: SessionState
             ...(observedLinks.size > 0 ? { gitLinks: [...observedLinks].map(([path, links]) => ({ path, links: [...links] })) } : {}),
           },
         };
-  return { arguments: args, fingerprint: verdict.fingerprint === "" ? callFingerprint(call.name, args) : verdict.fingerprint, ...(observed !== undefined ? { observed } : {}) };
+  return { arguments: args, fingerprint: callFingerprint(call.name, args), ...(observed !== undefined ? { observed } : {}) };
 }

@@ -105,8 +105,9 @@ describe("decideCommand: approveCall with edited arguments", () => {
     expect(refusalOf(held, { type: "approveCall", callId: "c1", by: "ann", arguments: { title: "groceries" } })).toMatch(/input schema of save_note/);
   });
 
-  it("arguments that are not a JSON object, or hold a secret, are refused", () => {
+  it("arguments that are not a JSON object, hold half a character or hold a secret are refused", () => {
     expect(refusalOf(held, { type: "approveCall", callId: "c1", by: "ann", arguments: ["a"] as unknown as Record<string, unknown> })).toMatch(/are a JSON object/);
+    expect(refusalOf(held, { type: "approveCall", callId: "c1", by: "ann", arguments: { title: "half \ud83d", body: "b" } })).toMatch(/lone surrogate/);
     expect(refusalOf(held, { type: "approveCall", callId: "c1", by: "ann", arguments: { title: "key", body: "sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGH" } })).toMatch(/hold a secret/);
   });
 
