@@ -158,7 +158,7 @@ export async function runCli(argv: readonly string[], given: CliIo = processIo()
 
   program
     .command("view")
-    .description("serve a local page (127.0.0.1, a one-time token) with the sessions, a session's timeline, turn machine, audit, state at any position and replay verdict, updated live; read-only, until Ctrl-C")
+    .description("serve a local page (127.0.0.1, a one-time token) with the sessions, a session's held calls (Approve / Deny / Edit), timeline, turn machine, audit, state at any position and replay verdict, updated live, until Ctrl-C; an answer is the only thing it writes")
     .argument("[session]", "open this session's page")
     .option("--port <port>", "the port on 127.0.0.1 (default: any free one)")
     .option("--interval <ms>", "with a log directory: how often to look for new events, in milliseconds (default 500); a PostgreSQL log tells of them itself")

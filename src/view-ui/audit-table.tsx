@@ -68,7 +68,17 @@ export function AuditTable(props: { rows: AuditRow[] }) {
               <td>
                 <code>{row.rule}</code>
               </td>
-              <td>{row.approval !== undefined ? `${row.approval.granted ? "approved" : "denied"} by ${row.approval.by}${row.approval.note !== undefined ? ` — "${row.approval.note}"` : ""}` : row.approvedBy !== undefined ? `approved by ${row.approvedBy}` : "—"}</td>
+              <td>
+                {row.approval !== undefined ? `${row.approval.granted ? "approved" : "denied"} by ${row.approval.by}${row.approval.note !== undefined ? ` — "${row.approval.note}"` : ""}` : row.approvedBy !== undefined ? `approved by ${row.approvedBy}` : "—"}
+                {row.edited !== undefined && (
+                  <details class="edited" data-edited="true">
+                    <summary>with edited arguments</summary>
+                    proposed <code>{JSON.stringify(row.edited.proposed)}</code>
+                    <br />
+                    ran <code>{JSON.stringify(row.edited.ran)}</code>
+                  </details>
+                )}
+              </td>
               <td>
                 {row.outcome}
                 {row.errorCode !== undefined && <span class="muted"> ({row.errorCode})</span>}

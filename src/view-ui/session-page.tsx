@@ -4,13 +4,14 @@ import type { SessionListing } from "../reader/index.js";
 import { api, liveUrl } from "./api.js";
 import { AuditTable } from "./audit-table.js";
 import { formatMs, formatTime, plural } from "./format.js";
+import { HeldCalls } from "./held-calls.js";
 import { MachineDiagram } from "./machine-diagram.js";
 import { PositionPanel } from "./position-panel.js";
 import { ReplayVerdict } from "./replay-verdict.js";
 import { TimelineChart } from "./timeline-chart.js";
 
 /**
- * One session: its timeline, a turn's path through the turn machine, the state at any position,
+ * One session: the calls it holds for a person (with Approve / Deny / Edit), its timeline, a turn's path through the turn machine, the state at any position,
  * the audit trail and the replay verdict. New events (the server's `session` events) reload it in
  * place.
  */
@@ -77,6 +78,11 @@ export function SessionPage(props: { sessionId: string; listing: SessionListing 
         · <span data-field="session-length">{plural(timeline.length, "event")}</span> · {plural(timeline.paths.length, "turn")} · {plural(calls, "tool call")} · {formatMs(timeline.durationMs)} from {formatTime(timeline.startedAt)}
       </p>
       {error !== undefined && <p class="error">{error}</p>}
+
+      <section class="held-section">
+        <h2>Held calls: answer them</h2>
+        <HeldCalls sessionId={sessionId} held={timeline.held} />
+      </section>
 
       <section>
         <h2>Timeline</h2>

@@ -92,7 +92,7 @@ describe("turnlog view on a LevelDB log", () => {
   });
 
   it("refuses the page, its files, the API and the live events without the token, and with a wrong one", async () => {
-    const paths = ["/", "/index.html", "/app.js", "/app.css", "/api/sessions", "/api/machine", `/api/sessions/${demo.sessionId}`, `/api/sessions/${demo.sessionId}/state?at=1`, `/api/sessions/${demo.sessionId}/replay`, "/api/live"];
+    const paths = ["/", "/index.html", "/app.js", "/app.css", "/api/access", "/api/sessions", "/api/machine", `/api/sessions/${demo.sessionId}`, `/api/sessions/${demo.sessionId}/state?at=1`, `/api/sessions/${demo.sessionId}/replay`, "/api/live"];
     const wrongToken = "A".repeat(43);
     for (const rawPath of paths) {
       const anonymous = await send(view.port, rawPath);

@@ -1,8 +1,8 @@
 import { isTurnEvent } from "../../contracts/events.js";
 import type { RecordedTurnlogEvent } from "../../log/event-log.js";
-import { turnPaths, type AuditRow, type SessionStatus, type SessionView } from "../../reader/index.js";
+import { turnPaths, type AuditRow, type CallState, type SessionStatus, type SessionView } from "../../reader/index.js";
 import { eventSummaries } from "../timeline.js";
-import type { CallDecision, PositionState, SessionTimeline, TimelineCall, TimelineTurn } from "./view-api.js";
+import type { CallDecision, HeldCall, PositionState, SessionTimeline, TimelineCall, TimelineTurn } from "./view-api.js";
 
 /**
  * The colour of an audit row: the gate's decision, or `rejected` when the plan never reached the gate.
@@ -19,13 +19,15 @@ export function callDecision(decision: AuditRow["decision"]): CallDecision {
  * view`'s timeline: per turn its provider attempts (failed ones kept: retries), how it ended, and
  * per call its decision (from the audit rows), the wait for a person and the run. Every audit row
  * becomes exactly one call, so every call of the session is drawn; a host-routed call goes to a
- * row of its own.
+ * row of its own. `held` (the session's `pendingApprovals` at its end) become the calls the page
+ * offers to answer.
  *
  * @example
- * const timeline = sessionTimeline(events, await reader.audit(id), "completed");
+ * const view = await reader.view(id);
+ * const timeline = sessionTimeline(events, await reader.audit(id), view.status, view.pendingApprovals);
  * timeline.turns[0]?.calls.map((call) => call.decision); // ["allow", "ask", "rejected"]
  */
-export function sessionTimeline(events: readonly RecordedTurnlogEvent[], audit: readonly AuditRow[], status: SessionStatus): SessionTimeline {
+export function sessionTimeline(events: readonly RecordedTurnlogEvent[], audit: readonly AuditRow[], status: SessionStatus, held: readonly CallState[] = []): SessionTimeline {
   const first = events[0];
   if (first === undefined) throw new TypeError("sessionTimeline: a session has at least one event");
   const start = Date.parse(first.meta.recordedAt);
@@ -178,6 +180,28 @@ export function sessionTimeline(events: readonly RecordedTurnlogEvent[], audit: 
     userMessages,
     audit: [...audit],
     paths: turnPaths(events),
+    held: held.map(heldCall),
+  };
+}
+
+/**
+ * A held call as the page shows it: its arguments as the model wrote them (or their redaction) and,
+ * when they parsed, as the gate judged them.
+ *
+ * @example
+ * heldCall(view.pendingApprovals[0]); // { callId: "call_1", tool: "deploy", argumentsText: '{"version":"v2"}', … }
+ */
+export function heldCall(call: CallState): HeldCall {
+  return {
+    callId: call.callId,
+    tool: call.name,
+    turnId: call.turnId,
+    ...(call.decision !== undefined ? { rule: call.decision.rule } : {}),
+    ...(call.decision?.riskClass != null ? { riskClass: call.decision.riskClass } : {}),
+    argumentsText: call.argumentsText ?? (call.input !== undefined ? JSON.stringify(call.input) : ""),
+    argumentsRedacted: call.argumentsRedacted === true,
+    ...(call.input !== undefined && call.argumentsRedacted !== true ? { input: call.input } : {}),
+    ...(call.decision !== undefined ? { fingerprint: call.decision.fingerprint } : {}),
   };
 }
 

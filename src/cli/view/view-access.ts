@@ -4,7 +4,9 @@ import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
  * Who may talk to `turnlog view`'s server: whoever holds the token it printed. The server listens
  * on the loopback interface only, but every local process and every web page the user opens can
  * reach the loopback interface; the token keeps both out, and the Host check keeps a web page out
- * that a DNS-rebinding attack points at 127.0.0.1.
+ * that a DNS-rebinding attack points at 127.0.0.1. A request that changes the log (an answer to a
+ * held call) must also carry the server's CSRF token in a header and come from the view's own
+ * origin (docs/security.md, "turnlog view's answers").
  */
 
 /**
@@ -43,6 +45,24 @@ export function allowedHost(host: string | undefined, port: number): boolean {
   const value = host.toLowerCase();
   return value === `127.0.0.1:${port}` || value === `localhost:${port}`;
 }
+
+/**
+ * Whether a state-changing request's `Origin` header is exactly the view's own origin: the origin
+ * of the page the browser shows, `http://` and the request's own (already allowed) Host. A browser
+ * sends `Origin` with every POST; a request without one, or from any other origin (another site,
+ * another port, `null` from a sandboxed frame or a file), is refused.
+ *
+ * @example
+ * allowedOrigin("http://127.0.0.1:5173", "127.0.0.1:5173"); // true
+ * allowedOrigin("http://evil.example", "127.0.0.1:5173"); // false
+ */
+export function allowedOrigin(origin: string | undefined, host: string | undefined): boolean {
+  if (origin === undefined || host === undefined) return false;
+  return origin.toLowerCase() === `http://${host.toLowerCase()}`;
+}
+
+/** The header a state-changing request carries the CSRF token in (a custom header: no form and no simple cross-origin request can set it). */
+export const csrfHeader = "x-turnlog-csrf";
 
 /**
  * The cookie the token is kept in after the first visit. Cookies are scoped by host, not port, so
@@ -84,12 +104,13 @@ export function cookieValue(header: string | undefined, name: string): string | 
 
 /**
  * Headers on every response: the page may load script, style, images and connections from its own
- * origin only (no inline script, no remote origin), may not be framed, sends no Referer, and a
+ * origin only (`script-src 'self'`: no inline script, no event-handler attribute, no `eval`, no
+ * remote origin; no plugin), may not be framed, sends no Referer, and a
  * response is never sniffed as another type nor cached. No CORS header is ever sent, so no other
  * origin may read a response.
  */
 export const securityHeaders: Readonly<Record<string, string>> = {
-  "Content-Security-Policy": "default-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+  "Content-Security-Policy": "default-src 'self'; script-src 'self'; object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
   "X-Content-Type-Options": "nosniff",
   "Referrer-Policy": "no-referrer",
   "X-Frame-Options": "DENY",

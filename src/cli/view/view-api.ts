@@ -68,6 +68,26 @@ export interface SessionTimeline {
   audit: AuditRow[];
   /** How each turn went through the turn machine (`turnPaths`). */
   paths: TurnPath[];
+  /** The calls held for a person now (at the session's end): what the Approve / Deny / Edit buttons answer. */
+  held: HeldCall[];
+}
+
+/** A call held for a person's answer, as the page shows it. Everything here came from a model or a tool: the page shows it as text. */
+export interface HeldCall {
+  callId: string;
+  tool: string;
+  turnId: string;
+  /** The rule that asked (`ask:…`). */
+  rule?: string;
+  riskClass?: string;
+  /** The arguments as the model wrote them (redacted when they held a secret). */
+  argumentsText: string;
+  /** The arguments held a secret and `argumentsText` is the redacted form: an edit would start from the redaction, so the page offers none. */
+  argumentsRedacted: boolean;
+  /** The parsed arguments the gate judged, when they parsed. */
+  input?: unknown;
+  /** The gate's fingerprint of the call (tool and canonical arguments): the answer names it, so it answers this call as shown and no other. */
+  fingerprint?: string;
 }
 
 /** `GET /api/sessions/<id>/state?at=N`: the session right after the event at position N (`LogReader.view`). */
@@ -106,6 +126,40 @@ export interface LiveSessionsMessage {
 export interface LiveSessionMessage {
   sessionId: string;
   length: number;
+}
+
+/**
+ * `GET /api/access`: what the page needs to answer held calls. Only a page of the view's own origin
+ * can read it (no CORS header is ever sent), so the CSRF token reaches no other origin.
+ */
+export interface AccessResponse {
+  /** This server's CSRF token: every POST sends it back in the `X-Turnlog-CSRF` header. */
+  csrfToken: string;
+  /** Whom an answer is recorded as until the person names someone: the operating-system user the view runs as. */
+  defaultBy: string;
+  /** How answers reach the log, in words (`appended to the PostgreSQL log`, …); absent: this view answers nothing. */
+  answers?: string;
+}
+
+/** The body of `POST /api/sessions/<id>/calls/<callId>/approve` (or `/deny`, without `arguments`). */
+export interface AnswerRequest {
+  /** Who answers: recorded in the answer (`turn.approval.granted` / `denied`). */
+  by: string;
+  note?: string;
+  /** The fingerprint of the call as the page showed it (`HeldCall.fingerprint`): the answer is refused if the held call is not that call. */
+  fingerprint?: string;
+  /** Approve only: the arguments the call is to run with instead of the model's (a JSON object); the gate decides again on them. */
+  arguments?: Record<string, unknown>;
+}
+
+/** What a recorded answer's POST returns. */
+export interface AnswerResponse {
+  sessionId: string;
+  callId: string;
+  granted: boolean;
+  by: string;
+  /** How the answer was recorded (as `AccessResponse.answers`). */
+  recordedBy: string;
 }
 
 /** A failed API request's body. */
