@@ -36,6 +36,18 @@ export function advanceTime(wall: number, monotonic: number | undefined, anchor:
   return { recordedAt, monotonic: monotonic === undefined ? undefined : monotonic - (time - recordedAt) };
 }
 
+/**
+ * The earliest `recordedAt` a stream's next append can carry, read now: the clock's wall reading,
+ * never before the stream's last `recordedAt` (`last`, ISO 8601, `null` for none). What a process
+ * judges an approval deadline by before it appends (docs/policy.md#approval-deadlines).
+ *
+ * @example
+ * earliestNextTime(log.clock ?? systemClock, state.lastRecordedAt); // 1765008060004
+ */
+export function earliestNextTime(clock: Clock, last: string | null): number {
+  return Math.max(clock.now(), last === null ? Number.NEGATIVE_INFINITY : Date.parse(last));
+}
+
 /** The clock's monotonic reading, or `undefined` when it has none (a `{ now }`-only clock). */
 export function monotonicReading(clock: Clock): number | undefined {
   return clock.monotonic?.();

@@ -10,6 +10,7 @@ import { SessionStateError } from "../errors/session-state-error.js";
 import { UnknownSessionError } from "../errors/unknown-session-error.js";
 import type { EventLog, RecordedTurnlogEvent } from "../log/event-log.js";
 import { systemClock } from "../log/event-recording.js";
+import { earliestNextTime } from "../log/recorded-time.js";
 import { findChangedEvent } from "../log/hash-chain.js";
 import { answerChannelOf, type OwnerHandler } from "../log/level/owner-channel.js";
 import { isAlwaysSealed } from "../log/seal/seal-record.js";
@@ -141,8 +142,7 @@ export async function recordAnswer(log: EventLog, sessionId: string, callId: str
     // Decided on the time the append will carry, as the runtime decides an answer: an answer at or
     // after the call's approval deadline is refused (docs/policy.md#approval-deadlines). The log never
     // records a time before the stream's last one, so neither is this.
-    const last = fold.state.lastRecordedAt;
-    const recordedAt = Math.max((log.clock ?? systemClock).now(), last === null ? Number.NEGATIVE_INFINITY : Date.parse(last));
+    const recordedAt = earliestNextTime(log.clock ?? systemClock, fold.state.lastRecordedAt);
     const events: TurnlogEvent[] = decideCommand({ ...command, recordedAt }, fold);
     try {
       // Announced first, as a sealing runtime announces an answer: after a crash the log never holds it unsealed (docs/log.md, "Always-sealed events").

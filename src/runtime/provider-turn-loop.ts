@@ -25,6 +25,7 @@ import { decideCommand } from "../core/session-decider.js";
 import { approvalDeadline, approvalDeadlines } from "../core/approval-deadlines.js";
 import { askHostRules, realInput, type HostRuleCall } from "./host-rules.js";
 import { systemClock } from "../log/event-recording.js";
+import { earliestNextTime } from "../log/recorded-time.js";
 import { describeThrown } from "../util/json-value.js";
 import { wellFormedText } from "../util/well-formed-text.js";
 import { turnEndings } from "../core/session-fold.js";
@@ -264,8 +265,7 @@ export class ProviderTurnLoop {
     const first = approvalDeadlines(this.store.state)[0];
     // The batch's time is never before the clock's reading nor the stream's last time: before
     // both reach the first deadline, nothing can be owed (and nothing is appended to find out).
-    const last = this.store.state.lastRecordedAt;
-    const lowest = Math.max((this.store.log.clock ?? systemClock).now(), last === null ? Number.NEGATIVE_INFINITY : Date.parse(last));
+    const lowest = earliestNextTime(this.store.log.clock ?? systemClock, this.store.state.lastRecordedAt);
     if (first === undefined || lowest < first.deadline) return false;
     await this.store.flush();
     const denied = await this.store.appendWith(() => decideCommand({ type: "expireApprovals", recordedAt: this.store.recordedTime() }, this.store.fold));

@@ -1,9 +1,10 @@
 import type { EventLog } from "../log/event-log.js";
+import type { SessionState } from "../projections/session-state.js";
 import { sessionIdOfStream, sessionStream } from "../core/session-stream.js";
 import { SessionBusyError } from "../errors/session-busy-error.js";
 import type { LogReader } from "../reader/log-reader.js";
 import { inProgressElsewhere, outcomeOf, type SendOutcome } from "./provider-turn-loop.js";
-import { continueLeftWork, watchForAnswers, type Session } from "./session.js";
+import { continueLeftWork, pastDeadline, watchForAnswers, type Session } from "./session.js";
 
 /** Options of `runtime.resumeAll`. */
 export interface ResumeAllOptions {
@@ -92,15 +93,18 @@ async function listLeftSessions(context: ResumeAllContext, report: ResumeAllRepo
     report.scanned += 1;
     if (settledBy.has(last.type)) continue;
     report.folded += 1;
-    let outcome: SendOutcome;
+    let state: SessionState;
     try {
-      outcome = outcomeOf(await context.reader.state(sessionId));
+      state = await context.reader.state(sessionId);
     } catch (error) {
       // A damaged stream must not stop the sweep of the others; `verify()` says what is wrong.
       report.failed.push({ sessionId, error });
       continue;
     }
-    if (outcome.status === "awaiting-approval") listed.push({ sessionId, standing: "waiting", callIds: outcome.pendingApprovals.map((call) => call.callId) });
+    const outcome = outcomeOf(state);
+    // A held call past its approval deadline is work owed: its continuer records approval:timeout.
+    if (outcome.status === "awaiting-approval" && pastDeadline(context.log, state)) listed.push({ sessionId, standing: "owed" });
+    else if (outcome.status === "awaiting-approval") listed.push({ sessionId, standing: "waiting", callIds: outcome.pendingApprovals.map((call) => call.callId) });
     else if (outcome.status === "needs-resume") listed.push({ sessionId, standing: "owed" });
   }
   return listed;

@@ -27,8 +27,9 @@ import { resolveRealPath } from "../util/real-path.js";
 
 /** How the runtime releases an idle session's in-memory state (`Session[releaseSession]`); not exported from turnlog. */
 export const releaseSession = Symbol("turnlog.releaseSession");
-import { approvalDeadlines } from "../core/approval-deadlines.js";
+import { approvalDeadlines, expiredApprovals } from "../core/approval-deadlines.js";
 import { systemClock } from "../log/event-recording.js";
+import { earliestNextTime } from "../log/recorded-time.js";
 import { setTimeout as sleep } from "node:timers/promises";
 
 /** Options of `session.waitForAnswers`. */
@@ -270,7 +271,9 @@ export class Session {
         // it, or a person may still owe an answer, since the sweep listed it. Holding the lease,
         // this process knows nobody else drives the turn, whoever appended its latest events.
         const standing = leased ? outcomeOf(this.store.state) : this.outcome();
-        if (standing.status !== "needs-resume" || standing.reason === inProgressElsewhere) return { continued: false, outcome: standing };
+        // A held call past its approval deadline owes its denial (approval:timeout): the run records it and goes on.
+        const expired = standing.status === "awaiting-approval" && pastDeadline(this.store.log, this.store.state);
+        if ((standing.status !== "needs-resume" && !expired) || standing.reason === inProgressElsewhere) return { continued: false, outcome: standing };
         return { continued: true, outcome: await this.#run(leased, signal) };
       }),
     ).then((left) => {
@@ -714,4 +717,12 @@ function approvedCommandPrefix(tool: ToolDefinition | undefined, input: unknown)
  */
 export function runningEditOwner(tool: ToolDefinition | undefined, realPath: (absolute: string) => string, redactor: SecretRedactor): EditOwner {
   return { ...(tool !== undefined ? { tool } : {}), observeRealPath: realPath, observeGitLinks: readGitLinks, containsSecret: (value) => redactor.containsSecret(value) };
+}
+
+/**
+ * Whether a held call of `state` is past its approval deadline (decisions version 7,
+ * docs/policy.md#approval-deadlines) by the time an append to its stream would carry now.
+ */
+export function pastDeadline(log: EventLog, state: SessionState): boolean {
+  return expiredApprovals(state, earliestNextTime(log.clock ?? systemClock, state.lastRecordedAt)).length > 0;
 }

@@ -146,6 +146,51 @@ describe("a held call not answered before its deadline", () => {
     expect(await runtime.replay("s1")).toMatchObject({ identical: true });
     await runtime.close();
   });
+
+  it("an answer recorded without the host's code (the reader's approve) is judged at the time its append carries: in time it is recorded, at the deadline refused", async () => {
+    const inTime = await setup({ script: [{ content: "Deploying.", toolCalls: [deploy] }, { content: "Deployed." }] });
+    const parked = await inTime.session.send("deploy v2");
+    inTime.clock.advance(timeoutMs - 1);
+    const recorded = await createLogReader(inTime.log).approve("s1", parked.pendingApprovals[0]?.callId ?? "", { by: "ann" });
+    expect(Date.parse(recorded.event.meta.recordedAt)).toBe(Date.UTC(2026, 0, 1) + timeoutMs - 1);
+    expect(await inTime.session.resume()).toMatchObject({ status: "completed", text: "Deployed." });
+    expect(inTime.ran).toHaveLength(1);
+
+    const late = await setup();
+    const held = await late.session.send("deploy v2");
+    late.clock.advance(timeoutMs);
+    const before = (await late.log.readStream(sessionStream("s1"))).length;
+    await expect(createLogReader(late.log).approve("s1", held.pendingApprovals[0]?.callId ?? "", { by: "ann" })).rejects.toThrow(/deadline/);
+    expect(await late.log.readStream(sessionStream("s1"))).toHaveLength(before);
+  });
+
+  it("a worker's resumeAll() continues a session past its deadline (approval:timeout, the turn finished) and leaves one still in time waiting", async () => {
+    const { clock, log, ran, runtime } = await setup({ script: [{ content: "Deploying.", toolCalls: [deploy] }, { content: "Deploying.", toolCalls: [deploy] }] });
+    const late = await runtime.openSession("s-late");
+    await late.send("deploy v2");
+    clock.advance(timeoutMs / 2);
+    const early = await runtime.openSession("s-early");
+    const earlyOutcome = await early.send("deploy v2");
+    clock.advance(timeoutMs / 2);
+    await runtime.close();
+
+    // A new host after a restart: its sweep finds the first session past its deadline.
+    const worker = await createRuntime({
+      log,
+      provider: scriptedProvider([{ content: "It was not deployed." }]),
+      tools: [deployTool(ran)],
+      clock,
+      policy: { approvalMode: "ask", workspace: { root: "/workspace", trusted: true }, approvalTimeoutMs: timeoutMs },
+    });
+    const report = await worker.resumeAll();
+    expect(report.continued).toEqual([{ sessionId: "s-late", outcome: expect.objectContaining({ status: "completed", text: "It was not deployed." }) }]);
+    expect(report.waiting).toEqual(expect.arrayContaining([{ sessionId: "s-early", callIds: [earlyOutcome.pendingApprovals[0]?.callId] }]));
+    const lateEvents = await log.readStream(sessionStream("s-late"));
+    expect(lateEvents.find((event) => event.type === "turn.approval.denied")).toMatchObject({ data: { rule: "approval:timeout", by: "turnlog" } });
+    expect(ran).toEqual([]);
+    expect(await worker.replay("s-late")).toMatchObject({ identical: true });
+    await worker.close();
+  });
 });
 
 describe("a tool's needsApproval", () => {
