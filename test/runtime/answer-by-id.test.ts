@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -83,6 +83,48 @@ describe("answering a session a host holds on LevelDB, through its owner channel
     }
     expect(await readFile(effectsFile, "utf8")).toMatch(/^deploy-1 \S+\n$/);
     expect(await settled({ dir }, effectsFile)).toEqual({ answers: [{ type: "turn.approval.granted", by: "ana" }], toolStarts: 1, configChanges: 0, last: "turn.completed", replay: true });
+  }, 120_000);
+
+  it("turnlog approve --arguments: the host judges the edit as the session's runner (a path edit it can resolve), runs the write with it; an edit leaving the workspace is refused and nothing is written", async () => {
+    const { directory } = await scratch();
+    const dir = join(directory, "log");
+    const workspace = join(directory, "workspace");
+    await mkdir(workspace);
+    const canary = join(directory, "outside.txt");
+    await writeFile(canary, "canary\n");
+    const host = startLogChild("edit-level-host-child.ts", [dir, workspace]);
+    try {
+      await host.waitForLine((line) => line.startsWith("parked "));
+      const callId = host.lines.find((line) => line.startsWith("parked "))?.slice("parked ".length) ?? "";
+
+      // Widening: a path outside the workspace. Refused in one line; the host records nothing.
+      const widening = await runTurnlog(["approve", "notes-1", callId, "--dir", dir, "--by", "ana", "--arguments", JSON.stringify({ path: "../outside.txt", content: "owned" })], { cwd: directory });
+      expect(widening.code).toBe(1);
+      expect(widening.stderr).toMatch(/^turnlog: .*an edit never widens what the policy allows[^\n]*\n$/);
+
+      const edited = await runTurnlog(["approve", "notes-1", callId, "--dir", dir, "--by", "ana", "--arguments", JSON.stringify({ path: "notes.txt", content: "final" })], { cwd: directory });
+      expect(edited.stderr).toBe("");
+      expect(edited.code).toBe(0);
+      await host.waitForLine((line) => line.startsWith("final "));
+      expect(host.lines.at(-1)).toBe("final completed Saved.");
+      expect(await host.exited).toMatchObject({ code: 0 });
+    } finally {
+      host.child.kill("SIGKILL");
+    }
+    expect(await readFile(join(workspace, "notes.txt"), "utf8")).toBe("final");
+    expect(await readFile(canary, "utf8")).toBe("canary\n");
+    const reader = await openLog({ dir });
+    try {
+      const events = await reader.events("notes-1");
+      expect(events.filter((event) => event.type === "turn.approval.granted").map((event) => event.data)).toEqual([
+        expect.objectContaining({ callId: expect.any(String), by: "ana", arguments: { path: "notes.txt", content: "final" } }),
+      ]);
+      expect(events.filter((event) => event.type === "turn.tool.started")).toHaveLength(1);
+      expect((await reader.audit("notes-1"))[0]).toMatchObject({ edited: { by: "ana", proposed: { path: "notes.txt", content: "draft" }, ran: { path: "notes.txt", content: "final" } } });
+      expect((await reader.replay("notes-1")).identical).toBe(true);
+    } finally {
+      await reader.close();
+    }
   }, 120_000);
 
   it("answerHeldCall from a process with no tools: deny reaches a host waiting in waitForAnswers, and the tool never runs", async () => {
