@@ -12,7 +12,8 @@ export type { ProviderRetryOptions } from "./runtime/provider-retry.js";
 export type { ApprovalAnswer, Session, WaitForAnswersOptions } from "./runtime/session.js";
 export { AgentLoopBuilder } from "./runtime/agent-loop-builder.js";
 export type { HostToolOptions, HostToolResult } from "./runtime/host-tool-executor.js";
-export type { DeltaContext, DiscardedAttempt, PendingApproval, SendOutcome } from "./runtime/provider-turn-loop.js";
+export type { DeltaContext, DiscardedAttempt, SendOutcome } from "./runtime/provider-turn-loop.js";
+export type { PendingApproval } from "./core/held-calls.js";
 // What `createRuntime({ tracer })` takes, structurally: the spans themselves are `turnlog/otel`.
 export type { OtelTracer } from "./otel/otel-tracer.js";
 
@@ -164,7 +165,6 @@ export type {
   AnswerHeldCallOptions,
   ApproveAnswer,
   DenyAnswer,
-  HeldCall,
   HeldCallAnswer,
   LogReader,
   LogReaderOptions,

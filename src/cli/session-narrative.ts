@@ -1,7 +1,8 @@
 import type { ResolvedLogLocation } from "../log/log-location.js";
 import type { RecordedTurnlogEvent } from "../log/event-log.js";
 import type { SessionState } from "../reader/index.js";
-import type { PendingApproval, SendOutcome } from "../runtime/provider-turn-loop.js";
+import type { PendingApproval } from "../reader/index.js";
+import type { SendOutcome } from "../runtime/provider-turn-loop.js";
 import { concurrentRuns, describeConcurrentRun } from "./concurrent-runs.js";
 import { logFlag, passwordNote } from "./log-directory.js";
 import type { Paint } from "./terminal-style.js";

@@ -3,6 +3,7 @@ import type { EditOwner } from "../core/approval-edit.js";
 import { appendedEvents, readEvents } from "../core/read-events.js";
 import { decideCommand, type ApproveCall, type DenyCall } from "../core/session-decider.js";
 import { SessionFold } from "../core/session-fold.js";
+import { heldCalls, type PendingApproval } from "../core/held-calls.js";
 import { sessionStream } from "../core/session-stream.js";
 import { ExpectedVersionConflictError } from "../errors/expected-version-conflict-error.js";
 import { LogCorruptedError } from "../errors/log-corrupted-error.js";
@@ -53,15 +54,6 @@ export interface DenyAnswer {
 /** An answer to a held call, as it travels (the owner channel, the CLI): approve or deny. */
 export type HeldCallAnswer = ({ decision: "approve" } & ApproveAnswer) | ({ decision: "deny" } & DenyAnswer);
 
-/** A call held for a person's answer, as `RecordedAnswer.stillHeld` lists it (the shape of the runtime's `PendingApproval`). */
-export interface HeldCall {
-  callId: string;
-  tool: string;
-  input: unknown;
-  riskClass: string | null;
-  rule: string;
-  fingerprint: string;
-}
 
 /** What an answer recorded. */
 export interface RecordedAnswer {
@@ -73,7 +65,7 @@ export interface RecordedAnswer {
   /** Every event the answer appended, the answer among them. */
   events: RecordedTurnlogEvent[];
   /** The session's calls still held after this answer: answer them too before the turn goes on. */
-  stillHeld: HeldCall[];
+  stillHeld: PendingApproval[];
 }
 
 /** How {@link recordAnswer} records: what the writer of the log redacts with, knows of the tools, and seals with. */
@@ -178,17 +170,6 @@ export function serveAnswers(log: EventLog, recording: AnswerRecording = {}, tra
 }
 
 /** The calls a session holds for a person, as `RecordedAnswer.stillHeld` lists them. */
-function heldCalls(state: SessionFold["state"]): HeldCall[] {
-  return pendingApprovals(state).map((call) => ({
-    callId: call.callId,
-    tool: call.name,
-    input: call.input,
-    riskClass: call.decision?.riskClass ?? null,
-    rule: call.decision?.rule ?? "",
-    fingerprint: call.decision?.fingerprint ?? "",
-  }));
-}
-
 /** A caller's mistake in an answer is a `TypeError`, before anything is read (or sent to a log's owner). */
 export function checkAnswer(callId: string, answer: HeldCallAnswer): void {
   if (typeof callId !== "string" || callId === "") throw new TypeError("an answer needs the held call's ID");

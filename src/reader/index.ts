@@ -15,7 +15,8 @@ export type {
   SessionListing,
   SessionView,
 } from "./log-reader.js";
-export type { ApproveAnswer, DenyAnswer, HeldCall, HeldCallAnswer, RecordedAnswer } from "./held-call-answer.js";
+export type { ApproveAnswer, DenyAnswer, HeldCallAnswer, RecordedAnswer } from "./held-call-answer.js";
+export type { PendingApproval } from "../core/held-calls.js";
 export { answerHeldCall } from "./answer-held-call.js";
 export type { AnswerHeldCallOptions } from "./answer-held-call.js";
 export { openLog } from "./open-log.js";

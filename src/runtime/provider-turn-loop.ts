@@ -29,24 +29,10 @@ import { earliestNextTime } from "../log/recorded-time.js";
 import { describeThrown } from "../util/json-value.js";
 import { wellFormedText } from "../util/well-formed-text.js";
 import { turnEndings } from "../core/session-fold.js";
+import { heldCalls, type PendingApproval } from "../core/held-calls.js";
 import { setTimeout as sleep } from "node:timers/promises";
 import { defaultProviderRetry, providerRetryDelayMs, type ProviderRetryPolicy } from "./provider-retry.js";
 
-
-/** A call held for a person's answer, as `send` and `resume` report it. */
-export interface PendingApproval {
-  callId: string;
-  tool: string;
-  input: unknown;
-  riskClass: string | null;
-  rule: string;
-  fingerprint: string;
-  /**
-   * When the call is denied unanswered (rule `approval:timeout`): its gate event's recorded time
-   * plus the policy's `approvalTimeoutMs`, ISO 8601 (decisions version 7). Absent: no deadline.
-   */
-  deadline?: string;
-}
 
 /**
  * How a `send` or `resume` ended, or (`session.outcome()`) where a session stands:
@@ -447,15 +433,7 @@ function handedOver(): SendOutcome {
 
 /** The outcome a host sees for the session as it stands. */
 export function outcomeOf(state: SessionState, status?: SendOutcome["status"]): SendOutcome {
-  const pending = pendingApprovals(state).map((call) => ({
-    callId: call.callId,
-    tool: call.name,
-    input: call.input,
-    riskClass: call.decision?.riskClass ?? null,
-    rule: call.decision?.rule ?? "",
-    fingerprint: call.decision?.fingerprint ?? "",
-    ...deadlineOf(state, call.callId),
-  }));
+  const pending = heldCalls(state);
   if (status === "awaiting-approval" || pending.length > 0) return { status: "awaiting-approval", pendingApprovals: pending };
   const turn = activeTurn(state);
   if (turn !== undefined) {
@@ -471,7 +449,3 @@ export function outcomeOf(state: SessionState, status?: SendOutcome["status"]): 
 }
 
 
-function deadlineOf(state: SessionState, callId: string): { deadline?: string } {
-  const deadline = approvalDeadline(state, callId);
-  return deadline === undefined ? {} : { deadline: new Date(deadline).toISOString() };
-}

@@ -59,7 +59,7 @@ describe("answering a session a host holds on LevelDB, through its owner channel
   it("turnlog approve: the host (autoResume) records it, runs the tool once and finishes the turn", async () => {
     const { directory, effectsFile } = await scratch();
     const dir = join(directory, "log");
-    const host = startLogChild("level-approval-host-child.ts", [dir, effectsFile, directory, "auto"]);
+    const host = startLogChild("approval-host-child.ts", [dir, effectsFile, directory, "auto"]);
     try {
       const callId = await parkedCall(host);
       expect(await readFile(effectsFile, "utf8")).toBe("");
@@ -130,7 +130,7 @@ describe("answering a session a host holds on LevelDB, through its owner channel
   it("answerHeldCall from a process with no tools: deny reaches a host waiting in waitForAnswers, and the tool never runs", async () => {
     const { directory, effectsFile } = await scratch();
     const dir = join(directory, "log");
-    const host = startLogChild("level-approval-host-child.ts", [dir, effectsFile, directory, "wait"]);
+    const host = startLogChild("approval-host-child.ts", [dir, effectsFile, directory, "wait"]);
     try {
       const callId = await parkedCall(host);
       // The log is the host's: this process may not open it, and does not need to.
@@ -153,7 +153,7 @@ describe("answering a session a host holds on LevelDB, through its owner channel
   it("once the host is gone, turnlog approve opens the log itself: an answered call exits 1 in one line, and the owner file is gone", async () => {
     const { directory, effectsFile } = await scratch();
     const dir = join(directory, "log");
-    const host = startLogChild("level-approval-host-child.ts", [dir, effectsFile, directory, "auto"]);
+    const host = startLogChild("approval-host-child.ts", [dir, effectsFile, directory, "auto"]);
     let callId: string;
     try {
       callId = await parkedCall(host);
@@ -173,7 +173,7 @@ describe("answering a session a host holds on LevelDB, through its owner channel
   it("a stale owner file (its process killed) is ignored: the answer is recorded by opening the log", async () => {
     const { directory, effectsFile } = await scratch();
     const dir = join(directory, "log");
-    const host = startLogChild("level-approval-host-child.ts", [dir, effectsFile, directory, "auto"]);
+    const host = startLogChild("approval-host-child.ts", [dir, effectsFile, directory, "auto"]);
     const callId = await parkedCall(host);
     host.child.kill("SIGKILL");
     await host.exited;
@@ -192,7 +192,7 @@ describeWithPostgres("answering a session a host holds on PostgreSQL", () => {
       const url = requirePostgresUrl();
       const schema = freshSchemaName(`answer_${how}`);
       const { directory, effectsFile } = await scratch();
-      const host = startLogChild("approval-host-child.ts", [url, schema, effectsFile, directory, "auto"]);
+      const host = startLogChild("approval-host-child.ts", [`${url}#${schema}`, effectsFile, directory, "auto"]);
       try {
         const callId = await parkedCall(host);
         if (how === "cli") {
@@ -230,7 +230,7 @@ describeWithPostgres("answering a session a host holds on PostgreSQL", () => {
     const url = requirePostgresUrl();
     const schema = freshSchemaName("answer_deny");
     const { directory, effectsFile } = await scratch();
-    const host = startLogChild("approval-host-child.ts", [url, schema, effectsFile, directory, "wait"]);
+    const host = startLogChild("approval-host-child.ts", [`${url}#${schema}`, effectsFile, directory, "wait"]);
     try {
       const callId = await parkedCall(host);
       const deny = await runTurnlog(["deny", approvalSessionId, callId, "--log", url, "--schema", schema, "--by", "bea", "--note", "no"], { cwd: directory });

@@ -28,7 +28,7 @@ describeWithPostgres("approvals from another process on one PostgreSQL log", () 
       directories.push(directory);
       const effectsFile = join(directory, "effects.txt");
       await writeFile(effectsFile, "");
-      const hostA = startLogChild("approval-host-child.ts", [url, schema, effectsFile, directory, mode]);
+      const hostA = startLogChild("approval-host-child.ts", [`${url}#${schema}`, effectsFile, directory, mode]);
       const log = await PostgresEventLog.open(url, { schema, poolSize: 4 });
       try {
         await hostA.waitForLine((line) => line.startsWith("parked "));

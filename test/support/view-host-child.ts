@@ -14,8 +14,9 @@
  */
 import { appendFileSync } from "node:fs";
 import { z } from "zod";
-import { createRuntime, defineTool, LevelEventLog, PostgresEventLog } from "../../src/index.js";
-import type { EventLog, Provider, SendOutcome } from "../../src/index.js";
+import { createRuntime, defineTool } from "../../src/index.js";
+import type { Provider, SendOutcome } from "../../src/index.js";
+import { openEventLogAt } from "./event-log-location.js";
 import { scriptedProvider } from "../../src/testing/index.js";
 
 const [location, effectsFile, workspace, ...sessionArguments] = process.argv.slice(2);
@@ -24,11 +25,6 @@ if (location === undefined || effectsFile === undefined || workspace === undefin
 }
 const print = (line: string) => process.stdout.write(`${line}\n`);
 
-async function openEventLog(where: string): Promise<EventLog> {
-  if (!where.startsWith("postgres://") && !where.startsWith("postgresql://")) return LevelEventLog.open(where);
-  const hash = where.indexOf("#");
-  return PostgresEventLog.open(where.slice(0, hash), { schema: where.slice(hash + 1), poolSize: 4, pollIntervalMs: 200 });
-}
 
 const deploy = defineTool({
   name: "deploy",
@@ -56,7 +52,7 @@ const provider: Provider = {
 // A host is kept alive by its own work (a server, a queue); the owner channel never keeps a process
 // alive by itself (docs/log.md, "The owner channel"), so this one holds a handle until it is done.
 const keepAlive = setInterval(() => undefined, 2 ** 30);
-const log = await openEventLog(location);
+const log = await openEventLogAt(location);
 const sessions = new Map(
   sessionArguments.map((entry) => {
     const separator = entry.indexOf("=");

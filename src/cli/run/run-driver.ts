@@ -1,6 +1,7 @@
 import type { ResolvedLogLocation } from "../../log/log-location.js";
 import type { SessionState } from "../../reader/index.js";
-import type { PendingApproval, SendOutcome } from "../../runtime/provider-turn-loop.js";
+import type { PendingApproval } from "../../reader/index.js";
+import type { SendOutcome } from "../../runtime/provider-turn-loop.js";
 import type { Session } from "../../runtime/session.js";
 import type { CliIo } from "../cli-io.js";
 import { logFlag } from "../log-directory.js";
