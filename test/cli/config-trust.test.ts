@@ -314,11 +314,16 @@ describe("a session continued after its config file changed", () => {
     const sessionId = /^session +(run-\S+)/m.exec(run.stdout)?.[1] ?? "";
     expect(sessionId).not.toBe("");
 
-    // A command changes the file while the turn waits; answering it starts the recorded server again.
+    // A command changes the file while the turn waits. Answering records the answer only (no
+    // server starts); resuming starts the recorded server again, without the planted value.
     await plantConfig(withMark("planted"));
     const denied = await turnlog(["deny", sessionId, "call_write", "--by", "alice"]);
     expect(denied.stderr).toBe("");
     expect(denied.code).toBe(0);
+    expect((await readFile(canary, "utf8")).split("\n").filter((line) => line !== "")).toEqual(["mark=confirmed"]);
+    server.enqueue(hello());
+    const resumed = await turnlog(["resume", sessionId]);
+    expect(resumed.code).toBe(0);
     expect((await readFile(canary, "utf8")).split("\n").filter((line) => line !== "")).toEqual(["mark=confirmed", "mark="]);
   }, 60_000);
 });
