@@ -1,5 +1,3 @@
-import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
-
 /**
  * Who may talk to `turnlog view`'s server: whoever holds the token it printed. The server listens
  * on the loopback interface only, but every local process and every web page the user opens can
@@ -8,28 +6,6 @@ import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
  * held call) must also carry the server's CSRF token in a header and come from the view's own
  * origin (docs/security.md, "turnlog view's answers").
  */
-
-/**
- * A one-time token: 256 bits from the operating system's cryptographic source, URL-safe base64.
- *
- * @example
- * newViewToken(); // "q3V1…" (43 characters)
- */
-export function newViewToken(): string {
-  return randomBytes(32).toString("base64url");
-}
-
-/**
- * Whether `given` is `token`, compared in constant time: both are hashed first, so neither their
- * content nor their length shows in how long the comparison takes.
- *
- * @example
- * tokensMatch(request.query.token, server.token);
- */
-export function tokensMatch(given: string, token: string): boolean {
-  const digest = (text: string) => createHash("sha256").update(text, "utf8").digest();
-  return timingSafeEqual(digest(given), digest(token));
-}
 
 /**
  * Whether a request's `Host` header names this server: `127.0.0.1:<port>` or `localhost:<port>`,

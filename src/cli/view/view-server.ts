@@ -4,7 +4,8 @@ import { PositionOutOfRangeError, isValidSessionId, turnMachineGraph, type Sessi
 import { OwnerChannelError } from "../../errors/owner-channel-error.js";
 import { SessionStateError } from "../../errors/session-state-error.js";
 import { UnknownSessionError } from "../../errors/unknown-session-error.js";
-import { allowedHost, allowedOrigin, cookieValue, csrfHeader, newViewToken, securityHeaders, tokensMatch, viewCookie, viewCookieName } from "./view-access.js";
+import { allowedHost, allowedOrigin, cookieValue, csrfHeader, securityHeaders, viewCookie, viewCookieName } from "./view-access.js";
+import { newSecretToken, tokensMatch } from "../../util/secret-token.js";
 import { answerFromBody, type ViewAnswers } from "./view-answers.js";
 import type { ViewAssets } from "./view-assets.js";
 import { positionState, sessionTimeline } from "./session-timeline.js";
@@ -75,9 +76,9 @@ const maxAnswerBytes = 1024 * 1024;
  * console.log(server.url);
  */
 export async function startViewServer(options: ViewServerOptions): Promise<ViewServer> {
-  const token = newViewToken();
+  const token = newSecretToken();
   // A second secret of the same strength: the page reads it from /api/access and sends it back in a header.
-  const csrfToken = newViewToken();
+  const csrfToken = newSecretToken();
   const { source, assets, answers } = options;
   const defaultBy = options.defaultBy ?? operatingSystemUser();
   const keepAliveMs = options.keepAliveMs ?? 15_000;

@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { rmSync } from "node:fs";
 import { mkdtemp, readFile, rename, rm, chmod, writeFile } from "node:fs/promises";
 import net from "node:net";
@@ -7,6 +7,7 @@ import path from "node:path";
 import { OwnerChannelError } from "../../errors/owner-channel-error.js";
 import { TurnlogError } from "../../errors/turnlog-error.js";
 import { describeThrown, isRecord } from "../../util/json-value.js";
+import { newSecretToken, tokensMatch } from "../../util/secret-token.js";
 
 /**
  * The owner channel of a LevelDB log (docs/log.md, "The owner channel"): while a process holds the
@@ -87,12 +88,6 @@ function removeOnExit(channel: OwnerChannel, files: { ownerFile: string; socketD
   });
 }
 
-/** Whether `given` is `token`, in constant time: both hashed first, so neither content nor length shows. */
-function tokensMatch(given: string, token: string): boolean {
-  const digest = (text: string) => createHash("sha256").update(text, "utf8").digest();
-  return timingSafeEqual(digest(given), digest(token));
-}
-
 /**
  * The serving side: the socket, the owner file and the handlers. Started by `LevelEventLog.open`
  * once the lock is taken, closed by its `close()` before the lock is given back.
@@ -116,7 +111,7 @@ export class OwnerChannel {
    */
   static async start(directory: string): Promise<OwnerChannel> {
     await removeStaleSocket(directory);
-    const token = randomBytes(32).toString("base64url");
+    const token = newSecretToken();
     let socketDirectory: string | undefined;
     let socketPath: string;
     if (process.platform === "win32") {
