@@ -19,6 +19,7 @@ import type { StreamSealer } from "../log/seal/stream-sealer.js";
 import { commandPrefix, commandScope } from "../policy/command-prefix.js";
 import { createSecretRedactor, type SecretRedactor } from "../policy/secrets/secret-detector.js";
 import { pendingApprovals } from "../projections/session-state.js";
+import type { ToolDefinition } from "../tools/define-tool.js";
 import type { ToolRegistry } from "../tools/tool-registry.js";
 import { isRecord } from "../util/json-value.js";
 import { wellFormedText } from "../util/well-formed-text.js";
@@ -207,9 +208,20 @@ function approvedCommand(
   if (definition?.command === undefined) {
     throw new SessionStateError(`call ${callId} runs a command of tool ${call.name}: approving the tool for the rest of the session needs the tool's definition (open the log with { tools }), or approve this call only (scope "call")`);
   }
+  return approvedCommandOf(definition, answer.arguments ?? call.input, redactor);
+}
+
+/**
+ * What an "always" approval of a command tool's call with `input` covers, as it may be logged:
+ * the command's prefix and its exact scope (docs/policy.md), computed by the tool's own
+ * `command()`, redacted (a prefix with a secret in it matches no command, so later calls ask
+ * again). Nothing for a tool that runs no command, or whose `command()` throws on the input.
+ */
+export function approvedCommandOf(tool: ToolDefinition | undefined, input: unknown, redactor: SecretRedactor): { commandPrefix?: string; commandScope?: string } {
+  if (tool?.command === undefined) return {};
   let text: string;
   try {
-    text = definition.command((answer.arguments ?? call.input) as never);
+    text = tool.command(input as never);
   } catch {
     return {};
   }

@@ -8,7 +8,7 @@ import { inProgressElsewhere, outcomeOf, ProviderTurnLoop, type LoopDependencies
 import { turnInProgressElsewhere } from "./turn-elsewhere.js";
 import type { SessionStore } from "./session-store.js";
 import { HostToolExecutor, type HostToolOptions, type HostToolResult } from "./host-tool-executor.js";
-import { commandPrefix, commandScope } from "../policy/command-prefix.js";
+import { approvedCommandOf } from "../reader/held-call-answer.js";
 import type { ToolDefinition } from "../tools/define-tool.js";
 import type { SecretRedactor } from "../policy/secrets/secret-detector.js";
 import type { StreamSealer } from "../log/seal/stream-sealer.js";
@@ -543,13 +543,7 @@ export class Session {
    */
   #approvedCommand(callId: string): { commandPrefix?: string; commandScope?: string } {
     const call = pendingApprovals(this.store.state).find((candidate) => candidate.callId === callId);
-    if (call === undefined) return {};
-    const { commandPrefix, commandScope } = approvedCommandPrefix(this.deps.registry.get(call.name), call.input);
-    const { redactor } = this.deps;
-    return {
-      ...(commandPrefix !== undefined ? { commandPrefix: redactor.redactText(commandPrefix).text } : {}),
-      ...(commandScope !== undefined ? { commandScope: redactor.redactText(commandScope).text } : {}),
-    };
+    return call === undefined ? {} : approvedCommandOf(this.deps.registry.get(call.name), call.input, this.deps.redactor);
   }
 
   /**
@@ -689,24 +683,6 @@ export class Session {
     this.#store = await residency.load(this.#id);
     this.#reopenOwed = false;
     this.deps.sync.forget();
-  }
-}
-
-/**
- * What an "always" approval of a command tool approves: the prefix of the held call's command
- * (`git status`, what decisions versions 3 and 4 hold later commands to) and its exact scope (the
- * whole command as the person saw it, what version 5 holds them to), recorded with the approval.
- * Nothing for other tools, or when the command text cannot be computed.
- */
-function approvedCommandPrefix(tool: ToolDefinition | undefined, input: unknown): { commandPrefix?: string; commandScope?: string } {
-  if (tool?.command === undefined) return {};
-  try {
-    const text = tool.command(input as never);
-    const prefix = commandPrefix(text);
-    const scope = commandScope(text);
-    return { ...(prefix !== undefined ? { commandPrefix: prefix } : {}), ...(scope !== undefined ? { commandScope: scope } : {}) };
-  } catch {
-    return {};
   }
 }
 
