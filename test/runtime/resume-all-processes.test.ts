@@ -11,7 +11,8 @@ import { bundledScript } from "../support/bundled-child.js";
 import { crashTools, finalAnswer as crashFinalAnswer, crashSessionId } from "../support/crash-session-script.js";
 import { startNodeChild, type LogChildProcess } from "../support/log-child-process.js";
 import { describeWithPostgres, dropSchema, freshSchemaName, requirePostgresUrl } from "../support/postgres.js";
-import { workerFinalAnswer, workerPolicy, workerProvider, workerTools } from "../support/worker-script.js";
+import { workerProvider } from "../support/worker-script.js";
+import { approvalFinalAnswer, approvalPolicy, approvalTools } from "../support/approval-host-script.js";
 
 /**
  * docs/embedding.md, "A worker that picks up what was left", with real processes: a host is
@@ -108,7 +109,7 @@ async function parkAndKill(log: { location: string; schema: string }, directory:
 
 /** Another process's answer (here, the test's): the existing `session.approve` from a runtime with the same tools. */
 async function approve(log: EventLog, directory: string, effectsFile: string, sessionId: string, callId: string): Promise<void> {
-  const reviewer = await createRuntime({ log, provider: workerProvider(), tools: workerTools(effectsFile), policy: workerPolicy(directory) });
+  const reviewer = await createRuntime({ log, provider: workerProvider(), tools: approvalTools(effectsFile), policy: approvalPolicy(directory) });
   await (await reviewer.openSession(sessionId, { create: false })).approve(callId, { by: "reviewer", note: "go ahead" });
   await reviewer.close();
 }
@@ -144,7 +145,7 @@ describe("a worker picks up what a killed host left (LevelDB)", () => {
     const [report] = await sweep([worker]);
     expect(await worker.exited, worker.stderr()).toBe(0);
     expect(report).toMatchObject({
-      continued: [{ sessionId: "answered", outcome: { status: "completed", text: workerFinalAnswer } }],
+      continued: [{ sessionId: "answered", outcome: { status: "completed", text: approvalFinalAnswer } }],
       waiting: [{ sessionId: "waiting", callIds: [held.get("waiting")] }],
       skipped: [],
       failed: [],
@@ -157,7 +158,7 @@ describe("a worker picks up what a killed host left (LevelDB)", () => {
       expect(events.at(-1)?.type).toBe("turn.completed");
       // The session waiting for a person was not touched: not one event appended.
       expect(await log.readStream(sessionStream("waiting"))).toEqual(waitingBefore);
-      expect(await createLogReader(log, { tools: workerTools(effectsFile) }).replay("answered")).toMatchObject({ identical: true });
+      expect(await createLogReader(log, { tools: approvalTools(effectsFile) }).replay("answered")).toMatchObject({ identical: true });
     } finally {
       await log.close();
     }
@@ -245,7 +246,7 @@ describeWithPostgres("workers on one PostgreSQL log", () => {
       // Continued by exactly one worker; the other found it busy, or already finished (settled, or
       // not listed at all when its sweep began after the turn ended).
       const continued = reports.flatMap((report) => report.continued);
-      expect(continued).toEqual([{ sessionId: "answered", outcome: expect.objectContaining({ status: "completed", text: workerFinalAnswer }) }]);
+      expect(continued).toEqual([{ sessionId: "answered", outcome: expect.objectContaining({ status: "completed", text: approvalFinalAnswer }) }]);
       for (const report of reports) {
         expect(report.failed).toEqual([]);
         for (const entry of report.skipped) expect(entry).toMatchObject({ sessionId: "answered", reason: expect.stringMatching(/^(busy|settled)$/) });
@@ -256,18 +257,18 @@ describeWithPostgres("workers on one PostgreSQL log", () => {
       expect(events.filter((event) => event.type === "turn.completed")).toHaveLength(1);
       expect(await log.streamVersion(sessionStream("waiting"))).toBe(waitingVersion);
       expect(await log.verify()).toMatchObject({ ok: true });
-      expect(await createLogReader(log, { tools: workerTools(effectsFile) }).replay("answered")).toMatchObject({ identical: true });
+      expect(await createLogReader(log, { tools: approvalTools(effectsFile) }).replay("answered")).toMatchObject({ identical: true });
 
       // A worker with autoResume: the session it found waiting finishes when its answer comes later.
       const auto = await startWorker(["deploy", url, schema, effectsFile, directory, "sweep-auto"]);
       const [autoReport] = await sweep([auto]);
       expect(autoReport).toMatchObject({ continued: [], waiting: [{ sessionId: "waiting" }] });
       await approve(log, directory, effectsFile, "waiting", held.get("waiting")!);
-      expect(await auto.waitForLine((line) => line.startsWith("auto "))).toBe(`auto waiting completed ${workerFinalAnswer}`);
+      expect(await auto.waitForLine((line) => line.startsWith("auto "))).toBe(`auto waiting completed ${approvalFinalAnswer}`);
       expect(await auto.exited, auto.stderr()).toBe(0);
       expect((await effectLines(effectsFile)).sort()).toEqual([`answered ${held.get("answered")}`, `waiting ${held.get("waiting")}`].sort());
       await expectSound(log, "waiting");
-      expect(await createLogReader(log, { tools: workerTools(effectsFile) }).replay("waiting")).toMatchObject({ identical: true });
+      expect(await createLogReader(log, { tools: approvalTools(effectsFile) }).replay("waiting")).toMatchObject({ identical: true });
     } finally {
       await log.close();
       await dropSchema(schema);

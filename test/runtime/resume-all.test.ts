@@ -5,7 +5,8 @@ import { z } from "zod";
 import { afterEach, describe, expect, it } from "vitest";
 import { createLogReader, createRuntime, defineTool, LevelEventLog, RuntimeClosedError, SessionStateError, sessionStream } from "../../src/index.js";
 import type { EventLog, SendOutcome } from "../../src/index.js";
-import { workerFinalAnswer, workerPolicy, workerProvider, workerTools } from "../support/worker-script.js";
+import { workerProvider } from "../support/worker-script.js";
+import { approvalFinalAnswer, approvalPolicy, approvalTools } from "../support/approval-host-script.js";
 
 /**
  * `runtime.resumeAll()` in one process, on a LevelDB log on disk: runtimes that come and go stand
@@ -28,7 +29,7 @@ async function setup(): Promise<{ log: EventLog; directory: string; effectsFile:
 
 /** A host that sends each session its message, leaves each parked for approval and stops. */
 async function park(log: EventLog, directory: string, effectsFile: string, sessionIds: readonly string[]): Promise<Map<string, string>> {
-  const host = await createRuntime({ log, provider: workerProvider(), tools: workerTools(effectsFile), policy: workerPolicy(directory) });
+  const host = await createRuntime({ log, provider: workerProvider(), tools: approvalTools(effectsFile), policy: approvalPolicy(directory) });
   const held = new Map<string, string>();
   for (const sessionId of sessionIds) {
     const outcome = await (await host.openSession(sessionId)).send("Deploy v2");
@@ -41,7 +42,7 @@ async function park(log: EventLog, directory: string, effectsFile: string, sessi
 
 /** A reviewer's runtime that answers held calls and stops, resuming nothing. */
 async function answer(log: EventLog, directory: string, effectsFile: string, answers: ReadonlyArray<{ sessionId: string; callId: string; granted: boolean }>): Promise<void> {
-  const reviewer = await createRuntime({ log, provider: workerProvider(), tools: workerTools(effectsFile), policy: workerPolicy(directory) });
+  const reviewer = await createRuntime({ log, provider: workerProvider(), tools: approvalTools(effectsFile), policy: approvalPolicy(directory) });
   for (const { sessionId, callId, granted } of answers) {
     const session = await reviewer.openSession(sessionId, { create: false });
     if (granted) await session.approve(callId, { by: "reviewer" });
@@ -62,16 +63,16 @@ describe("runtime.resumeAll", () => {
       { sessionId: "denied", callId: held.get("denied")!, granted: false },
       { sessionId: "finished", callId: held.get("finished")!, granted: false },
     ]);
-    const host = await createRuntime({ log, provider: workerProvider(), tools: workerTools(effectsFile), policy: workerPolicy(directory) });
+    const host = await createRuntime({ log, provider: workerProvider(), tools: approvalTools(effectsFile), policy: approvalPolicy(directory) });
     expect(await (await host.openSession("finished")).resume()).toMatchObject({ status: "completed" });
     await host.close();
     const waitingBefore = await log.readStream(sessionStream("waiting"));
 
-    const worker = await createRuntime({ log, provider: workerProvider(), tools: workerTools(effectsFile), policy: workerPolicy(directory) });
+    const worker = await createRuntime({ log, provider: workerProvider(), tools: approvalTools(effectsFile), policy: approvalPolicy(directory) });
     const report = await worker.resumeAll();
     expect(report.continued.map((entry) => [entry.sessionId, entry.outcome.status, entry.outcome.text]).sort()).toEqual([
-      ["answered", "completed", workerFinalAnswer],
-      ["denied", "completed", workerFinalAnswer],
+      ["answered", "completed", approvalFinalAnswer],
+      ["denied", "completed", approvalFinalAnswer],
     ]);
     expect(report.waiting).toEqual([{ sessionId: "waiting", callIds: [held.get("waiting")] }]);
     expect(report).toMatchObject({ skipped: [], failed: [], scanned: 4, aborted: false });
@@ -88,7 +89,7 @@ describe("runtime.resumeAll", () => {
     expect(await effectLines(effectsFile)).toHaveLength(1);
     await worker.close();
 
-    const reader = createLogReader(log, { tools: workerTools(effectsFile) });
+    const reader = createLogReader(log, { tools: approvalTools(effectsFile) });
     for (const sessionId of ["answered", "denied"]) expect(await reader.replay(sessionId), sessionId).toMatchObject({ identical: true });
     await log.close();
   });
@@ -98,7 +99,7 @@ describe("runtime.resumeAll", () => {
     const held = await park(log, directory, effectsFile, ["needs-deploy", "other"]);
     await answer(log, directory, effectsFile, [...held].map(([sessionId, callId]) => ({ sessionId, callId, granted: true })));
     const versions = await Promise.all([...held.keys()].map((id) => log.streamVersion(sessionStream(id))));
-    const toolless = await createRuntime({ log, provider: workerProvider(), policy: workerPolicy(directory) });
+    const toolless = await createRuntime({ log, provider: workerProvider(), policy: approvalPolicy(directory) });
     const report = await toolless.resumeAll();
     expect(report.failed.map((entry) => entry.sessionId).sort()).toEqual(["needs-deploy", "other"]);
     for (const { error } of report.failed) expect(SessionStateError.isInstance(error) && /deploy/.test(error.message), String(error)).toBe(true);
@@ -117,8 +118,8 @@ describe("runtime.resumeAll", () => {
     const worker = await createRuntime({
       log,
       provider: workerProvider(),
-      tools: workerTools(effectsFile),
-      policy: workerPolicy(directory),
+      tools: approvalTools(effectsFile),
+      policy: approvalPolicy(directory),
       autoResume: { onOutcome: (finished) => heard(finished), onError: (error) => heard({ status: "failed", reason: String(error), pendingApprovals: [] }) },
     });
     const before = await log.streamVersion(sessionStream("later"));
@@ -127,7 +128,7 @@ describe("runtime.resumeAll", () => {
 
     // A reviewer answers afterwards, through a runtime of its own on the log.
     await answer(log, directory, effectsFile, [{ sessionId: "later", callId: held.get("later")!, granted: true }]);
-    expect(await outcome).toMatchObject({ status: "completed", text: workerFinalAnswer });
+    expect(await outcome).toMatchObject({ status: "completed", text: approvalFinalAnswer });
     expect(await effectLines(effectsFile)).toEqual([`later ${held.get("later")}`]);
     await worker.close();
     await log.close();
@@ -152,7 +153,7 @@ describe("runtime.resumeAll", () => {
           return `deployed ${version}`;
         },
       });
-      const worker = await createRuntime({ log, provider: workerProvider(), tools: [deploy], policy: workerPolicy(directory) });
+      const worker = await createRuntime({ log, provider: workerProvider(), tools: [deploy], policy: approvalPolicy(directory) });
       const versions = new Map(await Promise.all([...held.keys()].map(async (id) => [id, await log.streamVersion(sessionStream(id))] as const)));
       const report = await worker.resumeAll({ signal: sweep.signal });
 

@@ -18,7 +18,8 @@ import { createRuntime, LevelEventLog, PostgresEventLog } from "../../src/index.
 import type { EventLog, PolicyInput, Provider, ResumeAllReport, SendOutcome, ToolDefinition } from "../../src/index.js";
 import { scriptedProvider } from "../../src/testing/index.js";
 import { crashPolicy, crashScript, crashTools } from "./crash-session-script.js";
-import { workerPolicy, workerProvider, workerTools } from "./worker-script.js";
+import { workerProvider } from "./worker-script.js";
+import { approvalPolicy, approvalTools } from "./approval-host-script.js";
 
 const [scenario, location, schema, effectsFile, workspace, action, argument] = process.argv.slice(2);
 if ((scenario !== "deploy" && scenario !== "crash") || location === undefined || schema === undefined || effectsFile === undefined || workspace === undefined || action === undefined) {
@@ -40,7 +41,7 @@ function crashProvider(): Provider {
 
 const setup: { provider: Provider; tools: ToolDefinition[]; policy: PolicyInput } =
   scenario === "deploy"
-    ? { provider: workerProvider(), tools: workerTools(effectsFile), policy: workerPolicy(workspace) }
+    ? { provider: workerProvider(), tools: approvalTools(effectsFile), policy: approvalPolicy(workspace) }
     : { provider: crashProvider(), tools: crashTools(effectsFile), policy: crashPolicy(workspace) };
 
 const log: EventLog = location.startsWith("postgres://")

@@ -1,37 +1,12 @@
 /**
- * The sessions of the worker tests (`runtime.resumeAll`, test/runtime/resume-all*.test.ts): a
- * `deploy` tool a person approves (`ask` mode) that records each run as a line
- * `<sessionId> <callId>` in a file outside the log, and a model that answers any number of
- * sessions from one script. Shared by the host that parks sessions, the process that answers them,
- * the workers that pick them up and the test that replays them, so all offer the same tools.
+ * The model of the worker tests (`runtime.resumeAll`, test/runtime/resume-all*.test.ts), which
+ * answers any number of sessions from one script; their tools and policy are the approval tests'
+ * (test/support/approval-host-script.ts: a `deploy` a person approves, each run a line
+ * `<sessionId> <callId>` in a file outside the log).
  */
-import { appendFileSync } from "node:fs";
-import { z } from "zod";
-import { defineTool } from "../../src/index.js";
-import type { PolicyInput, Provider, ToolDefinition } from "../../src/index.js";
+import { approvalFinalAnswer } from "./approval-host-script.js";
+import type { Provider } from "../../src/index.js";
 import { scriptedProvider } from "../../src/testing/index.js";
-
-export const workerFinalAnswer = "Deployed v2.";
-
-/** `deploy` (asks a person) appends `<sessionId> <callId>` to `effectsFile` each time it runs. */
-export function workerTools(effectsFile: string): ToolDefinition[] {
-  return [
-    defineTool({
-      name: "deploy",
-      description: "Deploy a version (a person approves it)",
-      risk: "external-side-effect",
-      input: z.object({ version: z.string() }),
-      run: ({ version }, context) => {
-        appendFileSync(effectsFile, `${context.sessionId} ${context.callId}\n`, { flag: "a" });
-        return `deployed ${version}`;
-      },
-    }),
-  ];
-}
-
-export function workerPolicy(workspaceRoot: string): PolicyInput {
-  return { approvalMode: "ask", workspace: { root: workspaceRoot, trusted: true } };
-}
 
 /**
  * The model of every session: its next answer is the one after the answers the request's history
@@ -39,7 +14,7 @@ export function workerPolicy(workspaceRoot: string): PolicyInput {
  * process: first a `deploy` call, then the final answer.
  */
 export function workerProvider(): Provider {
-  const script = [{ content: "Deploying.", toolCalls: [{ name: "deploy", arguments: '{"version":"v2"}' }] }, { content: workerFinalAnswer }];
+  const script = [{ content: "Deploying.", toolCalls: [{ name: "deploy", arguments: '{"version":"v2"}' }] }, { content: approvalFinalAnswer }];
   return {
     id: "worker-scripted",
     format: "openai-chat",
