@@ -26,6 +26,8 @@ export const maxRequestBytes = 2 ** 20;
 const maxReplyBytes = 8 * 2 ** 20;
 /** A connection that sends nothing for this long is closed: a client that connects and waits holds nothing. */
 const idleMs = 10_000;
+/** The name of a socket directory, before the six characters mkdtemp adds. */
+const socketPrefix = "turnlog-owner-";
 /** `sun_path` holds 108 bytes on Linux (104 on macOS), its terminating NUL included. */
 const maxSocketPathBytes = 100;
 
@@ -119,7 +121,7 @@ export class OwnerChannel {
       socketPath = `\\\\.\\pipe\\turnlog-owner-${randomBytes(12).toString("hex")}`;
     } else {
       // A directory of its own, mode 0700 (mkdtemp's), so no other uid may even reach the socket.
-      socketDirectory = await mkdtemp(path.join(socketBase(), "turnlog-owner-"));
+      socketDirectory = await mkdtemp(path.join(socketBase(), socketPrefix));
       socketPath = path.join(socketDirectory, "socket");
     }
     const server = net.createServer();
@@ -246,10 +248,11 @@ function refusal(message: string): OwnerReply {
 /** Where socket directories are made: the system's temporary directory, or /tmp when its path is too long for a socket. */
 function socketBase(): string {
   const base = tmpdir();
-  return Buffer.byteLength(path.join(base, "turnlog-owner-XXXXXX", "socket")) <= maxSocketPathBytes ? base : "/tmp";
+  // mkdtemp adds six characters to the prefix.
+  return Buffer.byteLength(path.join(base, `${socketPrefix}abcdef`, "socket")) <= maxSocketPathBytes ? base : "/tmp";
 }
 
-/** The socket directory a stale owner file names, removed: only one this module made (`turnlog-owner-XXXXXX`). */
+/** The socket directory a stale owner file names, removed: only one this module made (named `turnlog-owner-` and six characters by mkdtemp). */
 async function removeStaleSocket(directory: string): Promise<void> {
   const stale = await readOwnerFile(directory).catch(() => undefined);
   if (stale === undefined) return;
