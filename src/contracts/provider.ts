@@ -3,7 +3,7 @@ import { z } from "zod";
 export const FinishReasonSchema = z.enum(["stop", "tool_calls", "length", "content_filter", "incomplete", "unknown"]);
 export type FinishReason = z.infer<typeof FinishReasonSchema>;
 
-export const ProviderFormatSchema = z.enum(["openai-chat", "anthropic-messages"]);
+export const ProviderFormatSchema = z.enum(["openai-chat", "anthropic-messages", "ai-sdk"]);
 export type ProviderFormat = z.infer<typeof ProviderFormatSchema>;
 
 /** A tool call as the provider finalized it, before turnlog normalizes its ID. */

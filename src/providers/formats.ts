@@ -1,4 +1,5 @@
 import { ProviderFormatSchema, type ProviderFormat } from "../contracts/provider.js";
+import { aiSdkFormat } from "./ai-sdk/index.js";
 import { anthropicMessagesFormat } from "./anthropic-messages/index.js";
 import type { FormatAdapter } from "./format-adapter.js";
 import { openAiChatFormat } from "./openai-chat/index.js";
@@ -12,6 +13,7 @@ import { openAiChatFormat } from "./openai-chat/index.js";
 const adapters = {
   "openai-chat": openAiChatFormat,
   "anthropic-messages": anthropicMessagesFormat,
+  "ai-sdk": aiSdkFormat,
 } as const satisfies Record<ProviderFormat, FormatAdapter>;
 
 /** The message type of a format, from its adapter (`FormatMessage<"openai-chat">` is `OpenAiChatMessage`). */
@@ -38,7 +40,7 @@ export function providerFormat<Name extends ProviderFormat>(name: Name): FormatA
  * name no adapter has.
  *
  * @example
- * findProviderFormat("ai-sdk"); // undefined until that format is added
+ * findProviderFormat("gemini-native"); // undefined: no adapter has that name
  */
 export function findProviderFormat(name: string): FormatAdapter | undefined {
   return isProviderFormatName(name) ? adapters[name] : undefined;

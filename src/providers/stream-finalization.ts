@@ -3,8 +3,12 @@ import type { FinalizedResponse } from "./provider.js";
 import { ProviderError } from "../errors/provider-error.js";
 import { isRecord } from "../util/json-value.js";
 
-/** Why a stream could not be finalized. */
-export type FinalizationFailureKind = "incomplete-stream" | "transport";
+/**
+ * Why a stream could not be finalized. `truncated-tool-calls`: the stream hit the length limit inside a
+ * tool call it never finished (a format whose stream says which calls finished, docs/providers.md);
+ * the loop retries it once, then refuses, as it does a finished call cut by the limit.
+ */
+export type FinalizationFailureKind = "incomplete-stream" | "transport" | "truncated-tool-calls";
 
 /**
  * A stream that did not finalize: it broke off, left tool fragments without final metadata, sent

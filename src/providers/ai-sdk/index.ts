@@ -1,0 +1,37 @@
+import type { FormatAdapter } from "../format-adapter.js";
+import { finalizeAiSdkStreamParts } from "./ai-sdk-finalizer.js";
+import { aiSdkLane } from "./ai-sdk-lane.js";
+import { aiSdkUnitSerialization, countAiSdkMessage, serializeAiSdk, type AiSdkMessage } from "./ai-sdk-serializer.js";
+
+/*
+ * The AI SDK's providers pass tool call IDs through to their APIs (or make their own, as Gemini's
+ * does), so the format accepts what the strictest of them does: OpenAI's 40 characters and
+ * Anthropic's `[a-zA-Z0-9_-]`; tool names of `[a-zA-Z0-9_-]`, 1 to 64 (OpenAI, Anthropic, Gemini).
+ */
+const toolCallIdPattern = /^[a-zA-Z0-9_-]{1,40}$/;
+const toolNamePattern = /^[a-zA-Z0-9_-]{1,64}$/;
+
+/**
+ * The AI SDK format (`ai-sdk`): any AI SDK language model (`LanguageModelV3`), its prompt built from
+ * the log with what the provider needs echoed back (docs/providers.md, "The AI SDK bridge"). Served
+ * by `aiSdkProvider` of `turnlog/ai-sdk`, which takes the host's model object; `turnlog run` has no
+ * `--provider` kind for it, so `sdk` is left out.
+ *
+ * @example
+ * const { messages } = aiSdkFormat.serialize(units, { system: "Be brief.", provider });
+ */
+export const aiSdkFormat: FormatAdapter<AiSdkMessage> = {
+  name: "ai-sdk",
+  serializedReason: "ai_sdk",
+  serialize: (units, options) => serializeAiSdk(units, options),
+  unitSerialization: aiSdkUnitSerialization,
+  lane: aiSdkLane,
+  countMessage: countAiSdkMessage,
+  otel: { providerName: "ai-sdk", operationName: "chat" },
+  ids: {
+    isValidToolCallId: (id) => toolCallIdPattern.test(id),
+    isValidToolName: (name) => toolNamePattern.test(name),
+  },
+  // An AI SDK stream says itself that it ended (its `finish` part): `done` is not read.
+  finalizeStream: (parts, { onText }) => finalizeAiSdkStreamParts(parts, onText !== undefined ? { onText } : {}),
+};
