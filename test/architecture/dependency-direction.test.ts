@@ -30,6 +30,8 @@ const layers: Record<string, number> = {
   cli: 9,
   "index.ts": 9,
   "core.ts": 9,
+  // turnlog/ai-sdk: the AI SDK bridge, an entry point like the root.
+  "ai-sdk.ts": 9,
   // The browser page of `turnlog view`: above everything, and it imports only types from below.
   "view-ui": 10,
 };

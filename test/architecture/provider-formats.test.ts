@@ -11,8 +11,9 @@ const root = resolve(import.meta.dirname, "../..");
 const src = join(root, "src");
 const formatFolders = providerFormatNames.map((name) => join(src, "providers", name));
 const namingAllowed = [join(src, "providers", "formats.ts"), join(src, "contracts", "provider.ts")];
-// The public entry re-exports each format's SDK adapter and finalizers by name.
-const importAllowed = [join(src, "providers", "formats.ts"), join(src, "index.ts")];
+// The public entries re-export each format's SDK adapter and finalizers by name (the root, and
+// turnlog/ai-sdk for the AI SDK bridge, which the root import must not carry).
+const importAllowed = [join(src, "providers", "formats.ts"), join(src, "index.ts"), join(src, "ai-sdk.ts")];
 
 function files(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {

@@ -4,7 +4,7 @@ import { describe, expect, expectTypeOf, it } from "vitest";
 import { followSession, readEvent } from "../../src/index.js";
 import type { LogReader, RecordedEvent, RecordedTurnlogEvent, Runtime, Session } from "../../src/index.js";
 
-// The public surface is what the four entry points export, and docs/embedding.md ("Public
+// The public surface is what the five entry points export, and docs/embedding.md ("Public
 // surface") lists it: a name exported but not listed, or listed under an entry point that does
 // not export it, fails here.
 const root = resolve(import.meta.dirname, "../..");
@@ -13,6 +13,7 @@ const entryPoints = {
   "turnlog/core": "src/core.ts",
   "turnlog/testing": "src/testing/index.ts",
   "turnlog/otel": "src/otel/index.ts",
+  "turnlog/ai-sdk": "src/ai-sdk.ts",
 } as const;
 
 function exportedNames(file: string): string[] {
@@ -54,9 +55,9 @@ describe("the public surface", () => {
     });
   }
 
-  it("package.json publishes the four entry points", () => {
+  it("package.json publishes the five entry points", () => {
     const manifest = JSON.parse(readFileSync(resolve(root, "package.json"), "utf8")) as { exports: Record<string, unknown> };
-    expect(Object.keys(manifest.exports)).toEqual(expect.arrayContaining([".", "./core", "./testing", "./otel"]));
+    expect(Object.keys(manifest.exports)).toEqual(expect.arrayContaining([".", "./core", "./testing", "./otel", "./ai-sdk"]));
   });
 });
 
