@@ -88,11 +88,11 @@ const operation: fc.Arbitrary<Operation> = fc.oneof(
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("respondAgain" as const), turn: fc.nat(3), length: fc.boolean(), echo: fc.boolean() }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("compact" as const), at: fc.nat(60), compressor: fc.constantFrom("deterministic", "short") }) },
   { weight: 3, arbitrary: fc.constant({ kind: "recordProposed" as const }) },
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant("provider" as const), id: fc.constantFrom("scripted", "other"), format: fc.constantFrom<ProviderFormat>("openai-chat", "anthropic-messages") }) },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant("provider" as const), id: fc.constantFrom("scripted", "other"), format: fc.constantFrom<ProviderFormat>("openai-chat", "anthropic-messages", "ai-sdk") }) },
 );
 
 const buildSpec: fc.Arbitrary<BuildSpec> = fc.record({
-  format: fc.constantFrom<ProviderFormat>("openai-chat", "anthropic-messages"),
+  format: fc.constantFrom<ProviderFormat>("openai-chat", "anthropic-messages", "ai-sdk"),
   sameProvider: fc.boolean(),
   maxTokens: fc.oneof(fc.constant(Infinity), fc.constant(100_000), fc.integer({ min: 1, max: 1500 }), fc.double({ min: 1, max: 1500, noNaN: true })),
   fit: fc.option(fc.integer({ min: -3, max: 3 }), { nil: undefined, freq: 3 }),
@@ -105,7 +105,7 @@ const buildSpec: fc.Arbitrary<BuildSpec> = fc.record({
 });
 
 const session = fc.record({
-  format: fc.constantFrom<ProviderFormat>("openai-chat", "anthropic-messages"),
+  format: fc.constantFrom<ProviderFormat>("openai-chat", "anthropic-messages", "ai-sdk"),
   steps: fc.array(fc.record({ operation, builds: fc.array(buildSpec, { maxLength: 2 }) }), { minLength: 1, maxLength: 40 }),
 });
 
@@ -261,6 +261,7 @@ class SessionWriter {
 }
 
 function echoOf(format: ProviderFormat, tag: string): Record<string, unknown> {
+  if (format === "ai-sdk") return { parts: [{ type: "reasoning", text: `thinking ${tag}`, providerMetadata: { anthropic: { signature: `sig-${tag}` } } }, { type: "tool-call", call: 0 }] };
   return format === "openai-chat" ? { reasoning_content: `thinking ${tag}` } : { thinking: [{ type: "thinking", thinking: `thinking ${tag}`, signature: `sig-${tag}` }] };
 }
 

@@ -28,7 +28,7 @@ function session(): HistorySession {
   return built.toolTurn({ calls: [{ id: "call_open" }], results: "none" });
 }
 
-const formats: ProviderFormat[] = ["openai-chat", "anthropic-messages"];
+const formats: ProviderFormat[] = ["openai-chat", "anthropic-messages", "ai-sdk"];
 const build = (state: SessionState, format: ProviderFormat, maxTokens: number) =>
   JSON.stringify(buildNativeHistory(state, { format, provider: { id: "scripted", format }, maxTokens }));
 
