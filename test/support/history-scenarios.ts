@@ -10,7 +10,7 @@ import { sessionStateProjection, type SessionState } from "../../src/projections
 import { MemoryEventLog, scriptedProvider } from "../../src/testing/index.js";
 import type { ScriptStep } from "../../src/testing/index.js";
 import { exampleSecretMarker, exampleSecrets, exampleSecretTexts } from "./secret-examples.js";
-import { anthropicMessagesViolations, openAiChatViolations } from "./history-validators.js";
+import { aiSdkViolations, anthropicMessagesViolations, openAiChatViolations } from "./history-validators.js";
 import { sequentialIds, steppingClock, workspace } from "./tools.js";
 
 /**
@@ -56,6 +56,7 @@ const toolCall: fc.Arbitrary<ScriptedCall> = fc.oneof(
 /** An echo in the provider's shape: now and then too large to keep, or holding a secret (neither is kept). */
 function echoFor(format: ProviderFormat, tag: string, kind: "plain" | "oversized" | "secret"): Record<string, unknown> {
   const text = kind === "oversized" ? `${tag} ${"x".repeat(33_000)}` : kind === "secret" ? `reasoning ${tag} with ${exampleSecrets["openai-key"]}` : `reasoning ${tag}`;
+  if (format === "ai-sdk") return { parts: [{ type: "reasoning", text, providerMetadata: { anthropic: { signature: `sig${tag}` } } }] };
   return format === "openai-chat" ? { reasoning_content: text } : { thinking: [{ type: "thinking", thinking: text, signature: `sig${tag}` }] };
 }
 
@@ -90,7 +91,7 @@ export interface Scenario {
   files: { a: string; b: string };
 }
 
-export const scenario: fc.Arbitrary<Scenario> = fc.constantFrom<ProviderFormat>("openai-chat", "anthropic-messages").chain((format) =>
+export const scenario: fc.Arbitrary<Scenario> = fc.constantFrom<ProviderFormat>("openai-chat", "anthropic-messages", "ai-sdk").chain((format) =>
   fc.record({
     format: fc.constant(format),
     sends: fc.array(
@@ -199,10 +200,11 @@ export async function runScenario(scenario: Scenario, checkpoint: (state: Sessio
   };
 }
 
-const formats: ProviderFormat[] = ["openai-chat", "anthropic-messages"];
+const formats: ProviderFormat[] = ["openai-chat", "anthropic-messages", "ai-sdk"];
 
 /** The violations of a built history against its format's validator. */
 export function violations(format: ProviderFormat, built: { messages: unknown[]; system?: string }): string[] {
+  if (format === "ai-sdk") return aiSdkViolations(built.messages);
   return format === "openai-chat" ? openAiChatViolations(built.messages) : anthropicMessagesViolations({ ...(built.system !== undefined ? { system: built.system } : {}), messages: built.messages });
 }
 

@@ -174,3 +174,85 @@ export function assertValidAnthropicMessages(request: unknown): void {
   const violations = anthropicMessagesViolations(request);
   if (violations.length > 0) throw new Error(`invalid Anthropic Messages request:\n${violations.join("\n")}\n${JSON.stringify(request, null, 1)}`);
 }
+
+/**
+ * The AI SDK prompt (`LanguageModelV3Prompt`), as its provider packages turn it into their APIs'
+ * requests: system messages only first; user messages of non-empty text parts; every assistant
+ * `tool-call` answered exactly once, in call order and with its tool name, by the one `tool`
+ * message right after it; no `tool-result` without its call; IDs of 1 to 40 of `[a-zA-Z0-9_-]`
+ * (OpenAI's length, Anthropic's characters), unique in the request; `input` a JSON object; text
+ * of assistant text parts not empty (Anthropic rejects it).
+ */
+export function aiSdkViolations(messages: unknown): string[] {
+  const violations: string[] = [];
+  if (!Array.isArray(messages)) return ["messages is not an array"];
+  const seenIds = new Set<string>();
+  let open: { id: string; name: string }[] = [];
+  let openAt = -1;
+  let seenOther = false;
+  messages.forEach((message: unknown, index) => {
+    if (!isRecord(message) || !Array.isArray(message.content) && message.role !== "system") {
+      violations.push(`message ${index}: not an object with content parts`);
+      return;
+    }
+    const role = message.role;
+    if (role === "tool") {
+      if (openAt !== index - 1) violations.push(`message ${index}: tool message not right after an assistant message with calls`);
+      for (const part of message.content as unknown[]) {
+        if (!isRecord(part) || part.type !== "tool-result" || !isRecord(part.output) || typeof part.output.value !== "string") {
+          violations.push(`message ${index}: a part is not a tool-result with a text output`);
+          continue;
+        }
+        const next = open.shift();
+        if (next === undefined || next.id !== part.toolCallId) violations.push(`message ${index}: tool result ${String(part.toolCallId)} answers no open call in call order`);
+        else if (next.name !== part.toolName) violations.push(`message ${index}: tool result ${next.id} names tool ${String(part.toolName)}, the call ${next.name}`);
+      }
+      if (open.length > 0) violations.push(`message ${openAt}: tool calls ${open.map((call) => call.id).join(", ")} are not answered`);
+      open = [];
+      openAt = -1;
+      return;
+    }
+    if (open.length > 0) violations.push(`message ${openAt}: tool calls ${open.map((call) => call.id).join(", ")} are not answered before message ${index}`);
+    open = [];
+    openAt = -1;
+    if (role === "system") {
+      if (seenOther) violations.push(`message ${index}: a system message after other messages`);
+      if (typeof message.content !== "string") violations.push(`message ${index}: system content is not a string`);
+      return;
+    }
+    seenOther = true;
+    if (role === "user") {
+      for (const part of message.content as unknown[]) {
+        if (!isRecord(part) || part.type !== "text" || typeof part.text !== "string" || part.text.trim() === "") violations.push(`message ${index}: a user part is not non-empty text`);
+      }
+      return;
+    }
+    if (role !== "assistant") {
+      violations.push(`message ${index}: unknown role ${String(role)}`);
+      return;
+    }
+    if ((message.content as unknown[]).length === 0) violations.push(`message ${index}: an assistant message without parts`);
+    for (const part of message.content as unknown[]) {
+      if (!isRecord(part)) {
+        violations.push(`message ${index}: a part is not an object`);
+        continue;
+      }
+      if (part.type === "text" && (typeof part.text !== "string" || part.text.trim() === "")) violations.push(`message ${index}: an empty assistant text part`);
+      else if (part.type === "reasoning" && typeof part.text !== "string") violations.push(`message ${index}: a reasoning part without text`);
+      else if (part.type === "tool-call") {
+        const id = part.toolCallId;
+        if (typeof id !== "string" || !/^[a-zA-Z0-9_-]{1,40}$/.test(id)) violations.push(`message ${index}: tool call ID ${String(id)} is not 1–40 of [a-zA-Z0-9_-]`);
+        else if (seenIds.has(id)) violations.push(`message ${index}: tool call ID ${id} is used twice`);
+        if (typeof part.toolName !== "string" || !toolNamePattern.test(part.toolName)) violations.push(`message ${index}: tool name ${String(part.toolName)} is invalid`);
+        if (!isRecord(part.input)) violations.push(`message ${index}: tool call input is not an object`);
+        if (typeof id === "string") {
+          seenIds.add(id);
+          open.push({ id, name: String(part.toolName) });
+        }
+      } else if (part.type !== "text" && part.type !== "reasoning") violations.push(`message ${index}: unknown part type ${String(part.type)}`);
+    }
+    if (open.length > 0) openAt = index;
+  });
+  if (open.length > 0) violations.push(`message ${openAt}: tool calls ${open.map((call) => call.id).join(", ")} are not answered`);
+  return violations;
+}
