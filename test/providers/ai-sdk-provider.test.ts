@@ -1,7 +1,10 @@
 import type { LanguageModelV3CallOptions, LanguageModelV3StreamPart, LanguageModelV3Usage } from "@ai-sdk/provider";
 import { convertArrayToReadableStream, MockLanguageModelV3 } from "ai/test";
 import { describe, expect, it } from "vitest";
+import { z } from "zod";
 import { aiSdkProvider } from "../../src/ai-sdk.js";
+import { createRuntime, defineTool, MemoryEventLog } from "../../src/index.js";
+import type { SendOutcome } from "../../src/index.js";
 import { eventsOf, runSession } from "./support/provider-session.js";
 
 /*
@@ -165,5 +168,57 @@ describe("aiSdkProvider with the AI SDK's mock model", () => {
     expect(ran).toEqual([]);
     expect(eventsOf(events, "turn.provider.failed").map((event) => event.data.kind)).toEqual(["incomplete-stream"]);
     expect(outcome).toMatchObject({ status: "completed", text: "alpha and beta." });
+  });
+
+  it("a crash between the answer and its tools, then resume(), sends the model the reasoning and metadata a crash-free run sends", async () => {
+    // The first answer calls `lookup` twice; in the crashing run the first lookup never returns
+    // (the process dies with it running) and a new runtime — a new model object, as after a
+    // restart — resumes the session from the log alone.
+    const run = async (crash: boolean) => {
+      const log = new MemoryEventLog();
+      let onCrash: (() => void) | undefined;
+      let armed = crash;
+      const lookup = defineTool({
+        name: "lookup",
+        description: "Look a word up",
+        risk: "read-only-local",
+        input: z.object({ word: z.string() }),
+        run: ({ word }) => (armed ? new Promise<string>(() => onCrash?.()) : `entry for ${word}`),
+      });
+      const open = async (model: MockLanguageModelV3) => {
+        const runtime = await createRuntime({ log, provider: aiSdkProvider(model), tools: [lookup], providerRetry: { baseDelayMs: 0 } });
+        return { runtime, session: await runtime.openSession("s1") };
+      };
+      const before = mockModel([firstAnswer, finalAnswer]);
+      let { runtime, session } = await open(before);
+      const crashed = new Promise<"crash">((resolve) => {
+        onCrash = () => resolve("crash");
+      });
+      const sending = session.send("Look up alpha and beta");
+      sending.catch(() => undefined);
+      let outcome: SendOutcome | "crash" = await Promise.race([sending, crashed]);
+      let after = before;
+      if (outcome === "crash") {
+        armed = false;
+        after = mockModel([finalAnswer]);
+        ({ runtime, session } = await open(after));
+        outcome = await session.resume();
+      }
+      expect(outcome).toMatchObject({ status: "completed" });
+      expect(await runtime.replay("s1")).toMatchObject({ identical: true });
+      // The crashing run did crash: the request after it went to the new model object.
+      expect(after === before).toBe(!crash);
+      return after.doStreamCalls.at(-1);
+    };
+    const crashFree = promptOf(await run(false));
+    const resumed = promptOf(await run(true));
+    // The user message and the first answer — reasoning, text, calls and all their metadata — are
+    // what the crash-free run sends; every call is answered, IDs paired (the interrupted call's
+    // result says what happened to it instead of its entry).
+    expect(resumed.slice(0, 2)).toEqual(crashFree.slice(0, 2));
+    expect(resumed[1]).toMatchObject({ role: "assistant", content: [{ type: "reasoning", providerOptions: reasoningMetadata("rs_1") }, { type: "text" }, { type: "tool-call" }, { type: "tool-call" }] });
+    const ids = (message: (typeof resumed)[number] | undefined) => (message?.role === "tool" ? message.content.map((part) => (part.type === "tool-result" ? part.toolCallId : "")) : []);
+    expect(ids(resumed[2])).toEqual(["call_alpha", "call_beta"]);
+    expect(ids(resumed[2])).toEqual(ids(crashFree[2]));
   });
 });
