@@ -22,7 +22,7 @@ import tsupConfig from "../../tsup.config.js";
 const repoRoot = path.resolve(import.meta.dirname, "../..");
 
 /** The packages a host that uses none of them must not load by importing turnlog. */
-const onDemand = ["pg", "level", "classic-level", "gpt-tokenizer", "openai", "@anthropic-ai/sdk", "@modelcontextprotocol/sdk", "ajv"];
+const onDemand = ["pg", "level", "classic-level", "gpt-tokenizer", "openai", "@anthropic-ai/sdk", "@modelcontextprotocol/sdk", "ajv", "ai", "@ai-sdk/provider", "@ai-sdk/provider-utils", "@ai-sdk/openai", "@ai-sdk/anthropic", "@ai-sdk/google"];
 
 let work = "";
 let bin = "";
