@@ -3,6 +3,7 @@ import { convertArrayToReadableStream, MockLanguageModelV3 } from "ai/test";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { aiSdkProvider } from "../../src/ai-sdk.js";
+import { sessionSpans } from "../../src/otel/index.js";
 import { createRuntime, defineTool, MemoryEventLog } from "../../src/index.js";
 import type { SendOutcome } from "../../src/index.js";
 import { eventsOf, runSession } from "./support/provider-session.js";
@@ -220,5 +221,20 @@ describe("aiSdkProvider with the AI SDK's mock model", () => {
     const ids = (message: (typeof resumed)[number] | undefined) => (message?.role === "tool" ? message.content.map((part) => (part.type === "tool-result" ? part.toolCallId : "")) : []);
     expect(ids(resumed[2])).toEqual(["call_alpha", "call_beta"]);
     expect(ids(resumed[2])).toEqual(ids(crashFree[2]));
+  });
+
+  it("fork, audit and OpenTelemetry spans read an ai-sdk session as any other", async () => {
+    const model = mockModel([firstAnswer, secondAnswer, finalAnswer]);
+    const { runtime, events } = await runSession(aiSdkProvider(model), "Look up alpha and beta");
+    expect((await runtime.audit("s1")).map((row) => row.tool)).toEqual(["lookup", "lookup", "list_words"]);
+    const spans = sessionSpans(events, { sessionId: "s1" });
+    const chats = spans.filter((span) => span.attributes["gen_ai.operation.name"] === "chat");
+    expect(chats).toHaveLength(3);
+    expect(chats[0]?.attributes).toMatchObject({ "gen_ai.provider.name": "ai-sdk", "gen_ai.usage.input_tokens": 120, "gen_ai.usage.output_tokens": 31 });
+    // A fork at the second request carries the first answer's echo: its history is that request's prompt.
+    const secondRequest = eventsOf(events, "turn.provider.requested")[1]!;
+    await runtime.fork("s1", { at: secondRequest.meta.streamPosition, to: "f1" });
+    const fork = await runtime.openSession("f1");
+    expect(fork.history({ format: "ai-sdk" }).messages).toEqual(promptOf(model.doStreamCalls[1]));
   });
 });
