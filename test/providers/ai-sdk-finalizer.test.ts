@@ -138,4 +138,39 @@ describe("aiSdkProvider: the model's errors", () => {
     expect(() => aiSdkProvider({} as never)).toThrow(TypeError);
     expect(() => aiSdkProvider({ specificationVersion: "v2", doStream: () => undefined } as never)).toThrow(/supports v3/);
   });
+
+  it("abandons a stream that sends no part for staleStreamTimeoutMs as a retryable timeout, and cancels it", async () => {
+    let cancelled = false;
+    let calls = 0;
+    const model = new MockLanguageModelV3({
+      doStream: async () => {
+        calls += 1;
+        if (calls > 1) return { stream: convertArrayToReadableStream(textAnswer) };
+        // One part, then silence: the server stopped sending.
+        const stream = new ReadableStream<LanguageModelV3StreamPart>({
+          start: (controller) => controller.enqueue({ type: "text-delta", id: "t", delta: "thinking" }),
+          cancel: () => {
+            cancelled = true;
+          },
+        });
+        return { stream };
+      },
+    });
+    const { outcome, events } = await runSession(aiSdkProvider(model, { staleStreamTimeoutMs: 150 }), "go");
+    expect(outcome).toMatchObject({ status: "completed", text: "fine" });
+    expect(eventsOf(events, "turn.provider.failed")[0]?.data).toMatchObject({ kind: "timeout", retryable: true });
+    expect(cancelled).toBe(true);
+  });
+
+  it("the caller's abort ends a stream that hangs: the turn stops as cancelled, not as a provider failure", async () => {
+    const controller = new AbortController();
+    const model = new MockLanguageModelV3({
+      doStream: async () => ({
+        stream: new ReadableStream<LanguageModelV3StreamPart>({ start: (stream) => stream.enqueue({ type: "text-delta", id: "t", delta: "thinking" }) }),
+      }),
+    });
+    const { outcome, events } = await runSession(aiSdkProvider(model), "go", { signal: controller.signal, onDelta: () => controller.abort() });
+    expect(outcome).toMatchObject({ status: "stopped", reason: "cancelled" });
+    expect(eventsOf(events, "turn.provider.failed")).toEqual([]);
+  });
 });

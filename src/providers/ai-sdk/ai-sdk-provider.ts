@@ -84,8 +84,13 @@ export function aiSdkProvider(model: LanguageModelV3, options: AiSdkProviderOpti
           signal.throwIfAborted();
           throw aiSdkRequestFailure(error);
         }
-        arm();
         const reader = stream.getReader();
+        // The model ties its HTTP request to `abortSignal`, but a stream need not end with it (a
+        // model that is not HTTP, a middleware's own stream): an abort — the caller's or the stale
+        // watch's — cancels the reader too, which ends the pending read.
+        const cancel = () => void reader.cancel(abortSignal.reason).catch(() => undefined);
+        abortSignal.addEventListener("abort", cancel, { once: true });
+        arm();
         try {
           for (;;) {
             const next = await reader.read();
@@ -98,6 +103,7 @@ export function aiSdkProvider(model: LanguageModelV3, options: AiSdkProviderOpti
         } catch (error) {
           brokeOff = error;
         } finally {
+          abortSignal.removeEventListener("abort", cancel);
           // Cancelling a stream that errored or ended is harmless; one still running is stopped.
           reader.cancel().catch(() => undefined);
         }
