@@ -8,7 +8,7 @@ import { z } from "zod";
 import { createRuntime, defineTool, eventTypes, LevelEventLog, type RecordedEvent } from "../../src/index.js";
 import { scriptedProvider } from "../../src/testing/index.js";
 import { demoSecret } from "../../src/cli/demo/demo-script.js";
-import { anthropicMessagesViolations, openAiChatViolations } from "../support/history-validators.js";
+import { aiSdkViolations, anthropicMessagesViolations, openAiChatViolations } from "../support/history-validators.js";
 import { ensureBuiltCli, repoRoot, runTurnlog, type TurnlogRun } from "./support/turnlog-bin.js";
 import { runTurnlogInProcess } from "./support/turnlog-in-process.js";
 import { expectOneCleanLine } from "./support/demo-fixture.js";
@@ -295,13 +295,14 @@ describe("piping into a reader that stops early", () => {
 });
 
 describe("turnlog history", () => {
-  it("prints the history a next request would carry, in either format, with its diagnostics", async () => {
-    for (const format of ["openai-chat", "anthropic-messages"] as const) {
+  it("prints the history a next request would carry, in every format, with its diagnostics", async () => {
+    for (const format of ["openai-chat", "anthropic-messages", "ai-sdk"] as const) {
       const run = await turnlog("history", sessionId, "--dir", logDir, "--format", format, "--json");
       expect(run.code).toBe(0);
       const output = JSON.parse(run.stdout) as { format: string; messages: unknown[]; diagnostics: { name: string }[] };
       expect(output.format).toBe(format);
       if (format === "openai-chat") expect(openAiChatViolations(output.messages)).toEqual([]);
+      else if (format === "ai-sdk") expect(aiSdkViolations(output.messages)).toEqual([]);
       else expect(anthropicMessagesViolations({ messages: output.messages })).toEqual([]);
       expect(output.diagnostics.map((diagnostic) => diagnostic.name)).toContain("structured-tool-history-serialized");
       // The demo's token was never logged, so no history can carry it.

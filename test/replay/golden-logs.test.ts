@@ -161,7 +161,7 @@ describe("golden log: v7-edited-approval-session.json (decisions version 7, edit
     expect(state.lastOutcome).toEqual({ status: "completed", text: "Saved the summary to summary.txt." });
     const row = auditRows(state).find((candidate) => candidate.callId === "call_save");
     expect(row).toMatchObject({ decision: "ask", rule: "mode:ask", outcome: "succeeded", approvedBy: "ann", edited: { by: "ann", proposed, ran } });
-    for (const format of ["openai-chat", "anthropic-messages"] as const) {
+    for (const format of ["openai-chat", "anthropic-messages", "ai-sdk"] as const) {
       const text = JSON.stringify(sessionHistory(state, { format }).messages);
       expect(text, format).toContain("Ship on Friday (owner: Ann).");
       expect(text, format).not.toContain("Fridy");
