@@ -163,3 +163,13 @@ describe("the turnlog command", () => {
     for (const other of ["run-command.ts", "view-command.ts", "verify-command.ts", "demo-command.ts"]) expect(sources).not.toContain(`src/cli/commands/${other}`);
   });
 });
+
+describe("the turnlog/ai-sdk entry", () => {
+  it("loads nothing of the AI SDK itself: it drives the model object the host made", async () => {
+    const aiSdkEntry = pathToFileURL(path.join(work, "dist", "ai-sdk.js")).href;
+    const imported = await loadedBy(["--input-type=module", "-e", `const { aiSdkProvider } = await import(${JSON.stringify(aiSdkEntry)}); console.log(typeof aiSdkProvider);`], "ai-sdk");
+    expect(imported.code).toBe(0);
+    expect(imported.stdout.trim()).toBe("function");
+    expect([...imported.packages]).toEqual([]);
+  });
+});
