@@ -130,13 +130,16 @@ export function providerName(format: string): string {
 /**
  * The model a request went to. The log records no model name of its own: a real adapter's
  * provider ID is `<format>:<model>` (`openai-chat:gpt-4o`), so the model is what follows the
- * format; any other provider ID (a host's own, `scripted`) is used as it is.
+ * format, unless the format's adapter reads its IDs itself (`otel.requestModel`); any other
+ * provider ID (a host's own, `scripted`) is used as it is.
  *
  * @example
  * requestModel("openai-chat:gpt-4o", "openai-chat"); // "gpt-4o"
  * requestModel("scripted", "openai-chat"); // "scripted"
  */
 export function requestModel(providerId: string, format: string): string {
+  const own = findProviderFormat(format)?.otel.requestModel?.(providerId);
+  if (own !== undefined) return own;
   return providerId.startsWith(`${format}:`) && providerId.length > format.length + 1 ? providerId.slice(format.length + 1) : providerId;
 }
 

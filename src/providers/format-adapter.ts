@@ -18,6 +18,11 @@ export interface FormatAdapter<Message = unknown> extends HistoryFormat<Message>
     readonly providerName: string;
     /** `gen_ai.operation.name` of a provider attempt, and the first word of its span's name. */
     readonly operationName: string;
+    /**
+     * `gen_ai.request.model` from a provider ID whose shape is the format's own, or `undefined`
+     * for the default reading (`<format>:<model>`).
+     */
+    requestModel?(providerId: string): string | undefined;
   };
   /**
    * What the format's API accepts as a tool call ID and a tool name. History units are decided

@@ -230,7 +230,8 @@ describe("aiSdkProvider with the AI SDK's mock model", () => {
     const spans = sessionSpans(events, { sessionId: "s1" });
     const chats = spans.filter((span) => span.attributes["gen_ai.operation.name"] === "chat");
     expect(chats).toHaveLength(3);
-    expect(chats[0]?.attributes).toMatchObject({ "gen_ai.provider.name": "ai-sdk", "gen_ai.usage.input_tokens": 120, "gen_ai.usage.output_tokens": 31 });
+    expect(chats[0]?.attributes).toMatchObject({ "gen_ai.provider.name": "ai-sdk", "gen_ai.request.model": "gpt-test", "gen_ai.usage.input_tokens": 120, "gen_ai.usage.output_tokens": 31 });
+    expect(chats[0]?.name).toBe("chat gpt-test");
     // A fork at the second request carries the first answer's echo: its history is that request's prompt.
     const secondRequest = eventsOf(events, "turn.provider.requested")[1]!;
     await runtime.fork("s1", { at: secondRequest.meta.streamPosition, to: "f1" });

@@ -27,7 +27,13 @@ export const aiSdkFormat: FormatAdapter<AiSdkMessage> = {
   unitSerialization: aiSdkUnitSerialization,
   lane: aiSdkLane,
   countMessage: countAiSdkMessage,
-  otel: { providerName: "ai-sdk", operationName: "chat" },
+  otel: {
+    providerName: "ai-sdk",
+    operationName: "chat",
+    // `aiSdkProvider`'s IDs are `ai-sdk:<model.provider>:<model.modelId>`; a model ID may itself hold
+    // colons (`qwen3:8b`), a provider name does not (`openai.responses`).
+    requestModel: (providerId) => /^ai-sdk:[^:]+:(.+)$/.exec(providerId)?.[1],
+  },
   ids: {
     isValidToolCallId: (id) => toolCallIdPattern.test(id),
     isValidToolName: (name) => toolNamePattern.test(name),
