@@ -1,0 +1,158 @@
+import { createOpenAI } from "@ai-sdk/openai";
+import { jsonSchema, type ModelMessage, stepCountIs, streamText, tool } from "ai";
+import { afterEach, describe, expect, it } from "vitest";
+import type { FakeProviderServer } from "../support/fake-servers/checking-server.js";
+import { functionCall, message, reasoning, startResponsesServer } from "../support/fake-servers/responses-server.js";
+
+// The fake Responses server (test/providers/support/fake-servers/responses-server.ts) driven by the
+// real `@ai-sdk/openai` package through the AI SDK's own loop: the package must parse its stream, and
+// its checks must pass a history the SDK sends back and catch one that lost a reasoning item or an output.
+
+let server: FakeProviderServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+const statelessReasoning = { openai: { store: false, include: ["reasoning.encrypted_content"] } };
+
+function readFileTool() {
+  const ran: string[] = [];
+  const readFile = tool({
+    description: "Read a file",
+    inputSchema: jsonSchema<{ path: string }>({ type: "object", properties: { path: { type: "string" } }, required: ["path"], additionalProperties: false }),
+    execute: async ({ path }) => {
+      ran.push(path);
+      return `contents of ${path}`;
+    },
+  });
+  return { ran, tools: { read_file: readFile } };
+}
+
+const twoTurns = [
+  { output: [reasoning("rs_1", "enc-one", ["Reading the file first.", "Then answering."]), functionCall("fc_1", "call_1", "read_file", { path: "a.txt" })] },
+  { output: [reasoning("rs_2", "enc-two"), message("msg_2", "a.txt says hello.")] },
+];
+
+async function converse(url: string, prepareStep?: (messages: ModelMessage[]) => ModelMessage[]) {
+  const openai = createOpenAI({ baseURL: `${url}/v1`, apiKey: "test-key" });
+  const { ran, tools } = readFileTool();
+  const errors: string[] = [];
+  const result = streamText({
+    model: openai.responses("gpt-5"),
+    prompt: "What does a.txt say?",
+    tools,
+    stopWhen: stepCountIs(3),
+    maxRetries: 0,
+    onError: ({ error }) => {
+      errors.push(error instanceof Error ? error.message : String(error));
+    },
+    providerOptions: statelessReasoning,
+    ...(prepareStep ? { prepareStep: ({ messages }: { messages: ModelMessage[] }) => ({ messages: prepareStep(messages) }) } : {}),
+  });
+  const text = await result.text;
+  return { ran, text, errors, steps: await result.steps };
+}
+
+describe("the fake Responses server", () => {
+  it("streams reasoning, a function call and text that @ai-sdk/openai parses, and passes the history the AI SDK echoes", async () => {
+    server = await startResponsesServer(twoTurns);
+    const { ran, text, steps } = await converse(server.url);
+
+    expect(server.problems).toEqual([]);
+    expect(ran).toEqual(["a.txt"]);
+    expect(text).toBe("a.txt says hello.");
+    expect(server.remaining).toBe(0);
+    const firstStep = steps[0];
+    // One reasoning part per summary part; only the last carries the encrypted content (the package
+    // ends the earlier ones before the output item is done), and the package merges them back into one item.
+    expect(firstStep?.content.flatMap((part) => (part.type === "reasoning" ? [part.providerMetadata?.openai] : []))).toEqual([
+      { itemId: "rs_1" },
+      { itemId: "rs_1", reasoningEncryptedContent: "enc-one" },
+    ]);
+    expect(firstStep?.reasoningText).toBe("Reading the file first.Then answering.");
+
+    const second = server.requests[1]?.body as { input: unknown[] };
+    expect(second.input).toEqual([
+      { role: "user", content: [{ type: "input_text", text: "What does a.txt say?" }] },
+      {
+        type: "reasoning",
+        id: "rs_1",
+        encrypted_content: "enc-one",
+        summary: [
+          { type: "summary_text", text: "Reading the file first." },
+          { type: "summary_text", text: "Then answering." },
+        ],
+      },
+      // The AI SDK's loop does not carry the call's item ID (fc_1) back; the call ID is what pairs.
+      { type: "function_call", call_id: "call_1", name: "read_file", arguments: '{"path":"a.txt"}' },
+      { type: "function_call_output", call_id: "call_1", output: "contents of a.txt" },
+    ]);
+  });
+
+  it("reports a request that drops a reasoning item, and answers it with OpenAI's 400", async () => {
+    server = await startResponsesServer(twoTurns);
+    const { errors } = await converse(server.url, (messages) =>
+      messages.map((entry) => (entry.role === "assistant" && Array.isArray(entry.content) ? { ...entry, content: entry.content.filter((part) => part.type !== "reasoning") } : entry)),
+    );
+
+    expect(server.problems).toEqual(["request 2: reasoning item rs_1 (reply 1) is missing"]);
+    expect(errors).toEqual(["reasoning item rs_1 (reply 1) is missing"]);
+  });
+
+  it("reports a request whose reasoning item comes back with other encrypted content", async () => {
+    server = await startResponsesServer(twoTurns, { onProblem: "record" });
+    await converse(server.url, (messages) =>
+      messages.map((entry) =>
+        entry.role === "assistant" && Array.isArray(entry.content)
+          ? { ...entry, content: entry.content.map((part) => (part.type === "reasoning" ? { ...part, providerOptions: { openai: { itemId: "rs_1", reasoningEncryptedContent: "forged" } } } : part)) }
+          : entry,
+      ),
+    );
+
+    expect(server.problems).toEqual(['request 2: reasoning item rs_1 (reply 1) comes back with encrypted_content "forged", not the one sent']);
+  });
+
+  it("reports a request that drops a function call's output", async () => {
+    server = await startResponsesServer([...twoTurns, { output: [message("msg_3", "Nothing more.")] }], { onProblem: "record" });
+    await converse(server.url);
+    // The AI SDK's loop refuses to send a tool call without its result, so the broken history goes
+    // through the model object itself, as a turnlog provider calls it.
+    const model = createOpenAI({ baseURL: `${server.url}/v1`, apiKey: "test-key" }).responses("gpt-5");
+    const sent = model.doStream({
+      prompt: [
+        { role: "user", content: [{ type: "text", text: "What does a.txt say?" }] },
+        {
+          role: "assistant",
+          content: [
+            { type: "reasoning", text: "Reading the file first.", providerOptions: { openai: { itemId: "rs_1" } } },
+            { type: "reasoning", text: "Then answering.", providerOptions: { openai: { itemId: "rs_1", reasoningEncryptedContent: "enc-one" } } },
+            { type: "tool-call", toolCallId: "call_1", toolName: "read_file", input: { path: "a.txt" }, providerOptions: { openai: { itemId: "fc_1" } } },
+            { type: "reasoning", text: "", providerOptions: { openai: { itemId: "rs_2", reasoningEncryptedContent: "enc-two" } } },
+            { type: "text", text: "a.txt says hello.", providerOptions: { openai: { itemId: "msg_2" } } },
+          ],
+        },
+      ],
+      providerOptions: statelessReasoning,
+    });
+    await expect(sent).resolves.toBeDefined();
+
+    expect(server.problems).toEqual([
+"request 3: function call call_1 has no function_call_output"]);
+  });
+
+  it("reports a request sent beyond the script, and one that asks the API to store the reasoning", async () => {
+    server = await startResponsesServer([{ output: [message("msg_1", "Hello.")] }], { onProblem: "record" });
+    const openai = createOpenAI({ baseURL: `${server.url}/v1`, apiKey: "test-key" });
+    await streamText({ model: openai.responses("gpt-5"), prompt: "Hi", maxRetries: 0 }).consumeStream();
+    await streamText({ model: openai.responses("gpt-5"), prompt: "Hi again", maxRetries: 0, providerOptions: statelessReasoning }).consumeStream();
+
+    expect(server.problems).toEqual([
+      "request 1: store is undefined, not false: the reasoning items must travel in the request",
+      'request 1: include lacks "reasoning.encrypted_content"',
+      // A second conversation on one server: its history lacks the first one's message.
+      "request 2: message msg_1 (reply 1) is missing",
+      "request 2: no reply is scripted for it (1 scripted)",
+    ]);
+  });
+});
