@@ -1,7 +1,8 @@
 import { createOpenAI } from "@ai-sdk/openai";
-import { jsonSchema, type ModelMessage, stepCountIs, streamText, tool } from "ai";
+import { type ModelMessage, stepCountIs, streamText } from "ai";
 import { afterEach, describe, expect, it } from "vitest";
 import type { FakeProviderServer } from "../support/fake-servers/checking-server.js";
+import { readFileTool } from "../support/fake-servers/read-file-tool.js";
 import { functionCall, message, reasoning, startResponsesServer } from "../support/fake-servers/responses-server.js";
 
 // The fake Responses server (test/providers/support/fake-servers/responses-server.ts) driven by the
@@ -15,19 +16,6 @@ afterEach(async () => {
 });
 
 const statelessReasoning = { openai: { store: false, include: ["reasoning.encrypted_content"] } };
-
-function readFileTool() {
-  const ran: string[] = [];
-  const readFile = tool({
-    description: "Read a file",
-    inputSchema: jsonSchema<{ path: string }>({ type: "object", properties: { path: { type: "string" } }, required: ["path"], additionalProperties: false }),
-    execute: async ({ path }) => {
-      ran.push(path);
-      return `contents of ${path}`;
-    },
-  });
-  return { ran, tools: { read_file: readFile } };
-}
 
 const twoTurns = [
   { output: [reasoning("rs_1", "enc-one", ["Reading the file first.", "Then answering."]), functionCall("fc_1", "call_1", "read_file", { path: "a.txt" })] },
@@ -144,8 +132,14 @@ describe("the fake Responses server", () => {
   it("reports a request sent beyond the script, and one that asks the API to store the reasoning", async () => {
     server = await startResponsesServer([{ output: [message("msg_1", "Hello.")] }], { onProblem: "record" });
     const openai = createOpenAI({ baseURL: `${server.url}/v1`, apiKey: "test-key" });
-    await streamText({ model: openai.responses("gpt-5"), prompt: "Hi", maxRetries: 0 }).consumeStream();
-    await streamText({ model: openai.responses("gpt-5"), prompt: "Hi again", maxRetries: 0, providerOptions: statelessReasoning }).consumeStream();
+    const errors: unknown[] = [];
+    const onError = ({ error }: { error: unknown }) => {
+      errors.push(error);
+    };
+    await streamText({ model: openai.responses("gpt-5"), prompt: "Hi", maxRetries: 0, onError }).consumeStream();
+    await streamText({ model: openai.responses("gpt-5"), prompt: "Hi again", maxRetries: 0, providerOptions: statelessReasoning, onError }).consumeStream();
+
+    expect(errors).toHaveLength(2);
 
     expect(server.problems).toEqual([
       "request 1: store is undefined, not false: the reasoning items must travel in the request",
