@@ -139,7 +139,8 @@ describe("the fake Responses server", () => {
     await streamText({ model: openai.responses("gpt-5"), prompt: "Hi", maxRetries: 0, onError }).consumeStream();
     await streamText({ model: openai.responses("gpt-5"), prompt: "Hi again", maxRetries: 0, providerOptions: statelessReasoning, onError }).consumeStream();
 
-    expect(errors).toHaveLength(2);
+    // Recorded, the first is answered; the second has no reply to get, so it fails whatever the handling.
+    expect(errors).toHaveLength(1);
 
     expect(server.problems).toEqual([
       "request 1: store is undefined, not false: the reasoning items must travel in the request",
