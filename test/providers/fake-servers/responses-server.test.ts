@@ -150,4 +150,36 @@ describe("the fake Responses server", () => {
       "request 2: no reply is scripted for it (1 scripted)",
     ]);
   });
+
+  it("answers a scripted failure with its status, cuts a stream short, ends one at the token limit, and does not require either to be echoed", async () => {
+    const cutCall = { output: [reasoning("rs_cut", "enc-cut"), functionCall("fc_cut", "call_cut", "read_file", { path: "a.txt" })], cutAfterFrames: 6 };
+    const lengthCall = { output: [reasoning("rs_long", "enc-long"), functionCall("fc_long", "call_long", "read_file", { path: "a.txt" })], incompleteReason: "max_output_tokens" };
+    server = await startResponsesServer([{ failure: { status: 429, message: "slow down", headers: { "retry-after": "0" } } }, cutCall, lengthCall, twoTurns[0] as (typeof twoTurns)[0]]);
+    const model = createOpenAI({ baseURL: `${server.url}/v1`, apiKey: "test-key" }).responses("gpt-5");
+    const ask = async () => {
+      const { stream } = await model.doStream({ prompt: [{ role: "user", content: [{ type: "text", text: "What does a.txt say?" }] }], providerOptions: statelessReasoning });
+      const parts: { type: string; finishReason?: unknown; toolCallId?: string }[] = [];
+      const reader = stream.getReader();
+      try {
+        for (let next = await reader.read(); !next.done; next = await reader.read()) parts.push(next.value);
+      } catch (error) {
+        parts.push({ type: `thrown: ${error instanceof Error ? error.message : String(error)}` });
+      }
+      return parts;
+    };
+
+    await expect(ask()).rejects.toMatchObject({ statusCode: 429, responseHeaders: { "retry-after": "0" }, message: "slow down" });
+    const cut = await ask();
+    // The reset surfaces as the stream throwing after the call's complete-looking arguments: no tool-call part.
+    expect(cut.at(-1)?.type).toMatch(/^thrown: /);
+    expect(cut.filter((part) => part.type === "tool-call")).toEqual([]);
+    expect(cut.filter((part) => part.type === "tool-input-start").map((part) => part.type)).toEqual(["tool-input-start"]);
+    const long = await ask();
+    expect(long.find((part) => part.type === "finish")?.finishReason).toEqual({ unified: "length", raw: "max_output_tokens" });
+    expect(long.filter((part) => part.type === "tool-call").map((part) => part.toolCallId)).toEqual(["call_long"]);
+    await ask();
+
+    expect(server.problems).toEqual([]);
+    expect(server.remaining).toBe(0);
+  });
 });

@@ -1,4 +1,16 @@
-import { arrayOf, type FakeProviderServer, orderProblems, parsedJson, type ProblemHandling, recordOf, sameJson, startCheckingServer } from "./checking-server.js";
+import {
+  arrayOf,
+  type FakeProviderServer,
+  orderProblems,
+  parsedJson,
+  type ProblemHandling,
+  recordOf,
+  type ReplyControls,
+  sameJson,
+  type ScriptedFailure,
+  type ServedReplies,
+  startCheckingServer,
+} from "./checking-server.js";
 
 /**
  * A fake Anthropic Messages API (`POST /v1/messages`, streaming) with extended thinking, as
@@ -46,7 +58,7 @@ export interface AnthropicToolUseBlock {
 export type AnthropicContentBlock = AnthropicThinkingBlock | AnthropicRedactedThinkingBlock | AnthropicTextBlock | AnthropicToolUseBlock;
 
 /** One scripted message: its content blocks in order, and its stop reason (`tool_use` when it has a tool use, else `end_turn`). */
-export interface AnthropicReply {
+export interface AnthropicReply extends ReplyControls {
   readonly content: readonly AnthropicContentBlock[];
   readonly stopReason?: "end_turn" | "tool_use" | "max_tokens" | "stop_sequence" | "refusal" | "pause_turn";
   readonly usage?: { readonly inputTokens: number; readonly outputTokens: number };
@@ -80,13 +92,14 @@ export interface AnthropicThinkingServerOptions {
 }
 
 /** Starts a fake Messages API on 127.0.0.1; point `createAnthropic({ baseURL: `${url}/v1` })` at it. */
-export async function startAnthropicThinkingServer(script: readonly AnthropicReply[], options: AnthropicThinkingServerOptions = {}): Promise<FakeProviderServer> {
+export async function startAnthropicThinkingServer(script: readonly (AnthropicReply | ScriptedFailure)[], options: AnthropicThinkingServerOptions = {}): Promise<FakeProviderServer> {
   const model = options.model ?? "claude-sonnet-4-5";
-  const thinks = script.some((reply) => reply.content.some((block) => block.type === "thinking" || block.type === "redacted_thinking"));
+  const thinks = script.some((reply) => "content" in reply && reply.content.some((block) => block.type === "thinking" || block.type === "redacted_thinking"));
   return startCheckingServer<AnthropicReply>({
     name: "Anthropic Messages",
     script,
     onProblem: options.onProblem ?? "reject",
+    endsIncomplete: (reply) => reply.stopReason === "max_tokens",
     acceptsPath: (path) => path === "/v1/messages",
     check: (body, served) => checkMessagesRequest(body, served, thinks),
     frames: (reply, index) => messagesFrames(reply, index, model),
@@ -100,7 +113,7 @@ interface SentBlock {
   readonly position: number;
 }
 
-function checkMessagesRequest(body: unknown, served: readonly AnthropicReply[], thinks: boolean): string[] {
+function checkMessagesRequest(body: unknown, served: ServedReplies<AnthropicReply>, thinks: boolean): string[] {
   const request = recordOf(body) ?? {};
   const problems: string[] = [];
   if (request.stream !== true) problems.push("stream is not true");
@@ -115,15 +128,15 @@ function checkMessagesRequest(body: unknown, served: readonly AnthropicReply[], 
     for (const block of arrayOf(entry.content)) assistantBlocks.push({ block: recordOf(block) ?? {}, position: assistantBlocks.length });
   }
 
-  const issuedSignatures = new Set<string>();
-  const issuedRedactions = new Set<string>();
-  const issuedToolUses = new Set<string>();
+  const issued = served.issued.flatMap(({ reply }) => reply.content);
+  const issuedSignatures = new Set(issued.flatMap((block) => (block.type === "thinking" ? [block.signature] : [])));
+  const issuedRedactions = new Set(issued.flatMap((block) => (block.type === "redacted_thinking" ? [block.data] : [])));
+  const issuedToolUses = new Set(issued.flatMap((block) => (block.type === "tool_use" ? [block.id] : [])));
   const positions: { label: string; position: number }[] = [];
-  served.forEach((reply, replyIndex) => {
-    const where = `(reply ${replyIndex + 1})`;
+  for (const { reply, number } of served.required) {
+    const where = `(reply ${number})`;
     for (const block of reply.content) {
       if (block.type === "thinking") {
-        issuedSignatures.add(block.signature);
         const echoed = assistantBlocks.find(({ block: sent }) => sent.type === "thinking" && (sent.signature === block.signature || sent.thinking === block.thinking));
         if (echoed === undefined) {
           problems.push(`thinking block signed ${block.signature} ${where} is missing`);
@@ -133,7 +146,6 @@ function checkMessagesRequest(body: unknown, served: readonly AnthropicReply[], 
         if (echoed.block.signature !== block.signature) problems.push(`thinking block signed ${block.signature} ${where} comes back with signature ${JSON.stringify(echoed.block.signature)}`);
         if (echoed.block.thinking !== block.thinking) problems.push(`thinking block signed ${block.signature} ${where} comes back with its thinking changed`);
       } else if (block.type === "redacted_thinking") {
-        issuedRedactions.add(block.data);
         const echoed = assistantBlocks.find(({ block: sent }) => sent.type === "redacted_thinking" && sent.data === block.data);
         if (echoed === undefined) {
           problems.push(`redacted thinking block ${JSON.stringify(block.data)} ${where} is missing`);
@@ -141,7 +153,6 @@ function checkMessagesRequest(body: unknown, served: readonly AnthropicReply[], 
         }
         positions.push({ label: `redacted thinking block ${JSON.stringify(block.data)}`, position: echoed.position });
       } else if (block.type === "tool_use") {
-        issuedToolUses.add(block.id);
         const echoed = assistantBlocks.find(({ block: sent }) => sent.type === "tool_use" && sent.id === block.id);
         if (echoed === undefined) {
           problems.push(`tool_use ${block.id} ${where} is missing`);
@@ -152,7 +163,7 @@ function checkMessagesRequest(body: unknown, served: readonly AnthropicReply[], 
         if (!sameJson(echoed.block.input, parsedJson(block.inputJson))) problems.push(`tool_use ${block.id} ${where} comes back with input ${JSON.stringify(echoed.block.input)}, not ${block.inputJson}`);
       }
     }
-  });
+  }
   problems.push(...orderProblems(positions));
 
   for (const { block } of assistantBlocks) {

@@ -44,12 +44,52 @@ export interface FakeProviderServer {
  */
 export type ProblemHandling = "reject" | "record";
 
+/**
+ * What every provider's scripted reply may add: a stream cut short, and whether the next request
+ * must carry what the reply said.
+ */
+export interface ReplyControls {
+  /**
+   * Sends only this many SSE frames, then destroys the socket: the client sees a reset mid-stream,
+   * with no terminal event (an `incomplete-stream` failure for turnlog).
+   */
+  readonly cutAfterFrames?: number;
+  /**
+   * Whether later requests must echo this reply's items. Default: yes for a reply that ended
+   * normally, no for one cut short or ended by the output-token limit, since a client may retry
+   * such a turn instead of keeping it. Either way, its items count as sent, so echoing them is no
+   * problem.
+   */
+  readonly mustEcho?: boolean;
+}
+
+/** A scripted error answer instead of a stream: a status, the provider's error body, optional headers (`retry-after`). */
+export interface ScriptedFailure {
+  readonly failure: { readonly status: number; readonly message?: string; readonly headers?: Record<string, string> };
+}
+
+/** A reply already streamed, with its 1-based place in the script (failures count), for the problems' wording. */
+export interface ServedReply<Reply> {
+  readonly reply: Reply;
+  readonly number: number;
+}
+
+/** A provider's replies as the checks see them: which must be echoed, and every one sent. */
+export interface ServedReplies<Reply> {
+  /** Replies whose items later requests must carry, oldest first. */
+  readonly required: readonly ServedReply<Reply>[];
+  /** Every reply streamed so far (cut ones included), oldest first: what the server has said. */
+  readonly issued: readonly ServedReply<Reply>[];
+}
+
 /** A provider's behaviour, given to {@link startCheckingServer}. */
-export interface ProviderBehaviour<Reply> {
+export interface ProviderBehaviour<Reply extends ReplyControls> {
   /** The provider's name, for the problems' wording. */
   readonly name: string;
-  /** The replies, served one per request in order. */
-  readonly script: readonly Reply[];
+  /** The replies (or failures), served one per request in order. */
+  readonly script: readonly (Reply | ScriptedFailure)[];
+  /** Whether a reply ended so that a client may retry it rather than keep it (the output-token limit). */
+  readonly endsIncomplete: (reply: Reply) => boolean;
   readonly onProblem: ProblemHandling;
   /** The path a request must be sent to (`/v1/responses`); others get a 404. */
   readonly acceptsPath: (path: string) => boolean;
@@ -57,7 +97,7 @@ export interface ProviderBehaviour<Reply> {
    * Checks one request against the replies already served (`served`, oldest first). Returns the
    * problems found, each a sentence naming the item concerned.
    */
-  readonly check: (body: unknown, served: readonly Reply[], request: { headers: IncomingHttpHeaders; path: string }) => string[];
+  readonly check: (body: unknown, served: ServedReplies<Reply>, request: { headers: IncomingHttpHeaders; path: string }) => string[];
   /** The SSE frames of one reply, each a complete `event:`/`data:` block ending in a blank line. */
   readonly frames: (reply: Reply, requestIndex: number) => string[];
   /** The provider's error body for a rejected request. */
@@ -65,10 +105,12 @@ export interface ProviderBehaviour<Reply> {
 }
 
 /** Starts a server for one provider's behaviour on a free port of 127.0.0.1. */
-export async function startCheckingServer<Reply>(behaviour: ProviderBehaviour<Reply>): Promise<FakeProviderServer> {
+export async function startCheckingServer<Reply extends ReplyControls>(behaviour: ProviderBehaviour<Reply>): Promise<FakeProviderServer> {
   const requests: ReceivedRequest[] = [];
   const problems: string[] = [];
   const sockets = new Set<Socket>();
+  const required: ServedReply<Reply>[] = [];
+  const issued: ServedReply<Reply>[] = [];
   let served = 0;
 
   const server = createServer((request, response) => {
@@ -95,7 +137,7 @@ export async function startCheckingServer<Reply>(behaviour: ProviderBehaviour<Re
     if (request.method !== "POST" || !behaviour.acceptsPath(path)) found.push(`${request.method ?? "?"} ${path} is not this ${behaviour.name} server's endpoint`);
     else if (body === undefined) found.push("the body is not JSON");
     else {
-      found.push(...behaviour.check(body, behaviour.script.slice(0, served), { headers: request.headers, path }));
+      found.push(...behaviour.check(body, { required: [...required], issued: [...issued] }, { headers: request.headers, path }));
       if (served >= behaviour.script.length) found.push(`no reply is scripted for it (${behaviour.script.length} scripted)`);
     }
     requests.push({ method: request.method ?? "", path, headers: request.headers, body, problems: found });
@@ -107,17 +149,27 @@ export async function startCheckingServer<Reply>(behaviour: ProviderBehaviour<Re
       response.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(behaviour.errorBody(status, found.join("; "))));
       return;
     }
-    const reply = behaviour.script[served] as Reply;
+    const entry = behaviour.script[served] as Reply | ScriptedFailure;
     const index = served;
     served += 1;
+    if ("failure" in entry) {
+      const { status, message, headers } = entry.failure;
+      response.writeHead(status, { "content-type": "application/json", ...headers }).end(JSON.stringify(behaviour.errorBody(status, message ?? `scripted status ${status}`)));
+      return;
+    }
+    issued.push({ reply: entry, number: index + 1 });
+    const cut = entry.cutAfterFrames !== undefined;
+    if (entry.mustEcho ?? (!cut && !behaviour.endsIncomplete(entry))) required.push({ reply: entry, number: index + 1 });
     response.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
     response.flushHeaders();
-    for (const frame of behaviour.frames(reply, index)) {
+    const frames = behaviour.frames(entry, index);
+    for (const frame of cut ? frames.slice(0, entry.cutAfterFrames) : frames) {
       response.write(frame);
       // A turn of the event loop between frames, so they reach the client as separate reads, as a real stream does.
       await new Promise((resolve) => setImmediate(resolve));
     }
-    response.end();
+    if (cut) response.socket?.destroy();
+    else response.end();
   }
 
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));

@@ -1,4 +1,15 @@
-import { arrayOf, type FakeProviderServer, orderProblems, type ProblemHandling, recordOf, sameJson, startCheckingServer } from "./checking-server.js";
+import {
+  arrayOf,
+  type FakeProviderServer,
+  orderProblems,
+  type ProblemHandling,
+  recordOf,
+  type ReplyControls,
+  sameJson,
+  type ScriptedFailure,
+  type ServedReplies,
+  startCheckingServer,
+} from "./checking-server.js";
 
 /**
  * A fake Gemini API (`POST /v1beta/models/<model>:streamGenerateContent?alt=sse`) as
@@ -41,7 +52,7 @@ export interface GeminiFunctionCallPart {
 export type GeminiPart = GeminiTextPart | GeminiFunctionCallPart;
 
 /** One scripted response: its parts in order, one chunk each, and its finish reason (default `STOP`). */
-export interface GeminiReply {
+export interface GeminiReply extends ReplyControls {
   readonly parts: readonly GeminiPart[];
   readonly finishReason?: "STOP" | "MAX_TOKENS" | "SAFETY" | "MALFORMED_FUNCTION_CALL" | "OTHER";
   readonly usage?: { readonly promptTokens: number; readonly candidatesTokens: number; readonly thoughtsTokens: number };
@@ -76,12 +87,13 @@ export interface GeminiServerOptions {
 }
 
 /** Starts a fake Gemini API on 127.0.0.1; point `createGoogleGenerativeAI({ baseURL: `${url}/v1beta` })` at it. */
-export async function startGeminiServer(script: readonly GeminiReply[], options: GeminiServerOptions = {}): Promise<FakeProviderServer> {
+export async function startGeminiServer(script: readonly (GeminiReply | ScriptedFailure)[], options: GeminiServerOptions = {}): Promise<FakeProviderServer> {
   const model = options.model ?? "gemini-3-pro-preview";
   return startCheckingServer<GeminiReply>({
     name: "Gemini",
     script,
     onProblem: options.onProblem ?? "reject",
+    endsIncomplete: (reply) => reply.finishReason === "MAX_TOKENS",
     acceptsPath: (path) => /^\/v1beta\/models\/[\w.-]+:streamGenerateContent\?alt=sse$/.test(path),
     check: checkGenerateContentRequest,
     frames: (reply, index) => generateContentFrames(reply, index, model),
@@ -99,7 +111,7 @@ function describePart(part: GeminiPart): string {
   return part.kind === "functionCall" ? `function call ${part.name}${part.id !== undefined ? ` (${part.id})` : ` ${JSON.stringify(part.args)}`}` : `${part.thought ? "thought" : "text"} ${JSON.stringify(part.text)}`;
 }
 
-function checkGenerateContentRequest(body: unknown, served: readonly GeminiReply[]): string[] {
+function checkGenerateContentRequest(body: unknown, served: ServedReplies<GeminiReply>): string[] {
   const request = recordOf(body) ?? {};
   const problems: string[] = [];
   const contents = arrayOf(request.contents).map((entry) => recordOf(entry) ?? {});
@@ -109,13 +121,12 @@ function checkGenerateContentRequest(body: unknown, served: readonly GeminiReply
     for (const part of arrayOf(entry.parts)) modelParts.push({ part: recordOf(part) ?? {}, position: modelParts.length });
   }
 
-  const issuedSignatures = new Set<string>();
+  const issuedSignatures = new Set(served.issued.flatMap(({ reply }) => reply.parts.flatMap((part) => (part.thoughtSignature !== undefined ? [part.thoughtSignature] : []))));
   const claimed = new Set<number>();
   const positions: { label: string; position: number }[] = [];
-  served.forEach((reply, replyIndex) => {
-    const where = `(reply ${replyIndex + 1})`;
+  for (const { reply, number } of served.required) {
+    const where = `(reply ${number})`;
     for (const part of reply.parts) {
-      if (part.thoughtSignature !== undefined) issuedSignatures.add(part.thoughtSignature);
       // Unsigned thought summaries need not come back; everything else the model said does.
       if (part.kind === "text" && part.thought && part.thoughtSignature === undefined) continue;
       const echoed = modelParts.find(({ part: sent, position }) => !claimed.has(position) && matches(sent, part));
@@ -133,7 +144,7 @@ function checkGenerateContentRequest(body: unknown, served: readonly GeminiReply
         );
       }
     }
-  });
+  }
   problems.push(...orderProblems(positions));
   const unknownSignatures = new Set(modelParts.map(({ part }) => part.thoughtSignature).filter((signature) => typeof signature === "string" && !issuedSignatures.has(signature)));
   for (const signature of unknownSignatures) problems.push(`thoughtSignature ${JSON.stringify(signature)} was never sent by this server`);

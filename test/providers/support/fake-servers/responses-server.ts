@@ -1,4 +1,16 @@
-import { arrayOf, type FakeProviderServer, orderProblems, parsedJson, type ProblemHandling, recordOf, sameJson, startCheckingServer } from "./checking-server.js";
+import {
+  arrayOf,
+  type FakeProviderServer,
+  orderProblems,
+  parsedJson,
+  type ProblemHandling,
+  recordOf,
+  type ReplyControls,
+  sameJson,
+  type ScriptedFailure,
+  type ServedReplies,
+  startCheckingServer,
+} from "./checking-server.js";
 
 /**
  * A fake OpenAI Responses API (`POST /v1/responses`, streaming) as `@ai-sdk/openai`'s
@@ -47,7 +59,7 @@ export interface ResponsesFunctionCallItem {
 export type ResponsesOutputItem = ResponsesReasoningItem | ResponsesMessageItem | ResponsesFunctionCallItem;
 
 /** One scripted response: its output items in order, and how it ends. */
-export interface ResponsesReply {
+export interface ResponsesReply extends ReplyControls {
   readonly output: readonly ResponsesOutputItem[];
   /** `response.incomplete` with this reason (`max_output_tokens`) instead of `response.completed`. */
   readonly incompleteReason?: string;
@@ -77,12 +89,13 @@ export interface ResponsesServerOptions {
 }
 
 /** Starts a fake Responses API on 127.0.0.1; point `createOpenAI({ baseURL: `${url}/v1` })` at it. */
-export async function startResponsesServer(script: readonly ResponsesReply[], options: ResponsesServerOptions = {}): Promise<FakeProviderServer> {
+export async function startResponsesServer(script: readonly (ResponsesReply | ScriptedFailure)[], options: ResponsesServerOptions = {}): Promise<FakeProviderServer> {
   const model = options.model ?? "gpt-5";
   return startCheckingServer<ResponsesReply>({
     name: "OpenAI Responses",
     script,
     onProblem: options.onProblem ?? "reject",
+    endsIncomplete: (reply) => reply.incompleteReason !== undefined,
     acceptsPath: (path) => path === "/v1/responses",
     check: checkResponsesRequest,
     frames: (reply, index) => responsesFrames(reply, index, model),
@@ -91,7 +104,7 @@ export async function startResponsesServer(script: readonly ResponsesReply[], op
 }
 
 /** The checks: stateless reasoning asked for, every earlier item echoed unchanged and in order, calls and outputs paired. */
-function checkResponsesRequest(body: unknown, served: readonly ResponsesReply[]): string[] {
+function checkResponsesRequest(body: unknown, served: ServedReplies<ResponsesReply>): string[] {
   const request = recordOf(body) ?? {};
   const problems: string[] = [];
   if (request.stream !== true) problems.push("stream is not true");
@@ -99,14 +112,14 @@ function checkResponsesRequest(body: unknown, served: readonly ResponsesReply[])
   if (!arrayOf(request.include).includes("reasoning.encrypted_content")) problems.push('include lacks "reasoning.encrypted_content"');
   const input = arrayOf(request.input).map((item) => recordOf(item) ?? {});
 
-  const issuedReasoning = new Set<string>();
-  const issuedCalls = new Set<string>();
+  const issued = served.issued.flatMap(({ reply }) => reply.output);
+  const issuedReasoning = new Set(issued.flatMap((item) => (item.type === "reasoning" ? [item.id] : [])));
+  const issuedCalls = new Set(issued.flatMap((item) => (item.type === "function_call" ? [item.callId] : [])));
   const positions: { label: string; position: number }[] = [];
-  served.forEach((reply, replyIndex) => {
+  for (const { reply, number } of served.required) {
     for (const item of reply.output) {
-      const where = `(reply ${replyIndex + 1})`;
+      const where = `(reply ${number})`;
       if (item.type === "reasoning") {
-        issuedReasoning.add(item.id);
         const position = input.findIndex((entry) => entry.type === "reasoning" && entry.id === item.id);
         const echoed = input[position];
         if (echoed === undefined) {
@@ -120,7 +133,6 @@ function checkResponsesRequest(body: unknown, served: readonly ResponsesReply[])
         const summary = arrayOf(echoed.summary).map((part) => recordOf(part)?.text);
         if (!sameJson(summary, item.summary)) problems.push(`reasoning item ${item.id} ${where} comes back with summary ${JSON.stringify(summary)}, not ${JSON.stringify(item.summary)}`);
       } else if (item.type === "function_call") {
-        issuedCalls.add(item.callId);
         const position = input.findIndex((entry) => entry.type === "function_call" && entry.call_id === item.callId);
         const echoed = input[position];
         if (echoed === undefined) {
@@ -142,7 +154,7 @@ function checkResponsesRequest(body: unknown, served: readonly ResponsesReply[])
         positions.push({ label: `message ${item.id}`, position });
       }
     }
-  });
+  }
   problems.push(...orderProblems(positions));
 
   for (const entry of input) {
