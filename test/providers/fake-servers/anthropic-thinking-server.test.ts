@@ -1,8 +1,8 @@
-import { createAnthropic } from "@ai-sdk/anthropic";
 import { type ModelMessage, stepCountIs, streamText } from "ai";
 import { afterEach, describe, expect, it } from "vitest";
 import { redactedThinking, startAnthropicThinkingServer, text, thinking, toolUse } from "../support/fake-servers/anthropic-thinking-server.js";
 import type { FakeProviderServer } from "../support/fake-servers/checking-server.js";
+import { anthropicModel, anthropicProviderOptions } from "../support/fake-servers/provider-models.js";
 import { readFileTool } from "../support/fake-servers/read-file-tool.js";
 
 // The fake Messages server with thinking (test/providers/support/fake-servers/anthropic-thinking-server.ts)
@@ -16,24 +16,21 @@ afterEach(async () => {
   server = undefined;
 });
 
-const extendedThinking = { anthropic: { thinking: { type: "enabled", budgetTokens: 1024 } } } as const;
-
 const twoTurns = [
   { content: [thinking("The user wants a.txt; read it first.", "sig-one"), redactedThinking("redacted-one"), toolUse("toolu_1", "read_file", { path: "a.txt" })] },
   { content: [thinking("It says contents of a.txt.", "sig-two"), text("a.txt says hello.")] },
 ];
 
 async function converse(url: string, prepareStep?: (messages: ModelMessage[]) => ModelMessage[]) {
-  const anthropic = createAnthropic({ baseURL: `${url}/v1`, apiKey: "test-key" });
   const { ran, tools } = readFileTool();
   const errors: string[] = [];
   const result = streamText({
-    model: anthropic("claude-sonnet-4-5"),
+    model: anthropicModel(url),
     prompt: "What does a.txt say?",
     tools,
     stopWhen: stepCountIs(3),
     maxRetries: 0,
-    providerOptions: extendedThinking,
+    providerOptions: anthropicProviderOptions,
     onError: ({ error }) => {
       errors.push(error instanceof Error ? error.message : String(error));
     },
@@ -112,7 +109,7 @@ describe("the fake Anthropic thinking server", () => {
     await converse(server.url);
     // The AI SDK's loop refuses to send a tool call without its result, so the broken history goes
     // through the model object itself, as a turnlog provider calls it.
-    const model = createAnthropic({ baseURL: `${server.url}/v1`, apiKey: "test-key" })("claude-sonnet-4-5");
+    const model = anthropicModel(server.url);
     const sent = model.doStream({
       prompt: [
         { role: "user", content: [{ type: "text", text: "What does a.txt say?" }] },
@@ -127,7 +124,7 @@ describe("the fake Anthropic thinking server", () => {
         { role: "user", content: [{ type: "text", text: "Go on." }] },
       ],
       tools: [{ type: "function", name: "read_file", inputSchema: { type: "object", properties: { path: { type: "string" } } } }],
-      providerOptions: extendedThinking,
+      providerOptions: anthropicProviderOptions,
     });
     await expect(sent).resolves.toBeDefined();
 

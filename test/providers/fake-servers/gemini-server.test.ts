@@ -1,8 +1,8 @@
-import { createGoogleGenerativeAI } from "@ai-sdk/google";
 import { type ModelMessage, stepCountIs, streamText } from "ai";
 import { afterEach, describe, expect, it } from "vitest";
 import type { FakeProviderServer } from "../support/fake-servers/checking-server.js";
 import { answer, call, startGeminiServer, thought } from "../support/fake-servers/gemini-server.js";
+import { geminiModel, geminiProviderOptions } from "../support/fake-servers/provider-models.js";
 import { readFileTool } from "../support/fake-servers/read-file-tool.js";
 
 // The fake Gemini server (test/providers/support/fake-servers/gemini-server.ts) driven by the real
@@ -23,16 +23,15 @@ const twoTurns = [
 ];
 
 async function converse(url: string, prepareStep?: (messages: ModelMessage[]) => ModelMessage[]) {
-  const google = createGoogleGenerativeAI({ baseURL: `${url}/v1beta`, apiKey: "test-key" });
   const { ran, tools } = readFileTool();
   const errors: string[] = [];
   const result = streamText({
-    model: google("gemini-3-pro-preview"),
+    model: geminiModel(url),
     prompt: "What do a.txt and b.txt say?",
     tools,
     stopWhen: stepCountIs(3),
     maxRetries: 0,
-    providerOptions: { google: { thinkingConfig: { includeThoughts: true } } },
+    providerOptions: geminiProviderOptions,
     onError: ({ error }) => {
       errors.push(error instanceof Error ? error.message : String(error));
     },
@@ -101,7 +100,7 @@ describe("the fake Gemini server", () => {
     await converse(server.url);
     // The AI SDK's loop refuses to send a tool call without its result, so the broken history goes
     // through the model object itself, as a turnlog provider calls it.
-    const model = createGoogleGenerativeAI({ baseURL: `${server.url}/v1beta`, apiKey: "test-key" })("gemini-3-pro-preview");
+    const model = geminiModel(server.url);
     const sent = model.doStream({
       prompt: [
         { role: "user", content: [{ type: "text", text: "What do a.txt and b.txt say?" }] },

@@ -1,7 +1,7 @@
-import { createOpenAI } from "@ai-sdk/openai";
 import { type ModelMessage, stepCountIs, streamText } from "ai";
 import { afterEach, describe, expect, it } from "vitest";
 import type { FakeProviderServer } from "../support/fake-servers/checking-server.js";
+import { responsesModel, responsesProviderOptions } from "../support/fake-servers/provider-models.js";
 import { readFileTool } from "../support/fake-servers/read-file-tool.js";
 import { functionCall, message, reasoning, startResponsesServer } from "../support/fake-servers/responses-server.js";
 
@@ -15,27 +15,24 @@ afterEach(async () => {
   server = undefined;
 });
 
-const statelessReasoning = { openai: { store: false, include: ["reasoning.encrypted_content"] } };
-
 const twoTurns = [
   { output: [reasoning("rs_1", "enc-one", ["Reading the file first.", "Then answering."]), functionCall("fc_1", "call_1", "read_file", { path: "a.txt" })] },
   { output: [reasoning("rs_2", "enc-two"), message("msg_2", "a.txt says hello.")] },
 ];
 
-async function converse(url: string, prepareStep?: (messages: ModelMessage[]) => ModelMessage[]) {
-  const openai = createOpenAI({ baseURL: `${url}/v1`, apiKey: "test-key" });
+async function converse(url: string, prepareStep?: (messages: ModelMessage[]) => ModelMessage[], steps = 3) {
   const { ran, tools } = readFileTool();
   const errors: string[] = [];
   const result = streamText({
-    model: openai.responses("gpt-5"),
+    model: responsesModel(url),
     prompt: "What does a.txt say?",
     tools,
-    stopWhen: stepCountIs(3),
+    stopWhen: stepCountIs(steps),
     maxRetries: 0,
     onError: ({ error }) => {
       errors.push(error instanceof Error ? error.message : String(error));
     },
-    providerOptions: statelessReasoning,
+    providerOptions: responsesProviderOptions,
     ...(prepareStep ? { prepareStep: ({ messages }: { messages: ModelMessage[] }) => ({ messages: prepareStep(messages) }) } : {}),
   });
   const text = await result.text;
@@ -106,7 +103,7 @@ describe("the fake Responses server", () => {
     await converse(server.url);
     // The AI SDK's loop refuses to send a tool call without its result, so the broken history goes
     // through the model object itself, as a turnlog provider calls it.
-    const model = createOpenAI({ baseURL: `${server.url}/v1`, apiKey: "test-key" }).responses("gpt-5");
+    const model = responsesModel(server.url);
     const sent = model.doStream({
       prompt: [
         { role: "user", content: [{ type: "text", text: "What does a.txt say?" }] },
@@ -121,7 +118,7 @@ describe("the fake Responses server", () => {
           ],
         },
       ],
-      providerOptions: statelessReasoning,
+      providerOptions: responsesProviderOptions,
     });
     await expect(sent).resolves.toBeDefined();
 
@@ -131,13 +128,12 @@ describe("the fake Responses server", () => {
 
   it("reports a request sent beyond the script, and one that asks the API to store the reasoning", async () => {
     server = await startResponsesServer([{ output: [message("msg_1", "Hello.")] }], { onProblem: "record" });
-    const openai = createOpenAI({ baseURL: `${server.url}/v1`, apiKey: "test-key" });
     const errors: unknown[] = [];
     const onError = ({ error }: { error: unknown }) => {
       errors.push(error);
     };
-    await streamText({ model: openai.responses("gpt-5"), prompt: "Hi", maxRetries: 0, onError }).consumeStream();
-    await streamText({ model: openai.responses("gpt-5"), prompt: "Hi again", maxRetries: 0, providerOptions: statelessReasoning, onError }).consumeStream();
+    await streamText({ model: responsesModel(server.url), prompt: "Hi", maxRetries: 0, onError }).consumeStream();
+    await streamText({ model: responsesModel(server.url), prompt: "Hi again", maxRetries: 0, providerOptions: responsesProviderOptions, onError }).consumeStream();
 
     // Recorded, the first is answered; the second has no reply to get, so it fails whatever the handling.
     expect(errors).toHaveLength(1);
@@ -155,9 +151,9 @@ describe("the fake Responses server", () => {
     const cutCall = { output: [reasoning("rs_cut", "enc-cut"), functionCall("fc_cut", "call_cut", "read_file", { path: "a.txt" })], cutAfterFrames: 6 };
     const lengthCall = { output: [reasoning("rs_long", "enc-long"), functionCall("fc_long", "call_long", "read_file", { path: "a.txt" })], incompleteReason: "max_output_tokens" };
     server = await startResponsesServer([{ failure: { status: 429, message: "slow down", headers: { "retry-after": "0" } } }, cutCall, lengthCall, twoTurns[0] as (typeof twoTurns)[0]]);
-    const model = createOpenAI({ baseURL: `${server.url}/v1`, apiKey: "test-key" }).responses("gpt-5");
+    const model = responsesModel(server.url);
     const ask = async () => {
-      const { stream } = await model.doStream({ prompt: [{ role: "user", content: [{ type: "text", text: "What does a.txt say?" }] }], providerOptions: statelessReasoning });
+      const { stream } = await model.doStream({ prompt: [{ role: "user", content: [{ type: "text", text: "What does a.txt say?" }] }], providerOptions: responsesProviderOptions });
       const parts: { type: string; finishReason?: unknown; toolCallId?: string }[] = [];
       const reader = stream.getReader();
       try {
