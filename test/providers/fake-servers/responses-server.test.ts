@@ -178,4 +178,33 @@ describe("the fake Responses server", () => {
     expect(server.problems).toEqual([]);
     expect(server.remaining).toBe(0);
   });
+
+  it("requires every earlier turn's reasoning items and calls, not only the last one's, over several tool turns", async () => {
+    const turn = (index: number) => ({ output: [reasoning(`rs_${index}`, `enc-${index}`, [`Step ${index}.`]), functionCall(`fc_${index}`, `call_${index}`, "read_file", { path: `${index}.txt` })] });
+    server = await startResponsesServer([turn(1), turn(2), turn(3), { output: [reasoning("rs_4", "enc-4"), message("msg_4", "Read all three.")] }]);
+    const { ran, text } = await converse(server.url, undefined, 5);
+
+    expect(server.problems).toEqual([]);
+    expect(ran).toEqual(["1.txt", "2.txt", "3.txt"]);
+    expect(text).toBe("Read all three.");
+    const last = server.requests[3]?.body as { input: { type?: string; id?: string; call_id?: string }[] };
+    expect(last.input.map((item) => item.type === "reasoning" ? item.id : item.call_id ?? "user")).toEqual([
+      "user", "rs_1", "call_1", "call_1", "rs_2", "call_2", "call_2", "rs_3", "call_3", "call_3",
+    ]);
+  });
+
+  it("reports an old turn's reasoning item dropped from a later request", async () => {
+    const turn = (index: number) => ({ output: [reasoning(`rs_${index}`, `enc-${index}`), functionCall(`fc_${index}`, `call_${index}`, "read_file", { path: `${index}.txt` })] });
+    server = await startResponsesServer([turn(1), turn(2), { output: [message("msg_3", "Read both.")] }], { onProblem: "record" });
+    await converse(
+      server.url,
+      (messages) =>
+        messages.length < 5
+          ? messages
+          : messages.map((entry, index) => (index === 1 && entry.role === "assistant" && Array.isArray(entry.content) ? { ...entry, content: entry.content.filter((part) => part.type !== "reasoning") } : entry)),
+      4,
+    );
+
+    expect(server.problems).toEqual(["request 3: reasoning item rs_1 (reply 1) is missing"]);
+  });
 });
