@@ -121,4 +121,33 @@ describe("the fake Gemini server", () => {
 
     expect(server.problems).toEqual(["request 3: function call read_file (c2) has no functionResponse in the next user content"]);
   });
+
+  it("pairs calls and responses by the IDs the server gave, and reports a response sent with another ID", async () => {
+    const withIds = [{ parts: [call("read_file", { path: "a.txt" }, { id: "fc-a", signature: "sig-one" })] }, { parts: [answer("Done.")] }];
+    server = await startGeminiServer(withIds);
+    await converse(server.url);
+    expect(server.problems).toEqual([]);
+    const [, modelTurn, toolTurn] = (server.requests[1]?.body as { contents: unknown[] }).contents;
+    expect(modelTurn).toEqual({ role: "model", parts: [{ functionCall: { id: "fc-a", name: "read_file", args: { path: "a.txt" } }, thoughtSignature: "sig-one" }] });
+    expect(toolTurn).toMatchObject({ role: "user", parts: [{ functionResponse: { id: "fc-a", name: "read_file" } }] });
+
+    await server.close();
+    server = await startGeminiServer(withIds, { onProblem: "record" });
+    // The AI SDK's loop refuses a tool result whose ID matches no call, so the broken history goes
+    // through the model object itself, as a turnlog provider calls it.
+    const model = geminiModel(server.url);
+    const question = { role: "user" as const, content: [{ type: "text" as const, text: "What does a.txt say?" }] };
+    await model.doStream({ prompt: [question] });
+    await model.doStream({
+      prompt: [
+        question,
+        { role: "assistant", content: [{ type: "tool-call", toolCallId: "fc-a", toolName: "read_file", input: { path: "a.txt" }, providerOptions: { google: { thoughtSignature: "sig-one" } } }] },
+        { role: "tool", content: [{ type: "tool-result", toolCallId: "fc-other", toolName: "read_file", output: { type: "text", value: "contents of a.txt" } }] },
+      ],
+    });
+    expect(server.problems).toEqual([
+      "request 2: function call read_file (fc-a) has no functionResponse in the next user content",
+      "request 2: functionResponse read_file answers no function call in the content before it",
+    ]);
+  });
 });
