@@ -31,22 +31,26 @@ import {
  * expect(server.problems).toEqual([]);
  */
 
+/** A thinking block: streamed as `thinking_delta`s and one `signature_delta`, echoed as `{ type: "thinking", thinking, signature }`. */
 export interface AnthropicThinkingBlock {
   readonly type: "thinking";
   readonly thinking: string;
   readonly signature: string;
 }
 
+/** A redacted thinking block: its encrypted `data` arrives whole in `content_block_start` and is echoed unchanged. */
 export interface AnthropicRedactedThinkingBlock {
   readonly type: "redacted_thinking";
   readonly data: string;
 }
 
+/** A text block, streamed as one `text_delta`. */
 export interface AnthropicTextBlock {
   readonly type: "text";
   readonly text: string;
 }
 
+/** A tool use, its input streamed as one `input_json_delta`. */
 export interface AnthropicToolUseBlock {
   readonly type: "tool_use";
   readonly id: string;
@@ -55,6 +59,7 @@ export interface AnthropicToolUseBlock {
   readonly inputJson: string;
 }
 
+/** A block of a scripted message, in the order the message streams them. */
 export type AnthropicContentBlock = AnthropicThinkingBlock | AnthropicRedactedThinkingBlock | AnthropicTextBlock | AnthropicToolUseBlock;
 
 /** One scripted message: its content blocks in order, and its stop reason (`tool_use` when it has a tool use, else `end_turn`). */
@@ -84,6 +89,7 @@ export function toolUse(id: string, name: string, input: unknown): AnthropicTool
   return { type: "tool_use", id, name, inputJson: JSON.stringify(input) };
 }
 
+/** How {@link startAnthropicThinkingServer} treats a wrong request, and the model it reports. */
 export interface AnthropicThinkingServerOptions {
   /** Default `"reject"`: a wrong request gets Anthropic's 400 error body (checking-server.ts). */
   readonly onProblem?: ProblemHandling;

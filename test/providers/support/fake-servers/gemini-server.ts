@@ -32,6 +32,7 @@ import {
  * expect(server.problems).toEqual([]);
  */
 
+/** A text part: a thought summary (`thought: true`) or answer text, optionally signed. */
 export interface GeminiTextPart {
   readonly kind: "text";
   readonly text: string;
@@ -40,6 +41,7 @@ export interface GeminiTextPart {
   readonly thoughtSignature?: string;
 }
 
+/** A function call part, its arguments whole (Gemini streams a call in one chunk), optionally signed. */
 export interface GeminiFunctionCallPart {
   readonly kind: "functionCall";
   /** The call's ID, when the API gives one (the package then sends it back on the call and its response). */
@@ -49,6 +51,7 @@ export interface GeminiFunctionCallPart {
   readonly thoughtSignature?: string;
 }
 
+/** A part of a scripted response, one chunk each. */
 export type GeminiPart = GeminiTextPart | GeminiFunctionCallPart;
 
 /** One scripted response: its parts in order, one chunk each, and its finish reason (default `STOP`). */
@@ -79,6 +82,7 @@ export function call(name: string, args: Record<string, unknown>, options: { id?
   };
 }
 
+/** How {@link startGeminiServer} treats a wrong request, and the model version it reports. */
 export interface GeminiServerOptions {
   /** Default `"reject"`: a wrong request gets Gemini's 400 error body (checking-server.ts). */
   readonly onProblem?: ProblemHandling;

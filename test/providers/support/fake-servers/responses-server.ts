@@ -56,6 +56,7 @@ export interface ResponsesFunctionCallItem {
   readonly arguments: string;
 }
 
+/** An output item of a scripted response, in the order the response streams them. */
 export type ResponsesOutputItem = ResponsesReasoningItem | ResponsesMessageItem | ResponsesFunctionCallItem;
 
 /** One scripted response: its output items in order, and how it ends. */
@@ -81,6 +82,7 @@ export function functionCall(id: string, callId: string, name: string, input: un
   return { type: "function_call", id, callId, name, arguments: JSON.stringify(input) };
 }
 
+/** How {@link startResponsesServer} treats a wrong request, and the model it reports. */
 export interface ResponsesServerOptions {
   /** Default `"reject"`: a wrong request gets OpenAI's 400 error body (checking-server.ts). */
   readonly onProblem?: ProblemHandling;
