@@ -133,4 +133,19 @@ describe("the fake Anthropic thinking server", () => {
       "request 3: tool_use toolu_1 has no tool_result in the next user message",
     ]);
   });
+
+  it("does not require a reply ended by max_tokens to be echoed when the turn is asked again, and answers a scripted 529 with Anthropic's error body", async () => {
+    const truncated = { content: [thinking("Read it.", "sig-cut"), { type: "tool_use" as const, id: "toolu_cut", name: "read_file", inputJson: '{"path": "a.' }], stopReason: "max_tokens" as const };
+    server = await startAnthropicThinkingServer([{ failure: { status: 529, message: "Overloaded" } }, truncated, ...twoTurns]);
+    const model = anthropicModel(server.url);
+    const question = { role: "user" as const, content: [{ type: "text" as const, text: "What does a.txt say?" }] };
+
+    await expect(model.doStream({ prompt: [question], providerOptions: anthropicProviderOptions })).rejects.toMatchObject({ statusCode: 529, message: "Overloaded" });
+    await (await model.doStream({ prompt: [question], providerOptions: anthropicProviderOptions })).stream.pipeTo(new WritableStream());
+    const { text: answer } = await converse(server.url);
+
+    expect(answer).toBe("a.txt says hello.");
+    expect(server.problems).toEqual([]);
+    expect(server.remaining).toBe(0);
+  });
 });
