@@ -1,0 +1,146 @@
+import type { SharedV3ProviderOptions } from "@ai-sdk/provider";
+import { afterEach, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { aiSdkProvider } from "../../src/ai-sdk.js";
+import { createRuntime, defineTool } from "../../src/index.js";
+import type { LanguageModelV3 } from "@ai-sdk/provider";
+import { redactedThinking, startAnthropicThinkingServer, text, thinking, toolUse } from "./support/fake-servers/anthropic-thinking-server.js";
+import type { FakeProviderServer } from "./support/fake-servers/checking-server.js";
+import { answer, call, startGeminiServer, thought } from "./support/fake-servers/gemini-server.js";
+import { anthropicModel, anthropicProviderOptions, fakeProviderKey, geminiModel, geminiProviderOptions, responsesModel, responsesProviderOptions } from "./support/fake-servers/provider-models.js";
+import { functionCall, message, reasoning, startResponsesServer } from "./support/fake-servers/responses-server.js";
+import { eventsOf, temporaryLevelLog } from "./support/provider-session.js";
+
+/*
+ * Whole turnlog sessions through the real provider packages — `@ai-sdk/openai` on the Responses
+ * API, `@ai-sdk/anthropic` with extended thinking, `@ai-sdk/google` on a Gemini 3 model — each
+ * pointed at a fake server on 127.0.0.1 that speaks the provider's streaming wire format and checks
+ * every request: reasoning items, thinking signatures and thought signatures echoed unchanged,
+ * every call answered, IDs paired (test/providers/support/fake-servers/). The log is a real
+ * LevelDB log, and each session replays identical from it.
+ */
+
+/** What `read_file` finds: a small project, multi-line files as a coding agent reads them. */
+const files = new Map([
+  ["package.json", `{\n  "name": "demo",\n  "version": "1.4.2",\n  "type": "module",\n  "main": "./dist/index.js",\n  "scripts": { "test": "vitest run" }\n}\n`],
+  ["src/index.ts", `export { parse } from "./parse.js";\nexport type { Options } from "./options.js";\n\n/** The library's version, kept in step with package.json. */\nexport const version = "1.4.2";\n`],
+  ["README.md", "# demo\n\nParses things. Install with `npm install demo`, then:\n\n```ts\nimport { parse } from \"demo\";\nparse(\"a=1\");\n```\n"],
+]);
+
+function readFileTool() {
+  const ran: string[] = [];
+  const readFile = defineTool({
+    name: "read_file",
+    description: "Read a file of the project",
+    risk: "read-only-local",
+    input: z.object({ path: z.string() }),
+    run: ({ path }) => {
+      ran.push(path);
+      return files.get(path) ?? `ENOENT: no such file or directory, open '${path}'`;
+    },
+  });
+  return { ran, tools: [readFile] };
+}
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+/** One `send` through `model` over a LevelDB log in a temporary directory. */
+async function session(server: FakeProviderServer, model: LanguageModelV3, providerOptions: SharedV3ProviderOptions) {
+  cleanups.push(() => server.close());
+  const { log, remove } = await temporaryLevelLog();
+  cleanups.push(remove);
+  const { ran, tools } = readFileTool();
+  const runtime = await createRuntime({ log, provider: aiSdkProvider(model, { providerOptions }), tools, providerRetry: { baseDelayMs: 1, maxDelayMs: 20 }, history: { system: "You are a coding assistant." } });
+  const opened = await runtime.openSession("s1");
+  const outcome = await opened.send("What version does the project say it is, and is the README right about the entry point?");
+  const events = await runtime.events("s1");
+  return { runtime, outcome, events, ran };
+}
+
+const finalText = "The project is at version 1.4.2; the README's `import { parse }` matches src/index.ts.";
+
+describe("aiSdkProvider through the real provider packages against fake servers", () => {
+  it("@ai-sdk/openai on the Responses API: several tool turns, every reasoning item echoed with its encrypted content, and the session replays identical", async () => {
+    const server = await startResponsesServer([
+      { output: [reasoning("rs_1", "enc-one", ["The version is in package.json."]), functionCall("fc_1", "call_1", "read_file", { path: "package.json" })] },
+      {
+        output: [
+          reasoning("rs_2", "enc-two"),
+          message("msg_2", "Checking the entry point and the README."),
+          functionCall("fc_2", "call_2", "read_file", { path: "src/index.ts" }),
+          functionCall("fc_3", "call_3", "read_file", { path: "README.md" }),
+        ],
+      },
+      { output: [reasoning("rs_3", "enc-three", ["Both agree.", "Answering."]), message("msg_3", finalText)] },
+    ]);
+    const { runtime, outcome, events, ran } = await session(server, responsesModel(server.url), responsesProviderOptions);
+
+    expect(server.problems).toEqual([]);
+    expect(server.remaining).toBe(0);
+    expect(outcome).toMatchObject({ status: "completed", text: finalText });
+    expect(ran).toEqual(["package.json", "src/index.ts", "README.md"]);
+    // The last request carries both earlier reasoning items, their encrypted content unchanged.
+    const last = server.requests.at(-1)?.body as { input: Record<string, unknown>[] };
+    expect(last.input.filter((item) => item.type === "reasoning").map((item) => [item.id, item.encrypted_content])).toEqual([
+      ["rs_1", "enc-one"],
+      ["rs_2", "enc-two"],
+    ]);
+    expect(last.input.filter((item) => item.type === "function_call_output").map((item) => [item.call_id, item.output])).toEqual([
+      ["call_1", files.get("package.json")],
+      ["call_2", files.get("src/index.ts")],
+      ["call_3", files.get("README.md")],
+    ]);
+    expect(JSON.stringify(events)).not.toContain(fakeProviderKey);
+    expect(eventsOf(events, "turn.provider.responded").map((event) => event.data.finishReason)).toEqual(["tool_calls", "tool_calls", "stop"]);
+    expect(await runtime.replay("s1")).toMatchObject({ identical: true, divergences: [] });
+  });
+
+  it("@ai-sdk/anthropic with extended thinking: every thinking block comes back with its signature, redacted ones too, and the session replays identical", async () => {
+    const server = await startAnthropicThinkingServer([
+      { content: [thinking("The version is in package.json; read it first.", "sig-one"), toolUse("toolu_1", "read_file", { path: "package.json" })] },
+      {
+        content: [
+          thinking("1.4.2. Now the entry point and the README.", "sig-two"),
+          redactedThinking("redacted-two"),
+          text("Checking the entry point and the README."),
+          toolUse("toolu_2", "read_file", { path: "src/index.ts" }),
+          toolUse("toolu_3", "read_file", { path: "README.md" }),
+        ],
+      },
+      { content: [thinking("Both agree.", "sig-three"), text(finalText)] },
+    ]);
+    const { runtime, outcome, events, ran } = await session(server, anthropicModel(server.url), anthropicProviderOptions);
+
+    expect(server.problems).toEqual([]);
+    expect(server.remaining).toBe(0);
+    expect(outcome).toMatchObject({ status: "completed", text: finalText });
+    expect(ran).toEqual(["package.json", "src/index.ts", "README.md"]);
+    const last = server.requests.at(-1)?.body as { messages: { role: string; content: Record<string, unknown>[] | string }[] };
+    const blocks = last.messages.flatMap((entry) => (entry.role === "assistant" && Array.isArray(entry.content) ? entry.content : []));
+    expect(blocks.filter((block) => block.type === "thinking" || block.type === "redacted_thinking").map((block) => block.signature ?? block.data)).toEqual(["sig-one", "sig-two", "redacted-two"]);
+    expect(JSON.stringify(events)).not.toContain(fakeProviderKey);
+    expect(await runtime.replay("s1")).toMatchObject({ identical: true, divergences: [] });
+  });
+
+  it("@ai-sdk/google on Gemini 3: every function call comes back with its thought signature, and the session replays identical", async () => {
+    const server = await startGeminiServer([
+      { parts: [thought("The version is in package.json."), call("read_file", { path: "package.json" }, { signature: "sig-one" })] },
+      { parts: [thought("Now the entry point and the README."), call("read_file", { path: "src/index.ts" }, { signature: "sig-two" }), call("read_file", { path: "README.md" })] },
+      { parts: [answer(finalText, { signature: "sig-three" })] },
+    ]);
+    const { runtime, outcome, events, ran } = await session(server, geminiModel(server.url), geminiProviderOptions);
+
+    expect(server.problems).toEqual([]);
+    expect(server.remaining).toBe(0);
+    expect(outcome).toMatchObject({ status: "completed", text: finalText });
+    expect(ran).toEqual(["package.json", "src/index.ts", "README.md"]);
+    const last = server.requests.at(-1)?.body as { contents: { role: string; parts: Record<string, unknown>[] }[] };
+    const signed = last.contents.flatMap((entry) => entry.parts.flatMap((part) => (part.functionCall !== undefined ? [part.thoughtSignature] : [])));
+    expect(signed).toEqual(["sig-one", "sig-two", undefined]);
+    expect(JSON.stringify(events)).not.toContain(fakeProviderKey);
+    expect(await runtime.replay("s1")).toMatchObject({ identical: true, divergences: [] });
+  });
+});
