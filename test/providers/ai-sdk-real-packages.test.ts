@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { aiSdkProvider } from "../../src/ai-sdk.js";
 import { createRuntime, defineTool } from "../../src/index.js";
+import type { SendOutcome } from "../../src/index.js";
 import type { LanguageModelV3 } from "@ai-sdk/provider";
 import { redactedThinking, startAnthropicThinkingServer, text, thinking, toolUse } from "./support/fake-servers/anthropic-thinking-server.js";
 import type { FakeProviderServer } from "./support/fake-servers/checking-server.js";
@@ -142,5 +143,64 @@ describe("aiSdkProvider through the real provider packages against fake servers"
     expect(signed).toEqual(["sig-one", "sig-two", undefined]);
     expect(JSON.stringify(events)).not.toContain(fakeProviderKey);
     expect(await runtime.replay("s1")).toMatchObject({ identical: true, divergences: [] });
+  });
+
+  it("@ai-sdk/openai on the Responses API: a crash between the answer and its tools, then resume() in a new runtime with a new model object, sends the reasoning items a crash-free run sends", async () => {
+    const script = () => [
+      { output: [reasoning("rs_1", "enc-one", ["Both files are needed."]), functionCall("fc_1", "call_1", "read_file", { path: "package.json" }), functionCall("fc_2", "call_2", "read_file", { path: "README.md" })] },
+      { output: [reasoning("rs_2", "enc-two", ["Answering."]), message("msg_2", finalText)] },
+    ];
+    // In the crashing run the first read never returns (the process dies with it running); a new
+    // runtime, with a new model object as after a restart, resumes the session from the log alone.
+    const run = async (crash: boolean) => {
+      const server = await startResponsesServer(script());
+      cleanups.push(() => server.close());
+      const { log, remove } = await temporaryLevelLog();
+      cleanups.push(remove);
+      let armed = crash;
+      let onCrash: (() => void) | undefined;
+      const crashed = new Promise<"crash">((resolve) => {
+        onCrash = () => resolve("crash");
+      });
+      const readFile = defineTool({
+        name: "read_file",
+        description: "Read a file of the project",
+        risk: "read-only-local",
+        input: z.object({ path: z.string() }),
+        run: ({ path }) => (armed ? new Promise<string>(() => onCrash?.()) : (files.get(path) ?? "")),
+      });
+      const open = async () => {
+        const runtime = await createRuntime({ log, provider: aiSdkProvider(responsesModel(server.url), { providerOptions: responsesProviderOptions }), tools: [readFile], providerRetry: { baseDelayMs: 0 } });
+        return { runtime, session: await runtime.openSession("s1") };
+      };
+      let { runtime, session } = await open();
+      const sending = session.send("What version is the project, and what does the README say?");
+      sending.catch(() => undefined);
+      let outcome: SendOutcome | "crash" = await Promise.race([sending, crashed]);
+      // The crashing run did crash, and the crash-free one did not.
+      expect(outcome === "crash").toBe(crash);
+      if (outcome === "crash") {
+        armed = false;
+        ({ runtime, session } = await open());
+        outcome = await session.resume();
+      }
+      expect(outcome).toMatchObject({ status: "completed", text: finalText });
+      expect(server.problems).toEqual([]);
+      expect(server.remaining).toBe(0);
+      expect(await runtime.replay("s1")).toMatchObject({ identical: true });
+      return (server.requests.at(-1)?.body as { input: Record<string, unknown>[] }).input;
+    };
+    const crashFree = await run(false);
+    const resumed = await run(true);
+    // The reasoning item (encrypted content and summary) and both calls are what the crash-free run
+    // sends; every call has an output, paired by call ID (the interrupted read's output says what
+    // happened to it instead of the file).
+    const withoutOutputs = (input: Record<string, unknown>[]) => input.map((item) => (item.type === "function_call_output" ? { ...item, output: "(output)" } : item));
+    expect(withoutOutputs(resumed)).toEqual(withoutOutputs(crashFree));
+    expect(resumed.filter((item) => item.type === "reasoning")).toEqual([{ type: "reasoning", id: "rs_1", encrypted_content: "enc-one", summary: [{ type: "summary_text", text: "Both files are needed." }] }]);
+    expect(resumed.filter((item) => item.type === "function_call_output").map((item) => item.call_id)).toEqual(["call_1", "call_2"]);
+    // Both reads had started (read-only calls run together) when the process died; neither is run again.
+    expect(resumed.filter((item) => item.type === "function_call_output").every((item) => String(item.output).includes("interrupted"))).toBe(true);
+    expect(crashFree.filter((item) => item.type === "function_call_output").map((item) => item.output)).toEqual([files.get("package.json"), files.get("README.md")]);
   });
 });
