@@ -150,51 +150,15 @@ describe("aiSdkProvider through the real provider packages against fake servers"
       { output: [reasoning("rs_1", "enc-one", ["Both files are needed."]), functionCall("fc_1", "call_1", "read_file", { path: "package.json" }), functionCall("fc_2", "call_2", "read_file", { path: "README.md" })] },
       { output: [reasoning("rs_2", "enc-two", ["Answering."]), message("msg_2", finalText)] },
     ];
-    // In the crashing run the first read never returns (the process dies with it running); a new
-    // runtime, with a new model object as after a restart, resumes the session from the log alone.
-    const run = async (crash: boolean) => {
+    const lastInput = async (crash: boolean) => {
       const server = await startResponsesServer(script());
-      cleanups.push(() => server.close());
-      const { log, remove } = await temporaryLevelLog();
-      cleanups.push(remove);
-      let armed = crash;
-      let onCrash: (() => void) | undefined;
-      const crashed = new Promise<"crash">((resolve) => {
-        onCrash = () => resolve("crash");
-      });
-      const readFile = defineTool({
-        name: "read_file",
-        description: "Read a file of the project",
-        risk: "read-only-local",
-        input: z.object({ path: z.string() }),
-        run: ({ path }) => (armed ? new Promise<string>(() => onCrash?.()) : (files.get(path) ?? "")),
-      });
-      const open = async () => {
-        const runtime = await createRuntime({ log, provider: aiSdkProvider(responsesModel(server.url), { providerOptions: responsesProviderOptions }), tools: [readFile], providerRetry: { baseDelayMs: 0 } });
-        return { runtime, session: await runtime.openSession("s1") };
-      };
-      let { runtime, session } = await open();
-      const sending = session.send("What version is the project, and what does the README say?");
-      sending.catch(() => undefined);
-      let outcome: SendOutcome | "crash" = await Promise.race([sending, crashed]);
-      // The crashing run did crash, and the crash-free one did not.
-      expect(outcome === "crash").toBe(crash);
-      if (outcome === "crash") {
-        armed = false;
-        ({ runtime, session } = await open());
-        outcome = await session.resume();
-      }
-      expect(outcome).toMatchObject({ status: "completed", text: finalText });
-      expect(server.problems).toEqual([]);
-      expect(server.remaining).toBe(0);
-      expect(await runtime.replay("s1")).toMatchObject({ identical: true });
-      return (server.requests.at(-1)?.body as { input: Record<string, unknown>[] }).input;
+      return ((await crashRun(crash, server, () => responsesModel(server.url), responsesProviderOptions)) as { input: Record<string, unknown>[] }).input;
     };
-    const crashFree = await run(false);
-    const resumed = await run(true);
+    const crashFree = await lastInput(false);
+    const resumed = await lastInput(true);
     // The reasoning item (encrypted content and summary) and both calls are what the crash-free run
-    // sends; every call has an output, paired by call ID (the interrupted read's output says what
-    // happened to it instead of the file).
+    // sends; every call has an output, paired by call ID (the interrupted reads' outputs say what
+    // happened to them instead of the files).
     const withoutOutputs = (input: Record<string, unknown>[]) => input.map((item) => (item.type === "function_call_output" ? { ...item, output: "(output)" } : item));
     expect(withoutOutputs(resumed)).toEqual(withoutOutputs(crashFree));
     expect(resumed.filter((item) => item.type === "reasoning")).toEqual([{ type: "reasoning", id: "rs_1", encrypted_content: "enc-one", summary: [{ type: "summary_text", text: "Both files are needed." }] }]);
@@ -203,4 +167,82 @@ describe("aiSdkProvider through the real provider packages against fake servers"
     expect(resumed.filter((item) => item.type === "function_call_output").every((item) => String(item.output).includes("interrupted"))).toBe(true);
     expect(crashFree.filter((item) => item.type === "function_call_output").map((item) => item.output)).toEqual([files.get("package.json"), files.get("README.md")]);
   });
+
+  it("@ai-sdk/anthropic with extended thinking: a crash between the answer and its tools, then resume(), sends the thinking blocks and signatures a crash-free run sends", async () => {
+    const script = () => [
+      { content: [thinking("Both files are needed.", "sig-one"), redactedThinking("redacted-one"), toolUse("toolu_1", "read_file", { path: "package.json" }), toolUse("toolu_2", "read_file", { path: "README.md" })] },
+      { content: [thinking("Answering.", "sig-two"), text(finalText)] },
+    ];
+    type Block = Record<string, unknown>;
+    const lastMessages = async (crash: boolean) => {
+      const server = await startAnthropicThinkingServer(script());
+      return ((await crashRun(crash, server, () => anthropicModel(server.url), anthropicProviderOptions)) as { messages: { role: string; content: Block[] | string }[] }).messages;
+    };
+    const crashFree = await lastMessages(false);
+    const resumed = await lastMessages(true);
+    const withoutResults = (messages: typeof resumed) =>
+      messages.map((entry) => (Array.isArray(entry.content) ? { ...entry, content: entry.content.map((block) => (block.type === "tool_result" ? { type: block.type, tool_use_id: block.tool_use_id, content: "(result)" } : block)) } : entry));
+    expect(withoutResults(resumed)).toEqual(withoutResults(crashFree));
+    expect(resumed[1]).toMatchObject({
+      role: "assistant",
+      content: [
+        { type: "thinking", thinking: "Both files are needed.", signature: "sig-one" },
+        { type: "redacted_thinking", data: "redacted-one" },
+        { type: "tool_use", id: "toolu_1" },
+        { type: "tool_use", id: "toolu_2" },
+      ],
+    });
+    const results = (messages: typeof resumed) => messages.flatMap((entry) => (Array.isArray(entry.content) ? entry.content.filter((block) => block.type === "tool_result").map((block) => block.tool_use_id) : []));
+    expect(results(resumed)).toEqual(["toolu_1", "toolu_2"]);
+    // The interrupted reads come back as errors (the AI SDK's error-text output), the crash-free ones as the files.
+    const resultBlocks = (messages: typeof resumed) => messages.flatMap((entry) => (Array.isArray(entry.content) ? entry.content.filter((block) => block.type === "tool_result") : []));
+    expect(resultBlocks(resumed).map((block) => block.is_error)).toEqual([true, true]);
+    expect(resultBlocks(crashFree).map((block) => [block.is_error, block.content])).toEqual([
+      [undefined, files.get("package.json")],
+      [undefined, files.get("README.md")],
+    ]);
+  });
 });
+
+/**
+ * One session whose first answer calls `read_file`: in the crashing run the first read never
+ * returns (the process dies with it running) and a new runtime, with a new model object as after a
+ * restart, resumes the session from the log alone. Returns the body of the last request the server got.
+ */
+async function crashRun(crash: boolean, server: FakeProviderServer, makeModel: () => LanguageModelV3, providerOptions: SharedV3ProviderOptions): Promise<unknown> {
+  cleanups.push(() => server.close());
+  const { log, remove } = await temporaryLevelLog();
+  cleanups.push(remove);
+  let armed = crash;
+  let onCrash: (() => void) | undefined;
+  const crashed = new Promise<"crash">((resolve) => {
+    onCrash = () => resolve("crash");
+  });
+  const readFile = defineTool({
+    name: "read_file",
+    description: "Read a file of the project",
+    risk: "read-only-local",
+    input: z.object({ path: z.string() }),
+    run: ({ path }) => (armed ? new Promise<string>(() => onCrash?.()) : (files.get(path) ?? "")),
+  });
+  const open = async () => {
+    const runtime = await createRuntime({ log, provider: aiSdkProvider(makeModel(), { providerOptions }), tools: [readFile], providerRetry: { baseDelayMs: 0 } });
+    return { runtime, session: await runtime.openSession("s1") };
+  };
+  let { runtime, session } = await open();
+  const sending = session.send("What version is the project, and what does the README say?");
+  sending.catch(() => undefined);
+  let outcome: SendOutcome | "crash" = await Promise.race([sending, crashed]);
+  // The crashing run did crash, and the crash-free one did not.
+  expect(outcome === "crash").toBe(crash);
+  if (outcome === "crash") {
+    armed = false;
+    ({ runtime, session } = await open());
+    outcome = await session.resume();
+  }
+  expect(outcome).toMatchObject({ status: "completed", text: finalText });
+  expect(server.problems).toEqual([]);
+  expect(server.remaining).toBe(0);
+  expect(await runtime.replay("s1")).toMatchObject({ identical: true });
+  return server.requests.at(-1)?.body;
+}
