@@ -202,6 +202,38 @@ describe("aiSdkProvider through the real provider packages against fake servers"
       [undefined, files.get("README.md")],
     ]);
   });
+
+  it("@ai-sdk/google on Gemini 3: a crash between the answer and its tools, then resume(), sends the function calls with the thought signature a crash-free run sends", async () => {
+    const script = () => [
+      { parts: [thought("Both files are needed."), call("read_file", { path: "package.json" }, { signature: "sig-one" }), call("read_file", { path: "README.md" })] },
+      { parts: [answer(finalText, { signature: "sig-two" })] },
+    ];
+    type Part = Record<string, unknown>;
+    const lastContents = async (crash: boolean) => {
+      const server = await startGeminiServer(script());
+      return ((await crashRun(crash, server, () => geminiModel(server.url), geminiProviderOptions)) as { contents: { role: string; parts: Part[] }[] }).contents;
+    };
+    const crashFree = await lastContents(false);
+    const resumed = await lastContents(true);
+    // The server gave the calls no IDs, so @ai-sdk/google made some up (random, one run to the next)
+    // and sends them back as `functionCall.id`; within a run they are the log's, and pair.
+    const callIds = (contents: typeof resumed) => contents.flatMap((entry) => entry.parts.flatMap((part) => (part.functionCall !== undefined ? [(part.functionCall as Part).id] : [])));
+    const responseIds = (contents: typeof resumed) => contents.flatMap((entry) => entry.parts.flatMap((part) => (part.functionResponse !== undefined ? [(part.functionResponse as Part).id] : [])));
+    expect(responseIds(resumed)).toEqual(callIds(resumed));
+    expect(responseIds(crashFree)).toEqual(callIds(crashFree));
+    const comparable = (contents: typeof resumed) =>
+      contents.map((entry) => ({
+        ...entry,
+        parts: entry.parts.map((part) => (part.functionResponse !== undefined ? { functionResponse: "(response)" } : part.functionCall !== undefined ? { ...part, functionCall: { ...(part.functionCall as Part), id: "(id)" } } : part)),
+      }));
+    expect(comparable(resumed)).toEqual(comparable(crashFree));
+    const calls = resumed.flatMap((entry) => entry.parts.filter((part) => part.functionCall !== undefined));
+    expect(calls.map((part) => part.thoughtSignature)).toEqual(["sig-one", undefined]);
+    const responses = (contents: typeof resumed) => contents.flatMap((entry) => entry.parts.flatMap((part) => (part.functionResponse !== undefined ? [part.functionResponse] : [])));
+    expect(responses(resumed)).toHaveLength(2);
+    expect(JSON.stringify(responses(resumed))).toContain("interrupted");
+    expect(JSON.stringify(responses(crashFree))).toContain("1.4.2");
+  });
 });
 
 /**
