@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { aiSdkProvider } from "../../src/ai-sdk.js";
 import { createRuntime, defineTool } from "../../src/index.js";
-import type { SendOutcome } from "../../src/index.js";
+import type { RuntimeOptions, SendOutcome } from "../../src/index.js";
 import type { LanguageModelV3 } from "@ai-sdk/provider";
 import { redactedThinking, startAnthropicThinkingServer, text, thinking, toolUse } from "./support/fake-servers/anthropic-thinking-server.js";
 import type { FakeProviderServer } from "./support/fake-servers/checking-server.js";
@@ -49,12 +49,12 @@ afterEach(async () => {
 });
 
 /** One `send` through `model` over a LevelDB log in a temporary directory. */
-async function session(server: FakeProviderServer, model: LanguageModelV3, providerOptions: SharedV3ProviderOptions) {
+async function session(server: FakeProviderServer, model: LanguageModelV3, providerOptions: SharedV3ProviderOptions, runtimeOptions: Partial<RuntimeOptions> = {}) {
   cleanups.push(() => server.close());
   const { log, remove } = await temporaryLevelLog();
   cleanups.push(remove);
   const { ran, tools } = readFileTool();
-  const runtime = await createRuntime({ log, provider: aiSdkProvider(model, { providerOptions }), tools, providerRetry: { baseDelayMs: 1, maxDelayMs: 20 }, history: { system: "You are a coding assistant." } });
+  const runtime = await createRuntime({ log, provider: aiSdkProvider(model, { providerOptions }), tools, providerRetry: { baseDelayMs: 1, maxDelayMs: 20 }, history: { system: "You are a coding assistant." }, ...runtimeOptions });
   const opened = await runtime.openSession("s1");
   const outcome = await opened.send("What version does the project say it is, and is the README right about the entry point?");
   const events = await runtime.events("s1");
@@ -233,6 +233,41 @@ describe("aiSdkProvider through the real provider packages against fake servers"
     expect(responses(resumed)).toHaveLength(2);
     expect(JSON.stringify(responses(resumed))).toContain("interrupted");
     expect(JSON.stringify(responses(crashFree))).toContain("1.4.2");
+  });
+
+  it("@ai-sdk/openai on the Responses API: a 429, a stream reset inside a call and a call under max_output_tokens are retried by turnlog's rules, none of them runs a tool, and the session replays identical", async () => {
+    const server = await startResponsesServer([
+      { failure: { status: 429, message: "Rate limit reached", headers: { "retry-after": "0" } } },
+      { output: [reasoning("rs_cut", "enc-cut"), functionCall("fc_cut", "call_cut", "read_file", { path: "package.json" })], cutAfterFrames: 6 },
+      { output: [reasoning("rs_long", "enc-long"), functionCall("fc_long", "call_long", "read_file", { path: "package.json" })], incompleteReason: "max_output_tokens" },
+      { output: [reasoning("rs_1", "enc-one", ["The version is in package.json."]), functionCall("fc_1", "call_1", "read_file", { path: "package.json" })] },
+      { output: [reasoning("rs_2", "enc-two"), message("msg_2", finalText)] },
+    ]);
+    // Three failed attempts before the good one: one more than the default three attempts.
+    const { runtime, outcome, events, ran } = await session(server, responsesModel(server.url), responsesProviderOptions, { providerAttempts: 4 });
+
+    expect(server.problems).toEqual([]);
+    expect(server.remaining).toBe(0);
+    expect(outcome).toMatchObject({ status: "completed", text: finalText });
+    expect(ran).toEqual(["package.json"]);
+    expect(eventsOf(events, "turn.provider.failed").map((event) => event.data.kind)).toEqual(["http-status", "incomplete-stream", "truncated-tool-calls"]);
+    // Only the answer that was kept is sent back: the cut and truncated answers' reasoning is not.
+    const last = server.requests.at(-1)?.body as { input: Record<string, unknown>[] };
+    expect(last.input.filter((item) => item.type === "reasoning").map((item) => item.id)).toEqual(["rs_1"]);
+    expect(await runtime.replay("s1")).toMatchObject({ identical: true, divergences: [] });
+  });
+
+  it("@ai-sdk/openai on the Responses API: a call under max_output_tokens twice is refused, and never runs", async () => {
+    const long = { output: [reasoning("rs_long", "enc-long"), functionCall("fc_long", "call_long", "read_file", { path: "package.json" })], incompleteReason: "max_output_tokens" };
+    const server = await startResponsesServer([long, long]);
+    const { runtime, outcome, events, ran } = await session(server, responsesModel(server.url), responsesProviderOptions);
+
+    expect(server.problems).toEqual([]);
+    expect(server.remaining).toBe(0);
+    expect(outcome).toMatchObject({ status: "stopped", reason: "refused:truncated-tool-calls" });
+    expect(ran).toEqual([]);
+    expect(eventsOf(events, "turn.provider.failed").map((event) => event.data.kind)).toEqual(["truncated-tool-calls", "truncated-tool-calls"]);
+    expect(await runtime.replay("s1")).toMatchObject({ identical: true, divergences: [] });
   });
 });
 
