@@ -269,6 +269,27 @@ describe("aiSdkProvider through the real provider packages against fake servers"
     expect(eventsOf(events, "turn.provider.failed").map((event) => event.data.kind)).toEqual(["truncated-tool-calls", "truncated-tool-calls"]);
     expect(await runtime.replay("s1")).toMatchObject({ identical: true, divergences: [] });
   });
+
+  it("@ai-sdk/anthropic: a stream reset after a finished tool_use and a tool_use cut by max_tokens (both of which the package still emits as tool-call parts) run no tool; the retry's answer does", async () => {
+    const server = await startAnthropicThinkingServer([
+      { content: [thinking("Read it.", "sig-reset"), toolUse("toolu_reset", "read_file", { path: "package.json" })], cutAfterFrames: 9 },
+      { content: [thinking("Read it.", "sig-cut"), { type: "tool_use", id: "toolu_cut", name: "read_file", inputJson: '{"path": "pack' }], stopReason: "max_tokens" },
+      { content: [thinking("The version is in package.json.", "sig-one"), toolUse("toolu_1", "read_file", { path: "package.json" })] },
+      { content: [thinking("Answering.", "sig-two"), text(finalText)] },
+    ]);
+    const { runtime, outcome, events, ran } = await session(server, anthropicModel(server.url), anthropicProviderOptions);
+
+    expect(server.problems).toEqual([]);
+    expect(server.remaining).toBe(0);
+    expect(outcome).toMatchObject({ status: "completed", text: finalText });
+    expect(ran).toEqual(["package.json"]);
+    expect(eventsOf(events, "turn.provider.failed").map((event) => event.data.kind)).toEqual(["incomplete-stream", "truncated-tool-calls"]);
+    // Neither failed answer's call is in the log, nor sent back.
+    expect(JSON.stringify(events)).not.toContain("toolu_reset");
+    expect(JSON.stringify(events)).not.toContain("toolu_cut");
+    expect(JSON.stringify(server.requests.at(-1)?.body)).not.toContain("sig-cut");
+    expect(await runtime.replay("s1")).toMatchObject({ identical: true, divergences: [] });
+  });
 });
 
 /**
