@@ -290,6 +290,19 @@ describe("aiSdkProvider through the real provider packages against fake servers"
     expect(JSON.stringify(server.requests.at(-1)?.body)).not.toContain("sig-cut");
     expect(await runtime.replay("s1")).toMatchObject({ identical: true, divergences: [] });
   });
+
+  it("@ai-sdk/google: a function call under MAX_TOKENS is retried once, then refused, and never runs", async () => {
+    const long = { parts: [thought("Read it."), call("read_file", { path: "package.json" }, { signature: "sig-long" })], finishReason: "MAX_TOKENS" as const };
+    const server = await startGeminiServer([long, long]);
+    const { runtime, outcome, events, ran } = await session(server, geminiModel(server.url), geminiProviderOptions);
+
+    expect(server.problems).toEqual([]);
+    expect(server.remaining).toBe(0);
+    expect(outcome).toMatchObject({ status: "stopped", reason: "refused:truncated-tool-calls" });
+    expect(ran).toEqual([]);
+    expect(eventsOf(events, "turn.provider.failed").map((event) => event.data.kind)).toEqual(["truncated-tool-calls", "truncated-tool-calls"]);
+    expect(await runtime.replay("s1")).toMatchObject({ identical: true, divergences: [] });
+  });
 });
 
 /**
