@@ -3,10 +3,14 @@ import type { SecretRedactor } from "../policy/secrets/secret-detector.js";
 import type { FinalizedResponse } from "../providers/provider.js";
 import type { z } from "zod";
 import { wellFormedJsonText, wellFormedText, wellFormedValue } from "../util/well-formed-text.js";
-import { describeThrown } from "../util/json-value.js";
+import { describeThrown, isRecord } from "../util/json-value.js";
 
-/** The largest provider replay echo (as JSON text) kept for native replay. */
-export const maxEchoChars = 32_000;
+/**
+ * The largest provider replay echo (as JSON text) kept for native replay: the bound of a stored
+ * tool output, since a turn's thinking text or encrypted reasoning under a large budget (64 000
+ * tokens is some 250 000 characters) must come back whole or the turn goes flat.
+ */
+export const maxEchoChars = 1_000_000;
 
 /** What a provider's finalized response is recorded as. */
 export interface ResponseEvent {
@@ -28,8 +32,8 @@ export interface ResponseEvent {
  * - secrets never reach the log: arguments, IDs, names and text are redacted, and the real text
  *   of redacted arguments is returned in `secretArguments`;
  * - the echo (the provider's own replay data) is kept only where it can be replayed: never beside
- *   redacted arguments, never past `maxEchoChars`, never holding a secret — what was dropped, and
- *   why, is recorded;
+ *   redacted arguments, never past `maxEchoChars`, never holding a secret in anything but the
+ *   provider's own ciphertext (`echoCiphertext`) — what was dropped, and why, is recorded;
  * - a response that does not fit the event catalogue is the provider's failure (kind `transport`,
  *   retryable), not the loop's crash;
  * - lone UTF-16 surrogates in text, IDs, names, arguments (raw or as JSON `\\uD800` escapes) and
@@ -86,10 +90,26 @@ function recordResponse(
     const echoText = JSON.stringify(echo) ?? "";
     if (toolCalls.some((call) => call.argumentsRedacted)) data.echoDropped = "unsafe_arguments";
     else if (echoText.length > maxEchoChars) data.echoDropped = "echo_oversized";
-    else if (redactor.containsSecret(echo)) data.echoDropped = "echo_secret";
+    else if (redactor.containsSecret(readableEcho(echo, response.echoCiphertext))) data.echoDropped = "echo_secret";
     else data.echo = echo;
   }
   const parsed = ProviderRespondedSchema.safeParse({ type: "turn.provider.responded", data });
   if (!parsed.success) return failed("transport", parsed.error.message);
   return { event: parsed.data, secretArguments };
+}
+
+/**
+ * The echo as its secret scan reads it: each of the provider's ciphertext strings blanked, since
+ * random base64 is no text the model wrote (docs/security.md, "Provider ciphertext").
+ */
+function readableEcho(echo: unknown, ciphertext: readonly string[] | undefined): unknown {
+  if (ciphertext === undefined || ciphertext.length === 0) return echo;
+  const opaque = new Set(ciphertext);
+  const blank = (value: unknown): unknown => {
+    if (typeof value === "string") return opaque.has(value) ? "" : value;
+    if (Array.isArray(value)) return value.map(blank);
+    if (isRecord(value)) return Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, blank(inner)]));
+    return value;
+  };
+  return blank(echo);
 }

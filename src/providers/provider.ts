@@ -23,6 +23,14 @@ export interface FinalizedResponse {
   finishReason?: FinishReason;
   usage?: Usage;
   echo?: Record<string, unknown>;
+  /**
+   * The strings in `echo` that are the provider's ciphertext — encrypted reasoning, thinking and
+   * thought signatures, redacted thinking — which only the provider can read and which must go back
+   * byte for byte. They are recorded as they are and left out of the echo's secret scan: random
+   * base64 of a few kilobytes matches some key format often enough to drop a turn's reasoning, and
+   * no text the model wrote can be read out of them (docs/security.md, "Provider ciphertext").
+   */
+  echoCiphertext?: readonly string[];
 }
 
 /**

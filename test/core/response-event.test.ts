@@ -34,6 +34,29 @@ describe("responseEvent: what a provider response is recorded as", () => {
     expect(big.data).not.toHaveProperty("echo");
   });
 
+  it("keeps a long thinking echo whole, up to the bound of a stored tool output", () => {
+    const thinking = "Check the imports before the call sites. ".repeat(7_000);
+    const kept = responseEvent(turn, { content: "done", toolCalls: [], echo: { thinking: [{ type: "thinking", thinking, signature: "c2ln" }] } }, redactor).event;
+    expect(kept.data).toMatchObject({ echo: { thinking: [{ thinking }] } });
+    expect(maxEchoChars).toBe(1_000_000);
+  });
+
+  it("records the provider's ciphertext whole even where it looks like a key, and still drops a key in readable text", () => {
+    // Random base64url holds a stretch that reads as an OpenAI project key about once in a hundred
+    // blobs of this size (property-tests/provider-ciphertext.test.ts); this one does on purpose.
+    const encrypted = `gAAAAABp${"Xy0_".repeat(50)}sk-proj-${"A1b2C3d4".repeat(6)}${"_Qz9".repeat(50)}`;
+    const echo = { parts: [{ type: "reasoning", text: "Read the file first.", providerMetadata: { openai: { itemId: "rs_1", reasoningEncryptedContent: encrypted } } }] };
+    const named = responseEvent(turn, { content: "", toolCalls: [], echo, echoCiphertext: [encrypted] }, redactor).event;
+    expect(named.data).toMatchObject({ echo });
+    expect(named.data).not.toHaveProperty("echoDropped");
+    const unnamed = responseEvent(turn, { content: "", toolCalls: [], echo }, redactor).event;
+    expect(unnamed.data).toMatchObject({ echoDropped: "echo_secret" });
+    const leaky = { parts: [{ ...echo.parts[0], text: `The key is ${key}.` }] };
+    const readable = responseEvent(turn, { content: "", toolCalls: [], echo: leaky, echoCiphertext: [encrypted] }, redactor).event;
+    expect(readable.data).toMatchObject({ echoDropped: "echo_secret" });
+    expect(JSON.stringify(readable)).not.toContain(key);
+  });
+
   it("records a response the event catalogue refuses as the provider's failed attempt", () => {
     const { event } = responseEvent(turn, { content: 42 as unknown as string, toolCalls: [] }, redactor);
     expect(event).toMatchObject({ type: "turn.provider.failed", data: { kind: "transport", retryable: true } });

@@ -220,6 +220,7 @@ describe("the Anthropic Messages finalizer", () => {
               { type: "redacted_thinking", data: "EmwKAhgBEgy3va3pzix" },
             ],
           },
+          echoCiphertext: ["EqQBCgIYAhIM1gbcDa9GJwZA2b3h", "EmwKAhgBEgy3va3pzix"],
         },
       });
       expect(seen).toEqual(["Reading it."]);

@@ -57,7 +57,8 @@ const FINISH_REASONS: ReadonlyMap<string, FinishReason> = new Map([
  * - An `error` part is a `transport` failure (retryable unless the error says otherwise); a part
  *   that is not an object is a `transport` failure. Other part types are ignored.
  * - The echo (`{ parts }`, see `AiSdkEchoPart`) is kept when there is anything a provider needs
- *   back: a reasoning part, or a part with `providerMetadata`.
+ *   back: a reasoning part, or a part with `providerMetadata`. The provider's ciphertext in that
+ *   metadata (`ciphertextKeys`) is named in `echoCiphertext`.
  *
  * @example
  * const finalizer = createAiSdkFinalizer({ onText: (text) => process.stdout.write(text) });
@@ -201,7 +202,11 @@ export function createAiSdkFinalizer(options: StreamFinalizerOptions = {}): AiSd
     const response: FinalizedResponse = { content, toolCalls: calls, finishReason };
     if (usage !== undefined) response.usage = usage;
     const echo = echoParts(parts);
-    if (echo !== undefined) response.echo = { parts: echo };
+    if (echo !== undefined) {
+      response.echo = { parts: echo };
+      const ciphertext = echo.flatMap((part) => ciphertextIn(part.providerMetadata));
+      if (ciphertext.length > 0) response.echoCiphertext = ciphertext;
+    }
     return { ok: true, response };
   }
 
@@ -247,6 +252,22 @@ export function finalizeAiSdkStreamParts(parts: Iterable<unknown>, options: Stre
 function totalOf(usage: Record<string, unknown>, key: string): number | undefined {
   const value = recordField(usage, key);
   return value !== undefined ? countField(value, "total") : countField(usage, key);
+}
+
+/**
+ * The `providerMetadata` fields (under each provider's name) that hold the provider's ciphertext:
+ * OpenAI's encrypted reasoning, Anthropic's and Bedrock's thinking signatures and redacted
+ * thinking, Google's thought signatures — as @ai-sdk/openai, anthropic, amazon-bedrock and google
+ * 3.x name them.
+ */
+const ciphertextKeys: ReadonlySet<string> = new Set(["reasoningEncryptedContent", "encryptedContent", "signature", "thoughtSignature", "redactedData"]);
+
+/** The ciphertext strings in one part's `providerMetadata` (`{ [provider]: { [key]: value } }`). */
+function ciphertextIn(metadata: Record<string, unknown> | undefined): string[] {
+  if (metadata === undefined) return [];
+  return Object.values(metadata).flatMap((fields) =>
+    isRecord(fields) ? Object.entries(fields).flatMap(([key, value]) => (ciphertextKeys.has(key) && typeof value === "string" && value !== "" ? [value] : [])) : [],
+  );
 }
 
 /**

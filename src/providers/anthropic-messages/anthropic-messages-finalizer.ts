@@ -230,7 +230,12 @@ export function createAnthropicMessagesFinalizer(options: StreamFinalizerOptions
     const response: FinalizedResponse = { content, toolCalls, finishReason: stopReason ?? "unknown" };
     if (usage !== undefined) response.usage = usage;
     const thinking = ordered.flatMap((block) => (block.kind === "thinking" || block.kind === "redacted_thinking" ? [block.echo] : []));
-    if (thinking.length > 0) response.echo = { thinking };
+    if (thinking.length > 0) {
+      response.echo = { thinking };
+      // Signatures and redacted thinking are Anthropic's ciphertext; the thinking text is not.
+      const ciphertext = thinking.map((block) => (block.type === "thinking" ? block.signature : block.data)).filter((text) => text !== "");
+      if (ciphertext.length > 0) response.echoCiphertext = ciphertext;
+    }
     return { ok: true, response };
   }
 
