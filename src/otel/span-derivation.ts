@@ -117,14 +117,18 @@ export function initialSpanState(sessionId: string): SpanDerivationState {
 }
 
 /**
- * The provider name the GenAI conventions know for a recorded request format: its adapter's
- * (src/providers/formats.ts), or the format's own name for one turnlog has no adapter for.
+ * The provider name the GenAI conventions know for a recorded request format: what its adapter
+ * (src/providers/formats.ts) reads from the provider ID (`ai-sdk:openai.responses:gpt-5` is
+ * `openai`), else the adapter's own, or the format's own name for one turnlog has no adapter for.
  *
  * @example
  * providerName("anthropic-messages"); // "anthropic"
+ * providerName("ai-sdk", "ai-sdk:google.generative-ai:gemini-3-pro"); // "gcp.gemini"
  */
-export function providerName(format: string): string {
-  return findProviderFormat(format)?.otel.providerName ?? format;
+export function providerName(format: string, providerId?: string): string {
+  const adapter = findProviderFormat(format);
+  if (adapter === undefined) return format;
+  return (providerId !== undefined ? adapter.otel.providerNameOf?.(providerId) : undefined) ?? adapter.otel.providerName;
 }
 
 /**
@@ -223,7 +227,7 @@ class Step {
       attributes: {
         "gen_ai.operation.name": "invoke_agent",
         "gen_ai.conversation.id": this.sessionId,
-        ...(provider !== undefined ? { "gen_ai.provider.name": providerName(provider.format), "gen_ai.request.model": requestModel(provider.id, provider.format) } : {}),
+        ...(provider !== undefined ? { "gen_ai.provider.name": providerName(provider.format, provider.id), "gen_ai.request.model": requestModel(provider.id, provider.format) } : {}),
         "turnlog.session.id": this.sessionId,
         "turnlog.stream_position": this.position,
       },
@@ -444,7 +448,7 @@ function providerRequested(step: Step, event: EventOf<"turn.provider.requested">
     kind: "client",
     attributes: {
       "gen_ai.operation.name": operation,
-      "gen_ai.provider.name": providerName(event.data.format),
+      "gen_ai.provider.name": providerName(event.data.format, event.data.providerId),
       "gen_ai.request.model": model,
       "gen_ai.conversation.id": step.sessionId,
       "turnlog.provider.id": event.data.providerId,

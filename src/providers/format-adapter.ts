@@ -16,6 +16,11 @@ export interface FormatAdapter<Message = unknown> extends HistoryFormat<Message>
   readonly otel: {
     /** `gen_ai.provider.name`. */
     readonly providerName: string;
+    /**
+     * `gen_ai.provider.name` from a provider ID whose shape names the provider behind the format
+     * (an AI SDK model's own provider), or `undefined` for `providerName`.
+     */
+    providerNameOf?(providerId: string): string | undefined;
     /** `gen_ai.operation.name` of a provider attempt, and the first word of its span's name. */
     readonly operationName: string;
     /**

@@ -3,7 +3,7 @@ import { convertArrayToReadableStream, MockLanguageModelV3 } from "ai/test";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { aiSdkProvider } from "../../src/ai-sdk.js";
-import { sessionSpans } from "../../src/otel/index.js";
+import { providerName, sessionSpans } from "../../src/otel/index.js";
 import { createRuntime, defineTool, MemoryEventLog } from "../../src/index.js";
 import type { SendOutcome } from "../../src/index.js";
 import { eventsOf, runSession } from "./support/provider-session.js";
@@ -230,8 +230,12 @@ describe("aiSdkProvider with the AI SDK's mock model", () => {
     const spans = sessionSpans(events, { sessionId: "s1" });
     const chats = spans.filter((span) => span.attributes["gen_ai.operation.name"] === "chat");
     expect(chats).toHaveLength(3);
-    expect(chats[0]?.attributes).toMatchObject({ "gen_ai.provider.name": "ai-sdk", "gen_ai.request.model": "gpt-test", "gen_ai.usage.input_tokens": 120, "gen_ai.usage.output_tokens": 31 });
+    expect(chats[0]?.attributes).toMatchObject({ "gen_ai.provider.name": "openai", "gen_ai.request.model": "gpt-test", "gen_ai.usage.input_tokens": 120, "gen_ai.usage.output_tokens": 31 });
     expect(chats[0]?.name).toBe("chat gpt-test");
+    // The model's own provider, in the conventions' names; an ID the host chose names none.
+    const names = ["openai.responses", "anthropic.messages", "google.generative-ai", "google.vertex.chat", "amazon-bedrock", "mistral.chat", "ollama.chat"].map((provider) => providerName("ai-sdk", `ai-sdk:${provider}:m`));
+    expect(names).toEqual(["openai", "anthropic", "gcp.gemini", "gcp.vertex_ai", "aws.bedrock", "mistral_ai", "ollama"]);
+    expect(providerName("ai-sdk", "my-gateway")).toBe("ai-sdk");
     // A fork at the second request carries the first answer's echo: its history is that request's prompt.
     const secondRequest = eventsOf(events, "turn.provider.requested")[1]!;
     await runtime.fork("s1", { at: secondRequest.meta.streamPosition, to: "f1" });

@@ -20,6 +20,30 @@ const toolNamePattern = /^[a-zA-Z0-9_-]{1,64}$/;
  * @example
  * const { messages } = aiSdkFormat.serialize(units, { system: "Be brief.", provider });
  */
+/**
+ * The OpenTelemetry GenAI conventions' `gen_ai.provider.name` for an AI SDK model's provider
+ * (`model.provider`: `openai.responses`, `google.generative-ai`, `google.vertex.chat`), first match
+ * by dotted prefix; a provider the conventions do not name keeps the part before its first dot.
+ */
+const conventionProviderNames: readonly (readonly [prefix: string, name: string])[] = [
+  ["google.vertex", "gcp.vertex_ai"],
+  ["vertex", "gcp.vertex_ai"],
+  ["google", "gcp.gemini"],
+  ["amazon-bedrock", "aws.bedrock"],
+  ["bedrock", "aws.bedrock"],
+  ["azure", "azure.ai.openai"],
+  ["mistral", "mistral_ai"],
+  ["xai", "x_ai"],
+];
+
+/** `gen_ai.provider.name` of a default `aiSdkProvider` ID, `ai-sdk:<model.provider>:<model.modelId>`. */
+function conventionProviderName(providerId: string): string | undefined {
+  const provider = /^ai-sdk:([^:]+):./.exec(providerId)?.[1];
+  if (provider === undefined) return undefined;
+  const known = conventionProviderNames.find(([prefix]) => provider === prefix || provider.startsWith(`${prefix}.`));
+  return known?.[1] ?? provider.split(".")[0];
+}
+
 export const aiSdkFormat: FormatAdapter<AiSdkMessage> = {
   name: "ai-sdk",
   serializedReason: "ai_sdk",
@@ -33,6 +57,7 @@ export const aiSdkFormat: FormatAdapter<AiSdkMessage> = {
     // `aiSdkProvider`'s IDs are `ai-sdk:<model.provider>:<model.modelId>`; a model ID may itself hold
     // colons (`qwen3:8b`), a provider name does not (`openai.responses`).
     requestModel: (providerId) => /^ai-sdk:[^:]+:(.+)$/.exec(providerId)?.[1],
+    providerNameOf: conventionProviderName,
   },
   ids: {
     isValidToolCallId: (id) => toolCallIdPattern.test(id),
