@@ -46,6 +46,13 @@ export interface FormatAdapter<Message = unknown> extends HistoryFormat<Message>
    */
   finalizeStream(chunks: readonly unknown[], options: { done: boolean; onText?: (text: string) => void }): FinalizationResult;
   /**
+   * The reasoning a recorded response's `echo` holds, one entry per part, as a person reads it
+   * (`turnlog view`): thinking text, reasoning summaries; a part whose reasoning travels only
+   * encrypted or redacted is `(encrypted reasoning)` / `(redacted thinking)`. An echo of another
+   * shape gives none: it is only shown, never trusted.
+   */
+  reasoningOf(echo: Readonly<Record<string, unknown>>): string[];
+  /**
    * turnlog's own SDK adapter for the format, when it has one: the `--provider` kind `turnlog run`
    * names it by (recorded in a run's record) and the factory. A format served only by a host's
    * own `Provider` has none.

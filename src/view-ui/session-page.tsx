@@ -7,6 +7,7 @@ import { formatMs, formatTime, plural } from "./format.js";
 import { HeldCalls } from "./held-calls.js";
 import { MachineDiagram } from "./machine-diagram.js";
 import { PositionPanel } from "./position-panel.js";
+import { ProviderAnswers } from "./provider-answers.js";
 import { ReplayVerdict } from "./replay-verdict.js";
 import { TimelineChart } from "./timeline-chart.js";
 
@@ -75,7 +76,7 @@ export function SessionPage(props: { sessionId: string; listing: SessionListing 
         <span class={`status status-${timeline.status}`} data-field="session-status">
           {timeline.status}
         </span>{" "}
-        · <span data-field="session-length">{plural(timeline.length, "event")}</span> · {plural(timeline.paths.length, "turn")} · {plural(calls, "tool call")} · {formatMs(timeline.durationMs)} from {formatTime(timeline.startedAt)}
+        · <span data-field="session-provider">{timeline.provider.id} ({timeline.provider.format})</span> · <span data-field="session-length">{plural(timeline.length, "event")}</span> · {plural(timeline.paths.length, "turn")} · {plural(calls, "tool call")} · {formatMs(timeline.durationMs)} from {formatTime(timeline.startedAt)}
       </p>
       {error !== undefined && <p class="error">{error}</p>}
 
@@ -87,6 +88,11 @@ export function SessionPage(props: { sessionId: string; listing: SessionListing 
       <section>
         <h2>Timeline</h2>
         <TimelineChart timeline={timeline} selectedTurn={turnId} onSelectTurn={setSelectedTurn} />
+      </section>
+
+      <section>
+        <h2>Answers</h2>
+        <ProviderAnswers timeline={timeline} />
       </section>
 
       <section>

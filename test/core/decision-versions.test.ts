@@ -78,6 +78,10 @@ const jsonGoldens: Record<string, JsonGolden> = {
   // A tool's needsApproval of version 7, its answers recorded before the gate: false runs, true
   // asks (approved), a throwing predicate asks (denied).
   "v7-needs-approval-session.json": { versions: [7], tools: () => new ToolRegistry([...workspace().tools, transferTool()]), gate: noMachine },
+  // The ai-sdk format (@ai-sdk/openai on the Responses API against a fake server), ask mode, the
+  // in-memory tools: a read runs, a write is held and approved; every answer's reasoning items
+  // recorded with their encrypted content in the response's echo.
+  "v7-ai-sdk-responses-session.json": { versions: [7], tools: () => new ToolRegistry(workspace().tools), gate: noMachine },
 };
 
 /** The LevelDB directories of version 1, as `turnlog demo` and `turnlog run` wrote them. */

@@ -1,6 +1,8 @@
 import { readFileSync } from "node:fs";
-import { describe, expect, it } from "vitest";
-import type { RecordedEvent } from "../../src/index.js";
+import { afterAll, describe, expect, it } from "vitest";
+import { aiSdkProvider } from "../../src/ai-sdk.js";
+import { createLogReader, createRuntime, MemoryEventLog } from "../../src/index.js";
+import type { RecordedEvent, Runtime } from "../../src/index.js";
 import { verifyChain } from "../../src/log/hash-chain.js";
 import { readEvents } from "../../src/core/read-events.js";
 import { foldEvents } from "../../src/projections/projection.js";
@@ -14,6 +16,9 @@ import { transferTool, workspace } from "../support/tools.js";
 import { auditRows } from "../../src/projections/audit.js";
 import { callFingerprint } from "../../src/policy/fingerprint.js";
 import { sessionHistory } from "../../src/providers/format-history.js";
+import type { FakeProviderServer } from "../providers/support/fake-servers/checking-server.js";
+import { responsesModel, responsesProviderOptions } from "../providers/support/fake-servers/provider-models.js";
+import { functionCall, message, reasoning, startResponsesServer } from "../providers/support/fake-servers/responses-server.js";
 
 // Golden logs are recorded once and never regenerated (like Temporal's replay fixtures): a change
 // that cannot replay an old log fails here instead of in a user's incident.
@@ -256,5 +261,131 @@ describe("golden log: v7-needs-approval-session.json (decisions version 7)", () 
       expect.stringContaining("call_large transfer: ask (host:needs-approval) → allow (mode:auto-edit)"),
       expect.stringContaining("call_odd transfer: ask (host:needs-approval-failed) → allow (mode:auto-edit)"),
     ]));
+  });
+});
+
+describe("golden log: v7-ai-sdk-responses-session.json (decisions version 7, the ai-sdk format)", () => {
+  // `aiSdkProvider(openai.responses("gpt-5"))` of the real @ai-sdk/openai, stateless reasoning
+  // (`store: false`, encrypted content included), against the fake Responses server; `ask` mode, the
+  // in-memory tools of test/support/tools.ts under a root that never existed. Turn 1: a reasoning
+  // item with a summary and a read of package.json, which runs. Turn 2: a reasoning item without
+  // summary, a line of text and a write of RELEASE.md, held and approved by alice, which runs.
+  // Turn 3: a reasoning item of two summary parts and the answer. Usage recorded on every answer.
+  const events = load("v7-ai-sdk-responses-session.json");
+  const sessionId = "golden-ai-sdk";
+  const tools = () => new ToolRegistry(workspace().tools);
+  /** The fake server's replies the session was recorded from: what a continuation must echo. */
+  const recordedReplies = [
+    { output: [reasoning("rs_golden_1", "gAAAAB-enc-golden-one", ["The version is in package.json; read it first."]), functionCall("fc_golden_1", "call_golden_read", "read_file", { path: "package.json" })] },
+    {
+      output: [
+        reasoning("rs_golden_2", "gAAAAB-enc-golden-two"),
+        message("msg_golden_2", "Version 1.4.2. Writing the release note."),
+        functionCall("fc_golden_2", "call_golden_write", "write_file", { path: "RELEASE.md", content: "## 1.4.2\n\n- Parses quoted values.\n" }),
+      ],
+    },
+  ];
+  const responded = () => events.filter((event) => event.type === "turn.provider.responded").map((event) => event.data as { echo?: { parts: { type: string; text?: string; providerMetadata?: unknown }[] }; echoDropped?: string; usage?: unknown; finishReason: string });
+
+  /** A memory log holding the golden session as recorded (types and data: the log makes its own chain). */
+  async function logWithGolden(): Promise<MemoryEventLog> {
+    const log = new MemoryEventLog();
+    await log.appendToStream(`session-${sessionId}`, events.map(({ type, data }) => ({ type, data })));
+    return log;
+  }
+
+  const cleanups: (() => Promise<void>)[] = [];
+  afterAll(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  });
+
+  it("replays identical under the current code, with an intact hash chain", async () => {
+    const report = await verifyReplay(events, { registry: tools() });
+    expect(report).toMatchObject({ identical: true, divergences: [], changes: [], toolsFromLog: [] });
+    expect(report.compared).toBeGreaterThan(0);
+    expect(verifyChain(`session-${sessionId}`, events.map((event) => ({ position: event.meta.streamPosition, raw: JSON.stringify(event) })))).toMatchObject({ ok: true, checked: events.length });
+  });
+
+  it("records the ai-sdk format, every answer's echo with its reasoning and provider metadata (none dropped), and usage", () => {
+    expect((events[0]!.data as { provider: unknown; decisionsVersion: number }).provider).toEqual({ id: "ai-sdk:openai.responses:gpt-5", format: "ai-sdk", maxAttempts: 3 });
+    expect((events[0]!.data as { decisionsVersion: number }).decisionsVersion).toBe(7);
+    const answers = responded();
+    expect(answers.map((answer) => answer.finishReason)).toEqual(["tool_calls", "tool_calls", "stop"]);
+    expect(answers.every((answer) => answer.echoDropped === undefined && answer.usage !== undefined)).toBe(true);
+    expect(answers.map((answer) => answer.echo?.parts.filter((part) => part.type === "reasoning").map((part) => part.providerMetadata))).toEqual([
+      [{ openai: { itemId: "rs_golden_1", reasoningEncryptedContent: "gAAAAB-enc-golden-one" } }],
+      [{ openai: { itemId: "rs_golden_2", reasoningEncryptedContent: "gAAAAB-enc-golden-two" } }],
+      [{ openai: { itemId: "rs_golden_3" } }, { openai: { itemId: "rs_golden_3", reasoningEncryptedContent: "gAAAAB-enc-golden-three" } }],
+    ]);
+    const state = foldEvents(sessionStateProjection, readEvents(events));
+    expect(state.lastOutcome).toEqual({ status: "completed", text: "Wrote RELEASE.md for version 1.4.2 (alice approved the write)." });
+    expect([...state.calls.values()].map((call) => [call.callId, call.name, call.decision?.rule, call.approval?.by ?? null, call.status])).toEqual([
+      ["call_golden_read", "read_file", "mode:ask", null, "succeeded"],
+      ["call_golden_write", "write_file", "mode:ask", "alice", "succeeded"],
+    ]);
+  });
+
+  it("the history API's ai-sdk request sends every tool turn's reasoning as recorded, its metadata as the part's providerOptions, and answers every call by its ID", async () => {
+    const reader = createLogReader(await logWithGolden());
+    const { messages } = await reader.history(sessionId, { format: "ai-sdk" });
+    type Part = { type: string; text?: string; providerOptions?: unknown; toolCallId?: string };
+    const parts = (role: string) => (messages as { role: string; content: string | Part[] }[]).flatMap((entry) => (entry.role === role && Array.isArray(entry.content) ? entry.content : []));
+    const echoed = responded()
+      .slice(0, 2)
+      .flatMap((answer) => answer.echo?.parts.filter((part) => part.type === "reasoning") ?? []);
+    expect(parts("assistant").filter((part) => part.type === "reasoning")).toEqual(echoed.map((part) => ({ type: "reasoning", text: part.text, providerOptions: part.providerMetadata })));
+    // The answer without calls goes back as its text: its reasoning is no tool group's, and the
+    // Responses API needs no reasoning item of an earlier answer.
+    expect(JSON.stringify(messages)).not.toContain("rs_golden_3");
+    const calls = parts("assistant").filter((part) => part.type === "tool-call").map((part) => part.toolCallId);
+    expect(calls).toEqual(["call_golden_read", "call_golden_write"]);
+    expect(parts("tool").filter((part) => part.type === "tool-result").map((part) => part.toolCallId)).toEqual(calls);
+    // The same as the in-process projection of the folded log.
+    expect(messages).toEqual(sessionHistory(foldEvents(sessionStateProjection, readEvents(events)), { format: "ai-sdk" }).messages);
+  });
+
+  it("a what-if that denies writes reports the held write's change at its gate, diverges there, and leaves the log as it was", async () => {
+    const log = await logWithGolden();
+    const before = JSON.stringify(await log.readStream(`session-${sessionId}`));
+    const reader = createLogReader(log, { tools: workspace().tools });
+    const report = await reader.replay(sessionId, { policy: { deny: [{ tool: "write_file" }] } });
+    const gated = events.find((event) => event.type === "turn.tool_calls.gated" && JSON.stringify(event.data).includes("call_golden_write"))!;
+    expect(report.identical).toBe(false);
+    expect(report.changes.map(formatDecisionChange)).toEqual([`#${gated.meta.streamPosition} call_golden_write write_file: ask (mode:ask) → deny (deny:tool=write_file)`]);
+    expect(report.divergences[0]).toMatchObject({ position: gated.meta.streamPosition, type: "turn.tool_calls.gated" });
+    expect(JSON.stringify(await log.readStream(`session-${sessionId}`))).toBe(before);
+    expect(await reader.replay(sessionId)).toMatchObject({ identical: true, changes: [] });
+  });
+
+  it("a fork at the held write, denied there, continues through @ai-sdk/openai with both tool turns' reasoning items echoed to the server", async () => {
+    const log = await logWithGolden();
+    const gated = events.find((event) => event.type === "turn.tool_calls.gated" && JSON.stringify(event.data).includes("call_golden_write"))!;
+    const server: FakeProviderServer = await startResponsesServer([{ output: [reasoning("rs_fork_3", "gAAAAB-enc-fork-three"), message("msg_fork_3", "RELEASE.md was not written: bob declined.")] }], { alreadyServed: recordedReplies });
+    cleanups.push(() => server.close());
+    const runtime: Runtime = await createRuntime({
+      log,
+      provider: aiSdkProvider(responsesModel(server.url), { providerOptions: responsesProviderOptions }),
+      tools: workspace({ "package.json": "{}" }).tools,
+      policy: { approvalMode: "ask", workspace: { root: "/tmp/golden-ai-sdk-ws-P3k9", trusted: true } },
+      history: { system: "You are a coding assistant." },
+    });
+    cleanups.push(() => runtime.close());
+    expect(await runtime.fork(sessionId, { at: gated.meta.streamPosition, to: "golden-ai-sdk-denied" })).toMatchObject({ copied: gated.meta.streamPosition });
+    const fork = await runtime.openSession("golden-ai-sdk-denied");
+    expect(fork.state().calls.get("call_golden_write")?.status).toBe("awaiting-approval");
+    await fork.deny("call_golden_write", { by: "bob", note: "not yet" });
+    expect(await fork.resume()).toMatchObject({ status: "completed", text: "RELEASE.md was not written: bob declined." });
+
+    expect(server.problems).toEqual([]);
+    expect(server.remaining).toBe(0);
+    const input = (server.requests[0]?.body as { input: Record<string, unknown>[] }).input;
+    expect(input.filter((item) => item.type === "reasoning")).toEqual([
+      { type: "reasoning", id: "rs_golden_1", encrypted_content: "gAAAAB-enc-golden-one", summary: [{ type: "summary_text", text: "The version is in package.json; read it first." }] },
+      { type: "reasoning", id: "rs_golden_2", encrypted_content: "gAAAAB-enc-golden-two", summary: [] },
+    ]);
+    expect(input.filter((item) => item.type === "function_call_output").map((item) => item.call_id)).toEqual(["call_golden_read", "call_golden_write"]);
+    expect(await runtime.replay("golden-ai-sdk-denied")).toMatchObject({ identical: true, divergences: [] });
+    // The source is as it was.
+    expect(await runtime.replay(sessionId)).toMatchObject({ identical: true, changes: [] });
   });
 });

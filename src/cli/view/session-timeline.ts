@@ -1,8 +1,9 @@
 import { isTurnEvent } from "../../contracts/events.js";
 import type { RecordedTurnlogEvent } from "../../log/event-log.js";
 import { turnPaths, type AuditRow, type CallState, type SessionStatus, type SessionView } from "../../reader/index.js";
+import { findProviderFormat } from "../../providers/formats.js";
 import { eventSummaries } from "../timeline.js";
-import type { CallDecision, HeldCall, PositionState, SessionTimeline, TimelineCall, TimelineTurn } from "./view-api.js";
+import type { CallDecision, HeldCall, PositionState, SessionTimeline, TimelineAnswer, TimelineCall, TimelineTurn } from "./view-api.js";
 
 /**
  * The colour of an audit row: the gate's decision, or `rejected` when the plan never reached the gate.
@@ -43,6 +44,7 @@ export function sessionTimeline(events: readonly RecordedTurnlogEvent[], audit: 
     return found;
   };
   const userMessages: SessionTimeline["userMessages"] = [];
+  let provider: SessionTimeline["provider"] = { id: "", format: "" };
 
   for (const event of events) {
     const ms = at(event);
@@ -61,6 +63,7 @@ export function sessionTimeline(events: readonly RecordedTurnlogEvent[], audit: 
         break;
       case "turn.provider.responded":
       case "turn.provider.failed": {
+        if (turn !== undefined && event.type === "turn.provider.responded") turn.answer = timelineAnswer(event, provider.format);
         const attempt = turn?.attempts.at(-1);
         if (attempt === undefined) break;
         attempt.endMs = ms;
@@ -119,7 +122,11 @@ export function sessionTimeline(events: readonly RecordedTurnlogEvent[], audit: 
         turn.reason = event.data.reason;
         break;
       case "session.started":
+        provider = { id: event.data.provider.id, format: event.data.provider.format };
+        break;
       case "session.config.changed":
+        if (event.data.provider !== undefined) provider = { id: event.data.provider.id, format: event.data.provider.format };
+        break;
       case "session.decisions.upgraded":
       case "session.tools.changed":
       case "session.environment.observed":
@@ -176,6 +183,7 @@ export function sessionTimeline(events: readonly RecordedTurnlogEvent[], audit: 
     status,
     startedAt: first.meta.recordedAt,
     durationMs: at(last),
+    provider,
     turns: rows,
     userMessages,
     audit: [...audit],
@@ -202,6 +210,20 @@ export function heldCall(call: CallState): HeldCall {
     argumentsRedacted: call.argumentsRedacted === true,
     ...(call.input !== undefined && call.argumentsRedacted !== true ? { input: call.input } : {}),
     ...(call.decision !== undefined ? { fingerprint: call.decision.fingerprint } : {}),
+  };
+}
+
+/** A provider's answer as the page shows it; its echo's reasoning is read by the format it was recorded in. */
+function timelineAnswer(event: Extract<RecordedTurnlogEvent, { type: "turn.provider.responded" }>, format: string): TimelineAnswer {
+  const { content, finishReason, toolCalls, echo, echoDropped, usage } = event.data;
+  return {
+    position: event.meta.streamPosition,
+    text: content,
+    finishReason,
+    toolCalls: toolCalls.length,
+    reasoning: echo !== undefined ? (findProviderFormat(format)?.reasoningOf(echo) ?? []) : [],
+    ...(echoDropped !== undefined ? { echoDropped } : {}),
+    ...(usage !== undefined ? { usage: { ...(usage.inputTokens !== undefined ? { inputTokens: usage.inputTokens } : {}), ...(usage.outputTokens !== undefined ? { outputTokens: usage.outputTokens } : {}) } } : {}),
   };
 }
 

@@ -36,6 +36,24 @@ export interface TimelineAttempt {
   failed?: { kind: string; retryable: boolean; message?: string };
 }
 
+/**
+ * A turn's answer from the provider (its last `turn.provider.responded`): what the model said, the
+ * reasoning its echo holds (read by the format's adapter: thinking text, reasoning summaries, a note
+ * for encrypted or redacted parts) and the usage. Everything here came from a model: the page shows it as text.
+ */
+export interface TimelineAnswer {
+  /** Stream position of the response. */
+  position: number;
+  text: string;
+  finishReason: string;
+  toolCalls: number;
+  /** One entry per reasoning part recorded in the answer's echo; empty when it had none (or its echo was dropped). */
+  reasoning: string[];
+  /** Why an echo the provider sent was not kept (`echo_oversized`, `unsafe_arguments`, `echo_secret`). */
+  echoDropped?: string;
+  usage?: { inputTokens?: number; outputTokens?: number };
+}
+
 /** One turn as a row of the timeline. `turnSeq` 0 and `turnId` "host" hold host-routed calls. */
 export interface TimelineTurn {
   turnId: string;
@@ -49,6 +67,8 @@ export interface TimelineTurn {
   /** Why it stopped or failed (`budget:max-iterations`, `cancelled`, …). */
   reason?: string;
   attempts: TimelineAttempt[];
+  /** The provider's answer, once one arrived. */
+  answer?: TimelineAnswer;
   calls: TimelineCall[];
 }
 
@@ -62,6 +82,8 @@ export interface SessionTimeline {
   startedAt: string;
   /** From the first event to the last. */
   durationMs: number;
+  /** The provider the session calls now: its ID and wire format (`openai-chat`, `anthropic-messages`, `ai-sdk`). */
+  provider: { id: string; format: string };
   turns: TimelineTurn[];
   /** Each user message, where the axis marks it. */
   userMessages: { position: number; atMs: number; text: string }[];

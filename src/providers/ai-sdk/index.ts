@@ -65,4 +65,15 @@ export const aiSdkFormat: FormatAdapter<AiSdkMessage> = {
   },
   // An AI SDK stream says itself that it ended (its `finish` part): `done` is not read.
   finalizeStream: (parts, { onText }) => finalizeAiSdkStreamParts(parts, onText !== undefined ? { onText } : {}),
+  reasoningOf: aiSdkReasoningOf,
 };
+
+/** The reasoning parts of an `ai-sdk` echo (`{ parts }`): a summary's text, or a note that it is encrypted only. */
+function aiSdkReasoningOf(echo: Readonly<Record<string, unknown>>): string[] {
+  const parts = Array.isArray(echo.parts) ? (echo.parts as unknown[]) : [];
+  return parts.flatMap((part) => {
+    if (typeof part !== "object" || part === null || (part as { type?: unknown }).type !== "reasoning") return [];
+    const text = (part as { text?: unknown }).text;
+    return [typeof text === "string" && text !== "" ? text : "(encrypted reasoning)"];
+  });
+}

@@ -31,4 +31,16 @@ export const anthropicMessagesFormat: FormatAdapter<AnthropicMessage> = {
   // Anthropic streams say themselves that they ended (`message_stop`): `done` is not read.
   sdk: { runKind: "anthropic", create: (options) => anthropicMessagesProvider(options) },
   finalizeStream: (chunks, { onText }) => finalizeAnthropicMessagesEvents(chunks, onText !== undefined ? { onText } : {}),
+  reasoningOf: anthropicReasoningOf,
 };
+
+/** The thinking blocks of an `anthropic-messages` echo (`{ thinking }`): their text, or a note for a redacted one. */
+function anthropicReasoningOf(echo: Readonly<Record<string, unknown>>): string[] {
+  const blocks = Array.isArray(echo.thinking) ? (echo.thinking as unknown[]) : [];
+  return blocks.flatMap((block) => {
+    if (typeof block !== "object" || block === null) return [];
+    const { type, thinking } = block as { type?: unknown; thinking?: unknown };
+    if (type === "redacted_thinking") return ["(redacted thinking)"];
+    return type === "thinking" && typeof thinking === "string" ? [thinking] : [];
+  });
+}

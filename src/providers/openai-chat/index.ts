@@ -29,4 +29,6 @@ export const openAiChatFormat: FormatAdapter<OpenAiChatMessage> = {
   },
   sdk: { runKind: "openai", create: (options) => openAiChatProvider(options) },
   finalizeStream: (chunks, { done, onText }) => finalizeOpenAiChatChunks(chunks, { sawDone: done, ...(onText !== undefined ? { onText } : {}) }),
+  // A reasoning model behind an OpenAI-compatible server sends its reasoning as `reasoning_content`.
+  reasoningOf: (echo) => (typeof echo.reasoning_content === "string" && echo.reasoning_content !== "" ? [echo.reasoning_content] : []),
 };

@@ -88,6 +88,12 @@ export interface ProviderBehaviour<Reply extends ReplyControls> {
   readonly name: string;
   /** The replies (or failures), served one per request in order. */
   readonly script: readonly (Reply | ScriptedFailure)[];
+  /**
+   * Replies of the same conversation served before this server started (a recorded session a test
+   * continues, a fork of one): the first requests must already carry them, and the script's
+   * replies are numbered after them.
+   */
+  readonly alreadyServed?: readonly Reply[];
   /** Whether a reply ended so that a client may retry it rather than keep it (the output-token limit). */
   readonly endsIncomplete: (reply: Reply) => boolean;
   readonly onProblem: ProblemHandling;
@@ -109,8 +115,9 @@ export async function startCheckingServer<Reply extends ReplyControls>(behaviour
   const requests: ReceivedRequest[] = [];
   const problems: string[] = [];
   const sockets = new Set<Socket>();
-  const required: ServedReply<Reply>[] = [];
-  const issued: ServedReply<Reply>[] = [];
+  const earlier = (behaviour.alreadyServed ?? []).map((reply, index) => ({ reply, number: index + 1 }));
+  const required: ServedReply<Reply>[] = [...earlier];
+  const issued: ServedReply<Reply>[] = [...earlier];
   let served = 0;
 
   const server = createServer((request, response) => {
@@ -150,7 +157,7 @@ export async function startCheckingServer<Reply extends ReplyControls>(behaviour
       return;
     }
     const entry = behaviour.script[served] as Reply | ScriptedFailure;
-    const index = served;
+    const index = earlier.length + served;
     served += 1;
     if ("failure" in entry) {
       const { status, message, headers } = entry.failure;

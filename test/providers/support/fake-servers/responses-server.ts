@@ -88,6 +88,8 @@ export interface ResponsesServerOptions {
   readonly onProblem?: ProblemHandling;
   /** The model name the stream reports; default `gpt-5`. */
   readonly model?: string;
+  /** Replies this conversation had before the server started (a recorded session continued): later requests must echo them. */
+  readonly alreadyServed?: readonly ResponsesReply[];
 }
 
 /** Starts a fake Responses API on 127.0.0.1; point `createOpenAI({ baseURL: `${url}/v1` })` at it. */
@@ -96,6 +98,7 @@ export async function startResponsesServer(script: readonly (ResponsesReply | Sc
   return startCheckingServer<ResponsesReply>({
     name: "OpenAI Responses",
     script,
+    ...(options.alreadyServed !== undefined ? { alreadyServed: options.alreadyServed } : {}),
     onProblem: options.onProblem ?? "reject",
     endsIncomplete: (reply) => reply.incompleteReason !== undefined,
     acceptsPath: (path) => path === "/v1/responses",
