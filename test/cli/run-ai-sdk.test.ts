@@ -139,6 +139,114 @@ describe("turnlog run --ai-sdk @ai-sdk/openai against a fake Responses server", 
   });
 });
 
+/**
+ * A provider package of the AI SDK's shape that answers without a network: its providers are
+ * callable with `languageModel`, `createAcme(settings)` makes one with settings, and the model
+ * (`LanguageModelV3`) answers with the model ID, the key and the endpoint it was given, so a test
+ * sees which way the package was built.
+ */
+async function installAcmePackage(name: string, providers: readonly string[]): Promise<void> {
+  const folder = path.join(workDir, "node_modules", ...name.split("/"));
+  await mkdir(folder, { recursive: true });
+  await writeFile(path.join(folder, "package.json"), JSON.stringify({ name, type: "module", exports: { ".": { types: "./index.d.ts", import: "./index.js" } } }));
+  const source = `
+function languageModel(modelId, settings) {
+  return {
+    specificationVersion: "v3",
+    provider: "acme.chat",
+    modelId,
+    supportedUrls: {},
+    async doGenerate() { throw new Error("turnlog streams"); },
+    async doStream() {
+      const parts = [
+        { type: "stream-start", warnings: [] },
+        { type: "text-start", id: "t1" },
+        { type: "text-delta", id: "t1", delta: "Answer from " + modelId + "; the key it was given: " + settings.apiKey + "; endpoint " + settings.baseURL + "." },
+        { type: "text-end", id: "t1" },
+        { type: "finish", finishReason: { unified: "stop", raw: "stop" }, usage: { inputTokens: { total: 12 }, outputTokens: { total: 9 } } },
+      ];
+      return { stream: new ReadableStream({ start(controller) { for (const part of parts) controller.enqueue(part); controller.close(); } }) };
+    },
+  };
+}
+export function createAcme(settings = {}) {
+  const provider = (modelId) => languageModel(modelId, settings);
+  provider.languageModel = provider;
+  return provider;
+}
+${providers.map((exported) => `export const ${exported} = createAcme({ apiKey: "default-instance", baseURL: "https://api.acme.example/v1" });`).join("\n")}
+export const VERSION = "1.0.0";
+`;
+  await writeFile(path.join(folder, "index.js"), source);
+}
+
+describe("turnlog run --ai-sdk with a package turnlog does not know", () => {
+  const secret = "acme-secret-Zq8Lm3Rv6Tn1Wx4Yb7Cd";
+
+  it("with --api-key-env and --base-url: made by the package's create… factory with the key from that variable, which the log never holds", async () => {
+    // Two providers: the one named after the package (@example/acme → acme) is the one used.
+    await installAcmePackage("@example/acme", ["acme", "acmeLegacy"]);
+    const run = await turnlog(["run", "--ai-sdk", "@example/acme", "--model", "acme-1", "--api-key-env", "ACME_TOKEN", "--base-url", "https://gateway.example/v1", "hello"], { ACME_TOKEN: secret });
+    expect(run.stderr).toBe("");
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain("assistant › Answer from acme-1; the key it was given: ");
+    expect(run.stdout).toContain("; endpoint https://gateway.example/v1.");
+    expect(run.stdout).not.toContain(secret);
+    expect(run.stdout).not.toContain("note: turnlog does not know");
+    const sessionId = sessionIdIn(run.stdout);
+    const { events, text } = await eventsOf(sessionId);
+    expect(events.find((event) => event.type === "session.started")?.data).toMatchObject({ provider: { id: "ai-sdk:acme.chat:acme-1", format: "ai-sdk" } });
+    expect(text).toContain("Answer from acme-1");
+    expect(text).not.toContain(secret);
+    expect(await logFilesContain(secret)).toBe(false);
+    expect(await logFilesContain("ACME_TOKEN")).toBe(true);
+  });
+
+  it("without them: the package's own default instance, and the run says the key is left to it", async () => {
+    await installAcmePackage("@example/acme", ["acme"]);
+    const run = await turnlog(["run", "--ai-sdk", "@example/acme", "--model", "acme-2", "hello"]);
+    expect(run.stderr).toBe("");
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain("@example/acme acme-2 at the package's default endpoint");
+    expect(run.stdout).toContain("note: turnlog does not know which variable @example/acme reads its key from");
+    expect(run.stdout).toContain("assistant › Answer from acme-2; the key it was given: default-instance; endpoint https://api.acme.example/v1.");
+  });
+
+  it("from the config file's aiSdk, once its content is confirmed", async () => {
+    await installAcmePackage("@example/acme", ["acme"]);
+    await writeFile(path.join(workDir, "turnlog.config.json"), JSON.stringify({ aiSdk: "@example/acme", model: "acme-3", apiKeyEnv: "ACME_TOKEN" }));
+    const run = await turnlog(["run", "--trust-config", "hello"], { ACME_TOKEN: secret });
+    expect(run.stderr).toBe("");
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain("+ aiSdk @example/acme (this package is loaded from the workspace's node_modules and runs inside turnlog, with the key)");
+    expect(run.stdout).toContain("assistant › Answer from acme-3");
+    expect(await logFilesContain(secret)).toBe(false);
+  });
+
+  it("run --session continues a session through its recorded package; --provider moves it to turnlog's own adapter", async () => {
+    await installAcmePackage("@example/acme", ["acme"]);
+    const first = await turnlog(["run", "--ai-sdk", "@example/acme", "--model", "acme-4", "--session", "chat-1", "hello"]);
+    expect(first.code).toBe(0);
+    const second = await turnlog(["run", "--session", "chat-1", "again"]);
+    expect(second.stderr).toBe("");
+    expect(second.code).toBe(0);
+    expect(second.stdout).toContain("@example/acme acme-4 at the package's default endpoint");
+    expect(second.stdout).toContain("assistant › Answer from acme-4");
+    // Another provider: its own defaults, not the package's (and so its key is required).
+    const moved = await turnlog(["run", "--session", "chat-1", "--provider", "anthropic", "once more"], { ANTHROPIC_API_KEY: undefined });
+    expect(moved.code).toBe(2);
+    expect(moved.stderr).toContain("ANTHROPIC_API_KEY is not set");
+  });
+
+  it("several providers, none named after the package, are refused, naming them", async () => {
+    await installAcmePackage("several-models", ["alpha", "beta"]);
+    const run = await turnlog(["run", "--ai-sdk", "several-models", "--model", "m", "hello"]);
+    expect(run.code).toBe(2);
+    expect(run.stderr.trim().split("\n")).toHaveLength(1);
+    expect(run.stderr).toContain("several-models: the package exports several AI SDK providers (alpha, beta) and none is named after it");
+  });
+});
+
 describe("turnlog run --ai-sdk: mistakes are one line, exit 2", () => {
   it("a package not installed in the workspace is named, though turnlog's own node_modules has it", async () => {
     const run = await turnlog(["run", "--ai-sdk", "@ai-sdk/openai", "--model", "gpt-5", "hello"]);
