@@ -61,7 +61,7 @@ export function resolveRunSettings(flags: RunFlags, loaded: LoadedConfigFile | u
   const file = loaded?.config ?? {};
   const fileName = loaded?.file ?? defaultConfigFileName;
   if (flags.provider !== undefined && flags.aiSdk !== undefined) {
-    throw new CliError("--provider and --ai-sdk name two providers — give one: --provider for turnlog's own adapters, --ai-sdk for an AI SDK provider package", { exitCode: exitCodes.usage });
+    throw twoProviders();
   }
   if (file.provider !== undefined && file.aiSdk !== undefined) {
     throw new CliError(`${fileName}: "provider" and "aiSdk" name two providers — keep one`, { exitCode: exitCodes.usage });
@@ -145,7 +145,7 @@ export function continuedRunRecord(recorded: RunRecord, flags: RunFlags, recorde
   if (flags.baseUrl !== undefined) checkBaseUrl(flags.baseUrl, "--base-url");
   if (flags.apiKeyEnv !== undefined) checkEnvironmentName(flags.apiKeyEnv);
   if (flags.provider !== undefined && flags.aiSdk !== undefined) {
-    throw new CliError("--provider and --ai-sdk name two providers — give one: --provider for turnlog's own adapters, --ai-sdk for an AI SDK provider package", { exitCode: exitCodes.usage });
+    throw twoProviders();
   }
   const { mcpServers } = recorded;
   const configFile = recorded.configFile !== undefined ? { configFile: recorded.configFile } : {};
@@ -168,6 +168,10 @@ export function continuedRunRecord(recorded: RunRecord, flags: RunFlags, recorde
     mcpServers,
     ...configFile,
   };
+}
+
+function twoProviders(): CliError {
+  return new CliError("--provider and --ai-sdk name two providers — give one: --provider for turnlog's own adapters, --ai-sdk for an AI SDK provider package", { exitCode: exitCodes.usage });
 }
 
 /**
