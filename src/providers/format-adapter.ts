@@ -61,4 +61,15 @@ export interface FormatAdapter<Message = unknown> extends HistoryFormat<Message>
     readonly runKind: string;
     create(options: StreamingAdapterOptions): Provider;
   };
+  /**
+   * For a format that drives the model objects of another library's installed provider packages
+   * (the AI SDK bridge): what `turnlog run --ai-sdk <package>` needs to find a provider among a
+   * package's exports and to wrap one of its models (docs/cli-run.md, "An AI SDK provider package").
+   */
+  readonly modelPackage?: {
+    /** Whether a package's export is a provider of models of this library. */
+    isModelProvider(value: unknown): boolean;
+    /** A model of such a provider as a turnlog provider; a `TypeError` for an object that is no such model. */
+    create(model: unknown, options: { providerOptions?: Record<string, Record<string, unknown>> }): Provider;
+  };
 }

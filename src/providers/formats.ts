@@ -65,3 +65,14 @@ export function isProviderFormatName(name: string): name is ProviderFormat {
 export function formatOfRunKind(kind: string): FormatAdapter | undefined {
   return Object.values<FormatAdapter>(adapters).find((adapter) => adapter.sdk?.runKind === kind);
 }
+
+/**
+ * The format that drives the model objects of an installed provider package (`turnlog run
+ * --ai-sdk <package>`), or `undefined` when no format does.
+ *
+ * @example
+ * modelPackageFormat()?.modelPackage?.isModelProvider(openai); // true
+ */
+export function modelPackageFormat(): FormatAdapter | undefined {
+  return Object.values<FormatAdapter>(adapters).find((adapter) => adapter.modelPackage !== undefined);
+}

@@ -44,7 +44,8 @@ interface ContinuedSession {
 /**
  * `turnlog run "prompt"`: a real agent session in the current directory (the workspace root,
  * trusted) with the built-in workspace tools and any MCP servers, against an OpenAI-compatible or
- * Anthropic endpoint, into the log at `--dir`. Streams the model's text, shows each tool call with
+ * Anthropic endpoint (or an AI SDK provider package installed in the workspace, `--ai-sdk`), into
+ * the log at `--dir`. Streams the model's text, shows each tool call with
  * the gate's decision and rule, answers held calls (`--yes`, or the person at the terminal, or
  * nobody: exit 3 with the commands that answer them), and ends with the session ID and the
  * commands that replay, audit and show it. Exits 0 completed, 1 failed, 2 usage, 3 awaiting
@@ -178,10 +179,14 @@ function printHeader(
   const record = terminalSafe(header.record);
   const root = terminalText(header.root);
   const servers = record.mcpServers.length === 0 ? "" : ` · MCP ${record.mcpServers.map((server) => server.name).join(", ")}`;
-  print(`${paint("accent", "turnlog run")} ${paint("dim", `${record.provider} ${record.model} at ${record.baseURL} · mode ${header.mode}`)}`);
+  const provider = "aiSdk" in record ? `${record.aiSdk} ${record.model} at ${record.baseURL ?? "the package's default endpoint"}` : `${record.provider} ${record.model} at ${record.baseURL}`;
+  print(`${paint("accent", "turnlog run")} ${paint("dim", `${provider} · mode ${header.mode}`)}`);
   print(`${paint("dim", "workspace")} ${root} ${paint("dim", `(trusted) · ${plural(header.toolCount, "tool")}${servers}`)}`);
   print(`${paint("dim", "session  ")} ${header.sessionId}${header.continued ? paint("dim", " (continued)") : ""} ${paint("dim", `· log ${describeLocation(header.location)}`)}`);
   if (header.continued && header.root !== header.cwd) print(paint("dim", "(a continued session keeps the workspace it started in)"));
+  if ("aiSdk" in record && record.apiKeyEnv === undefined) {
+    print(paint("warn", `note: turnlog does not know which variable ${record.aiSdk} reads its key from, so the key is left to the package and is not redacted from the log — name it with --api-key-env`));
+  }
   if (header.uncontained === undefined) {
     print(paint("dim", "commands run in a sandbox without privileges, root or not: only the workspace is writable (its .git config and hooks, .vscode, .envrc and the like read-only), a private /tmp and home, no network, bounded processes and memory; nothing of yours outside the workspace is visible"));
     for (const caveat of header.sandboxCaveats ?? []) print(paint("warn", `note: ${caveat}`));

@@ -59,6 +59,9 @@ export function configSettings(config: RunConfigFile): string[] {
       case "baseURL":
         lines.push(`baseURL ${shownValue(value)} (the conversation, with what the tools read, and the key are sent there)`);
         break;
+      case "aiSdk":
+        lines.push(`aiSdk ${shownValue(value)} (this package is loaded from the workspace's node_modules and runs inside turnlog, with the key)`);
+        break;
       case "apiKeyEnv":
         lines.push(`apiKeyEnv ${shownValue(value)} (the value of $${shownValue(value)} is sent as the key)`);
         break;

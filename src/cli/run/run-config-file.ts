@@ -49,6 +49,8 @@ export const RunConfigFileSchema = z.strictObject({
   /** Lets an editor find a JSON Schema; ignored. */
   $schema: z.string().optional(),
   provider: ProviderKindSchema.optional(),
+  /** An AI SDK provider package installed in the workspace (`--ai-sdk`), instead of `provider`. */
+  aiSdk: z.string().min(1, "expected a package name, e.g. @ai-sdk/openai").optional(),
   baseURL: z.url({ protocol: /^https?$/, error: "expected an http or https URL" }).optional(),
   model: z.string().min(1, "expected a model name").optional(),
   apiKeyEnv: z.string().regex(environmentVariableName, "expected the NAME of an environment variable (upper-case letters, digits, underscores), not a key").optional(),

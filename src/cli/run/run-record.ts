@@ -21,10 +21,14 @@ export type RecordedMcpServer = z.infer<typeof RecordedMcpServerSchema>;
  * which provider to call, and how to start the MCP servers again. The API key is not in it —
  * only the NAME of the variable that holds it.
  *
+ * Two shapes: turnlog's own adapters (`provider`), or an AI SDK provider package the workspace
+ * has installed (`aiSdk`: the package's name, loaded again from the workspace by `resume`).
+ *
  * @example
  * { provider: "openai", baseURL: "http://localhost:11434/v1", model: "qwen2.5-coder", apiKeyEnv: "OPENAI_API_KEY", mcpServers: [] }
+ * { aiSdk: "@ai-sdk/openai", model: "gpt-5", apiKeyEnv: "OPENAI_API_KEY", mcpServers: [] }
  */
-export const RunRecordSchema = z.strictObject({
+export const AdapterRunRecordSchema = z.strictObject({
   provider: ProviderKindSchema,
   /** Resolved: the provider's default when none was given, so a later default cannot change it. */
   baseURL: z.string().min(1),
@@ -34,6 +38,24 @@ export const RunRecordSchema = z.strictObject({
   /** The config file the run read, if any: MCP environment values are read from it again. */
   configFile: z.string().optional(),
 });
+export type AdapterRunRecord = z.infer<typeof AdapterRunRecordSchema>;
+
+/** A run through an AI SDK provider package (`turnlog run --ai-sdk <package>`; docs/cli-run.md). */
+export const AiSdkRunRecordSchema = z.strictObject({
+  /** The package's name (`@ai-sdk/openai`), resolved from the workspace root. */
+  aiSdk: z.string().min(1),
+  model: z.string().min(1),
+  /** Given with `--base-url`; absent, the package's own default (which may read its own variable). */
+  baseURL: z.string().min(1).optional(),
+  /** The variable the key is read from; absent for a package turnlog does not know and no `--api-key-env`. */
+  apiKeyEnv: z.string().regex(environmentVariableName).optional(),
+  mcpServers: z.array(RecordedMcpServerSchema),
+  configFile: z.string().optional(),
+});
+export type AiSdkRunRecord = z.infer<typeof AiSdkRunRecordSchema>;
+
+/** Either shape; both are strict, so a record is exactly one of them. */
+export const RunRecordSchema = z.union([AdapterRunRecordSchema, AiSdkRunRecordSchema]);
 export type RunRecord = z.infer<typeof RunRecordSchema>;
 
 /** The event type of a run record, in the session's run stream. */

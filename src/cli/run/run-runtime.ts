@@ -25,15 +25,18 @@ import { CliError, exitCodes } from "../../errors/cli-error.js";
 import { isConfigConfirmed } from "./config-confirmation.js";
 import { readRunConfigFile } from "./run-config-file.js";
 import type { RunRecord } from "./run-record.js";
+import { loadAiSdkProvider } from "./ai-sdk-package.js";
 
 /**
- * The provider a run record names. The adapters read the key from the environment at each request
- * (never stored); a bad option is the user's mistake here, so one line, exit 2.
+ * The provider a run record names. turnlog's adapters read the key from the environment at each
+ * request (never stored); an AI SDK provider package is loaded from the workspace `root`, where the
+ * user installed it (ai-sdk-package.ts). A bad option is the user's mistake here, so one line, exit 2.
  *
  * @example
- * runProvider({ provider: "openai", baseURL: "http://localhost:11434/v1", model: "qwen2.5-coder", apiKeyEnv: "OPENAI_API_KEY", mcpServers: [] }, process.env);
+ * await runProvider({ provider: "openai", baseURL: "http://localhost:11434/v1", model: "qwen2.5-coder", apiKeyEnv: "OPENAI_API_KEY", mcpServers: [] }, "/work/app", process.env);
  */
-export function runProvider(record: RunRecord, env: NodeJS.ProcessEnv): Provider {
+export async function runProvider(record: RunRecord, root: string, env: NodeJS.ProcessEnv): Promise<Provider> {
+  if ("aiSdk" in record) return loadAiSdkProvider(record, root, env);
   const options = { model: record.model, baseURL: record.baseURL, apiKeyEnv: record.apiKeyEnv, env };
   // The record's kind is checked when it is read, so every kind has its format's SDK adapter.
   const sdk = formatOfRunKind(record.provider)?.sdk;
@@ -179,7 +182,7 @@ export async function createRunRuntime(options: RunRuntimeOptions): Promise<RunR
   };
   const runtime = await createRuntime({
     log: options.log,
-    provider: runProvider(record, env),
+    provider: await runProvider(record, root, env),
     // The log's own directory is often inside the workspace (./.turnlog): never a write target.
     // The model's shell never holds the provider's key, whatever its variable is called
     // (`--api-key-env LLM_AUTH` is not a secret-looking name).
@@ -239,7 +242,7 @@ function runSandbox(recordedTools: readonly ToolSnapshot[] | undefined, hide: re
  */
 export function runSecrets(record: RunRecord, env: Readonly<Record<string, string | undefined>>, mcpEnvironment: ReadonlyMap<string, Record<string, string>>): string[] {
   const values = new Set<string>();
-  const key = env[record.apiKeyEnv];
+  const key = record.apiKeyEnv !== undefined ? env[record.apiKeyEnv] : undefined;
   if (key !== undefined) values.add(key.trim());
   for (const variables of mcpEnvironment.values()) {
     for (const [name, value] of Object.entries(variables)) if (isSecretVariableName(name)) values.add(value.trim());
@@ -257,8 +260,9 @@ export function runSecrets(record: RunRecord, env: Readonly<Record<string, strin
  * @example
  * commandEnvironment({ PATH: "/usr/bin", LLM_AUTH: "sk-…", GH_TOKEN: "…", PGPASSWORD: "…" }, "LLM_AUTH"); // { PATH: "/usr/bin" }
  */
-export function commandEnvironment(env: Readonly<Record<string, string | undefined>>, apiKeyEnv: string): Record<string, string | undefined> {
-  const { [apiKeyEnv]: _key, ...rest } = withoutSecretVariables(env);
+export function commandEnvironment(env: Readonly<Record<string, string | undefined>>, apiKeyEnv: string | undefined): Record<string, string | undefined> {
+  const rest = withoutSecretVariables(env);
+  if (apiKeyEnv !== undefined) delete rest[apiKeyEnv];
   return Object.fromEntries(Object.entries(rest).filter(([name, value]) => !leadsToTheLogDatabase(name, value)));
 }
 

@@ -6,11 +6,14 @@ import { CliError, exitCodes } from "../../errors/cli-error.js";
 import { defaultRunMode } from "./config-confirmation.js";
 import { mcpServerName, parseMcpFlag, uniqueName } from "./mcp-flag.js";
 import { defaultConfigFileName, environmentVariableName, readRunConfigFile, type LoadedConfigFile, type ProviderKind } from "./run-config-file.js";
-import type { RecordedMcpServer, RunRecord } from "./run-record.js";
+import type { AiSdkRunRecord, RecordedMcpServer, RunRecord } from "./run-record.js";
+import { checkAiSdkPackageName, knownAiSdkPackage } from "./ai-sdk-package.js";
 
 /** The flags of `turnlog run` that configure it (each wins over `turnlog.config.json`). */
 export interface RunFlags {
   provider?: ProviderKind;
+  /** `--ai-sdk <package>`: an AI SDK provider package installed in the workspace, instead of `--provider`. */
+  aiSdk?: string;
   baseUrl?: string;
   model?: string;
   apiKeyEnv?: string;
@@ -56,6 +59,17 @@ export const runWallClockMs = 24 * 60 * 60 * 1000;
  */
 export function resolveRunSettings(flags: RunFlags, loaded: LoadedConfigFile | undefined, options: { unconfirmed?: string } = {}): RunSettings {
   const file = loaded?.config ?? {};
+  const fileName = loaded?.file ?? defaultConfigFileName;
+  if (flags.provider !== undefined && flags.aiSdk !== undefined) {
+    throw twoProviders();
+  }
+  if (file.provider !== undefined && file.aiSdk !== undefined) {
+    throw new CliError(`${fileName}: "provider" and "aiSdk" name two providers — keep one`, { exitCode: exitCodes.usage });
+  }
+  // A flag that names a provider wins over the file's, of either kind.
+  const aiSdk = flags.aiSdk ?? (flags.provider === undefined ? file.aiSdk : undefined);
+  if (flags.aiSdk !== undefined) checkAiSdkPackageName(flags.aiSdk, "--ai-sdk");
+  else if (aiSdk !== undefined) checkAiSdkPackageName(aiSdk, `${fileName}: aiSdk`);
   const provider = flags.provider ?? file.provider ?? "openai";
   const defaults = providerDefaults[provider];
   if (flags.baseUrl !== undefined) checkBaseUrl(flags.baseUrl, "--base-url");
@@ -67,7 +81,8 @@ export function resolveRunSettings(flags: RunFlags, loaded: LoadedConfigFile | u
     throw new CliError(`no model: ${file} is not confirmed, so none of its settings applies — pass --model, or confirm the file (--trust-config, or yes at a terminal)`, { exitCode: exitCodes.usage });
   }
   if (model === undefined || model.trim() === "") {
-    throw new CliError(`no model: pass --model (e.g. --model ${provider === "openai" ? "gpt-4.1-mini" : "claude-sonnet-4-5"}) or set "model" in ${defaultConfigFileName}`, { exitCode: exitCodes.usage });
+    const example = aiSdk !== undefined ? "gpt-5" : provider === "openai" ? "gpt-4.1-mini" : "claude-sonnet-4-5";
+    throw new CliError(`no model: pass --model (e.g. --model ${example}) or set "model" in ${defaultConfigFileName}`, { exitCode: exitCodes.usage });
   }
 
   const mcpServers: RecordedMcpServer[] = [];
@@ -91,15 +106,19 @@ export function resolveRunSettings(flags: RunFlags, loaded: LoadedConfigFile | u
     mcpServers.push({ name, command: command.command, args: command.args });
   }
 
+  const configFile = loaded !== undefined ? { configFile: loaded.file } : {};
   return {
-    record: {
-      provider,
-      baseURL: flags.baseUrl ?? file.baseURL ?? defaults.baseURL,
-      model,
-      apiKeyEnv: flags.apiKeyEnv ?? file.apiKeyEnv ?? defaults.apiKeyEnv,
-      mcpServers,
-      ...(loaded !== undefined ? { configFile: loaded.file } : {}),
-    },
+    record:
+      aiSdk !== undefined
+        ? { ...aiSdkRecord(aiSdk, model, flags.baseUrl ?? file.baseURL, flags.apiKeyEnv ?? file.apiKeyEnv), mcpServers, ...configFile }
+        : {
+            provider,
+            baseURL: flags.baseUrl ?? file.baseURL ?? defaults.baseURL,
+            model,
+            apiKeyEnv: flags.apiKeyEnv ?? file.apiKeyEnv ?? defaults.apiKeyEnv,
+            mcpServers,
+            ...configFile,
+          },
     mode: flags.mode ?? file.mode ?? defaultRunMode,
     budgets: { wallClockMs: runWallClockMs, ...file.budgets },
     ...(file.history?.maxTokens !== undefined ? { historyMaxTokens: file.history.maxTokens } : {}),
@@ -125,16 +144,43 @@ export function continuedRunRecord(recorded: RunRecord, flags: RunFlags, recorde
   }
   if (flags.baseUrl !== undefined) checkBaseUrl(flags.baseUrl, "--base-url");
   if (flags.apiKeyEnv !== undefined) checkEnvironmentName(flags.apiKeyEnv);
-  const provider = flags.provider ?? recorded.provider;
+  if (flags.provider !== undefined && flags.aiSdk !== undefined) {
+    throw twoProviders();
+  }
+  const { mcpServers } = recorded;
+  const configFile = recorded.configFile !== undefined ? { configFile: recorded.configFile } : {};
+  const aiSdk = flags.aiSdk ?? (flags.provider === undefined && "aiSdk" in recorded ? recorded.aiSdk : undefined);
+  if (aiSdk !== undefined) {
+    checkAiSdkPackageName(aiSdk, "--ai-sdk");
+    // Another package without its own URL and key means that package's defaults, not the old server's.
+    const same = "aiSdk" in recorded && recorded.aiSdk === aiSdk;
+    const model = flags.model ?? recorded.model;
+    return { ...aiSdkRecord(aiSdk, model, flags.baseUrl ?? (same ? recorded.baseURL : undefined), flags.apiKeyEnv ?? (same ? recorded.apiKeyEnv : undefined)), mcpServers, ...configFile };
+  }
+  const provider = flags.provider ?? ("provider" in recorded ? recorded.provider : "openai");
   // Another provider kind without its own URL and key means that provider's defaults, not the old server's.
-  const switched = provider !== recorded.provider;
+  const same = "provider" in recorded && recorded.provider === provider;
   return {
-    ...recorded,
     provider,
-    baseURL: flags.baseUrl ?? (switched ? providerDefaults[provider].baseURL : recorded.baseURL),
+    baseURL: flags.baseUrl ?? (same ? recorded.baseURL : providerDefaults[provider].baseURL),
     model: flags.model ?? recorded.model,
-    apiKeyEnv: flags.apiKeyEnv ?? (switched ? providerDefaults[provider].apiKeyEnv : recorded.apiKeyEnv),
+    apiKeyEnv: flags.apiKeyEnv ?? (same ? recorded.apiKeyEnv : providerDefaults[provider].apiKeyEnv),
+    mcpServers,
+    ...configFile,
   };
+}
+
+function twoProviders(): CliError {
+  return new CliError("--provider and --ai-sdk name two providers — give one: --provider for turnlog's own adapters, --ai-sdk for an AI SDK provider package", { exitCode: exitCodes.usage });
+}
+
+/**
+ * The provider half of an `--ai-sdk` run's record: the key variable given, else the one turnlog
+ * knows the package reads (none for a package it does not know: the key is then left to it).
+ */
+function aiSdkRecord(aiSdk: string, model: string, baseURL: string | undefined, apiKeyEnv: string | undefined): Omit<AiSdkRunRecord, "mcpServers"> {
+  const keyVariable = apiKeyEnv ?? knownAiSdkPackage(aiSdk)?.apiKeyEnv;
+  return { aiSdk, model, ...(baseURL !== undefined ? { baseURL } : {}), ...(keyVariable !== undefined ? { apiKeyEnv: keyVariable } : {}) };
 }
 
 /**
@@ -145,13 +191,12 @@ export function continuedRunRecord(recorded: RunRecord, flags: RunFlags, recorde
  * requireApiKey(record, process.env); // throws 'OPENAI_API_KEY is not set — …' for api.openai.com
  */
 export function requireApiKey(record: RunRecord, env: NodeJS.ProcessEnv): void {
+  // A package turnlog knows no variable of reads its key itself, or needs none.
+  if (record.apiKeyEnv === undefined) return;
   const value = env[record.apiKeyEnv];
-  if ((value !== undefined && value !== "") || isLocalUrl(record.baseURL)) return;
-  const label = providerDefaults[record.provider].label;
-  throw new CliError(
-    `${record.apiKeyEnv} is not set — export your ${record.baseURL === providerDefaults[record.provider].baseURL ? `${label} ` : ""}API key in it, or name another variable with --api-key-env (a server on localhost needs none)`,
-    { exitCode: exitCodes.usage },
-  );
+  if ((value !== undefined && value !== "") || (record.baseURL !== undefined && isLocalUrl(record.baseURL))) return;
+  const label = "aiSdk" in record ? `${record.aiSdk} ` : record.baseURL === providerDefaults[record.provider].baseURL ? `${providerDefaults[record.provider].label} ` : "";
+  throw new CliError(`${record.apiKeyEnv} is not set — export your ${label}API key in it, or name another variable with --api-key-env (a server on localhost needs none)`, { exitCode: exitCodes.usage });
 }
 
 /**

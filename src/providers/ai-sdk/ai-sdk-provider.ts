@@ -125,6 +125,19 @@ export function aiSdkProvider(model: LanguageModelV3, options: AiSdkProviderOpti
   };
 }
 
+/**
+ * Whether a value is an AI SDK provider (`ProviderV3`): callable with a model ID, with a
+ * `languageModel` function — what `@ai-sdk/openai`'s `openai`, `@ai-sdk/anthropic`'s `anthropic`
+ * or `@ai-sdk/google`'s `google` are, and their `create…` factories are not.
+ *
+ * @example
+ * isAiSdkModelProvider(openai); // true
+ * isAiSdkModelProvider(createOpenAI); // false: a factory of providers
+ */
+export function isAiSdkModelProvider(value: unknown): boolean {
+  return typeof value === "function" && typeof (value as { languageModel?: unknown }).languageModel === "function";
+}
+
 /** The `doStream` options of a turnlog request. */
 function callOptions(request: ProviderRequest, options: AiSdkProviderOptions, abortSignal: AbortSignal): LanguageModelV3CallOptions {
   // The history projection already built the prompt (ai-sdk-serializer.ts); its shapes are the SDK's.

@@ -1,5 +1,7 @@
+import type { LanguageModelV3, SharedV3ProviderOptions } from "@ai-sdk/provider";
 import type { FormatAdapter } from "../format-adapter.js";
 import { finalizeAiSdkStreamParts } from "./ai-sdk-finalizer.js";
+import { aiSdkProvider, isAiSdkModelProvider } from "./ai-sdk-provider.js";
 import { aiSdkLane } from "./ai-sdk-lane.js";
 import { aiSdkUnitSerialization, countAiSdkMessage, serializeAiSdk, type AiSdkMessage } from "./ai-sdk-serializer.js";
 
@@ -15,7 +17,8 @@ const toolNamePattern = /^[a-zA-Z0-9_-]{1,64}$/;
  * The AI SDK format (`ai-sdk`): any AI SDK language model (`LanguageModelV3`), its prompt built from
  * the log with what the provider needs echoed back (docs/providers.md, "The AI SDK bridge"). Served
  * by `aiSdkProvider` of `turnlog/ai-sdk`, which takes the host's model object; `turnlog run` has no
- * `--provider` kind for it, so `sdk` is left out.
+ * `--provider` kind for it, so `sdk` is left out — it loads an installed provider package instead
+ * (`--ai-sdk <package>`, through `modelPackage`).
  *
  * @example
  * const { messages } = aiSdkFormat.serialize(units, { system: "Be brief.", provider });
@@ -62,6 +65,11 @@ export const aiSdkFormat: FormatAdapter<AiSdkMessage> = {
   ids: {
     isValidToolCallId: (id) => toolCallIdPattern.test(id),
     isValidToolName: (name) => toolNamePattern.test(name),
+  },
+  modelPackage: {
+    isModelProvider: isAiSdkModelProvider,
+    // The model is checked by aiSdkProvider itself (a `doStream`, the v3 interface).
+    create: (model, options) => aiSdkProvider(model as LanguageModelV3, options.providerOptions !== undefined ? { providerOptions: options.providerOptions as SharedV3ProviderOptions } : {}),
   },
   // An AI SDK stream says itself that it ended (its `finish` part): `done` is not read.
   finalizeStream: (parts, { onText }) => finalizeAiSdkStreamParts(parts, onText !== undefined ? { onText } : {}),
