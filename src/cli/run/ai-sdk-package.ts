@@ -1,7 +1,6 @@
-import { existsSync, readFileSync } from "node:fs";
-import { createRequire } from "node:module";
 import path from "node:path";
-import { pathToFileURL } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { resolve as resolveImport } from "import-meta-resolve";
 import { CliError, exitCodes } from "../../errors/cli-error.js";
 import { modelPackageFormat } from "../../providers/formats.js";
 import type { Provider } from "../../providers/provider.js";
@@ -65,66 +64,29 @@ export function checkAiSdkPackageName(name: string, label: string): void {
 }
 
 /**
- * The file a package's `import` loads, found from `directory` as Node finds a package for a module
- * there: the `node_modules` folders from `directory` up. Node 20 cannot resolve an ESM import from
- * another module's place without a flag (`import.meta.resolve`'s parent), so the package folder is
- * found with `createRequire(…).resolve.paths`, and the entry is the `import` (or `node`, `default`)
- * condition of its `exports["."]`, else whatever `require` would load (`main`). `undefined` when the
+ * The file a package's `import` loads, found from `directory` as Node's own resolution finds a
+ * package for a module there (the `node_modules` folders from `directory` up, the `import` / `node`
+ * conditions of its `exports`). Node 20 cannot resolve an import on behalf of another directory
+ * without a flag, so this is import-meta-resolve, Node's resolver as a library. `undefined` when the
  * package is not installed there.
  *
  * @example
  * aiSdkPackageEntry("@ai-sdk/openai", "/work/app"); // "/work/app/node_modules/@ai-sdk/openai/dist/index.mjs"
  */
 export function aiSdkPackageEntry(name: string, directory: string): string | undefined {
-  const require = createRequire(path.join(directory, "package.json"));
-  for (const base of require.resolve.paths(name) ?? []) {
-    const folder = path.join(base, name);
-    const manifestFile = path.join(folder, "package.json");
-    if (!existsSync(manifestFile)) continue;
-    let manifest: { exports?: unknown };
-    try {
-      manifest = JSON.parse(readFileSync(manifestFile, "utf8")) as { exports?: unknown };
-    } catch {
-      throw new CliError(`--ai-sdk ${name}: ${manifestFile} is not valid JSON`, { exitCode: exitCodes.usage });
-    }
-    const target = importTarget(manifest.exports);
-    if (target !== undefined) return path.resolve(folder, target);
-    try {
-      return createRequire(manifestFile).resolve(folder);
-    } catch {
-      throw new CliError(`--ai-sdk ${name}: the package at ${folder} has no entry to load (no "exports" or "main" file)`, { exitCode: exitCodes.usage });
-    }
+  let resolved: string;
+  try {
+    resolved = resolveImport(name, pathToFileURL(path.join(directory, "package.json")).href);
+  } catch (error) {
+    if (isNotFound(error)) return undefined;
+    throw new CliError(`--ai-sdk ${name}: the package in ${directory} cannot be loaded: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}`, { exitCode: exitCodes.usage, cause: error });
   }
-  return undefined;
+  return fileURLToPath(resolved);
 }
 
-/** The target of `"."` in a package's `exports` for an ESM import in Node, or `undefined`. */
-function importTarget(exports: unknown): string | undefined {
-  if (typeof exports === "string") return exports;
-  if (exports === null || typeof exports !== "object" || Array.isArray(exports)) return undefined;
-  const keys = Object.keys(exports);
-  // A conditions object stands for "." itself; a subpath map names "." among its keys.
-  const root = keys.some((key) => key.startsWith(".")) ? (exports as Record<string, unknown>)["."] : exports;
-  return conditionTarget(root);
-}
-
-/** Node's reading of a conditions object: the first of its keys, in order, that Node's import matches. */
-function conditionTarget(value: unknown): string | undefined {
-  if (typeof value === "string") return value;
-  if (Array.isArray(value)) {
-    for (const item of value) {
-      const target = conditionTarget(item);
-      if (target !== undefined) return target;
-    }
-    return undefined;
-  }
-  if (value === null || typeof value !== "object") return undefined;
-  for (const [condition, target] of Object.entries(value)) {
-    if (condition !== "import" && condition !== "node" && condition !== "default") continue;
-    const found = conditionTarget(target);
-    if (found !== undefined) return found;
-  }
-  return undefined;
+/** Whether Node's resolver found no such package (as opposed to a package it cannot load). */
+function isNotFound(error: unknown): boolean {
+  return error instanceof Error && (error as NodeJS.ErrnoException).code === "ERR_MODULE_NOT_FOUND";
 }
 
 /**
