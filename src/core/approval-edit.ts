@@ -13,6 +13,7 @@ import { hasLoneSurrogateEscape } from "../util/canonical-json.js";
 import { canonicalJson } from "../util/digest.js";
 import type { GitLink } from "../util/git-links.js";
 import { isRecord, notJsonReason } from "../util/json-value.js";
+import { environmentObserver } from "./decide-observing.js";
 import { gateEnvironment } from "./decide.js";
 
 /**
@@ -111,43 +112,13 @@ export function decideEdit(call: CallState, edited: unknown, state: SessionState
       `the gate judges ${call.name}'s ${snapshot.flags.command ? "shell text" : "path arguments"} with the host's code — answer it in the process that runs the session (session.approve, or turnlog approve on the log that process holds)`,
     );
   }
-  const observedPaths = new Map<string, string>();
-  const observedLinks = new Map<string, readonly GitLink[]>();
-  const { observeRealPath, observeGitLinks } = owner;
-  const environment = gateEnvironment({
-    state,
-    ...(observeRealPath !== undefined
-      ? {
-          observeRealPath: (absolute: string) => {
-            const real = observedPaths.get(absolute) ?? observeRealPath(absolute);
-            observedPaths.set(absolute, real);
-            return real;
-          },
-        }
-      : {}),
-    ...(observeGitLinks !== undefined
-      ? {
-          observeGitLinks: (absolute: string) => {
-            const links = observedLinks.get(absolute) ?? observeGitLinks(absolute);
-            observedLinks.set(absolute, links);
-            return links;
-          },
-        }
-      : {}),
-  });
+  // What the owner reads of its machine is recorded ahead of the approval, as for any gate decision.
+  const observer = environmentObserver(owner.observeRealPath, owner.observeGitLinks);
+  const environment = gateEnvironment({ state, ...observer.readers });
   const verdict = gateToolCall({ callId: call.callId, status: "planned", tool: call.name, input: args }, gated, policy as NonNullable<typeof policy>, environment);
   if (verdict.decision === "deny" || verdict.decision === "block") {
     refuse(`the gate would ${verdict.decision} the edited call (rule ${verdict.rule}); an edit never widens what the policy allows`);
   }
-  const observed: EventOf<"session.environment.observed"> | undefined =
-    observedPaths.size === 0 && observedLinks.size === 0
-      ? undefined
-      : {
-          type: "session.environment.observed",
-          data: {
-            realPaths: [...observedPaths].map(([path, realPath]) => ({ path, realPath })),
-            ...(observedLinks.size > 0 ? { gitLinks: [...observedLinks].map(([path, links]) => ({ path, links: [...links] })) } : {}),
-          },
-        };
+  const observed = observer.observed();
   return { arguments: args, fingerprint: callFingerprint(call.name, args), ...(observed !== undefined ? { observed } : {}) };
 }

@@ -6,7 +6,6 @@
  * request records the answer.
  */
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { request as httpRequest } from "node:http";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -15,29 +14,7 @@ import { openLog } from "../../src/reader/index.js";
 import { startLogChild } from "../support/log-child-process.js";
 import { ensureBuiltCli, ensureBuiltView } from "./support/turnlog-bin.js";
 import { runTurnlogInProcess } from "./support/turnlog-in-process.js";
-import { startView, type ViewProcess } from "./support/view-process.js";
-
-interface Reply {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  body: string;
-}
-
-/** One HTTP request, headers exactly as given (no Host, Origin or Cookie added). */
-function send(port: number, rawPath: string, options: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<Reply> {
-  return new Promise((resolve, reject) => {
-    const request = httpRequest({ host: "127.0.0.1", port, path: rawPath, method: options.method ?? "GET", headers: options.headers ?? {} }, (response) => {
-      let body = "";
-      response.setEncoding("utf8");
-      response.on("data", (chunk: string) => {
-        body += chunk;
-      });
-      response.on("end", () => resolve({ status: response.statusCode ?? 0, headers: response.headers, body }));
-    });
-    request.on("error", reject);
-    request.end(options.body);
-  });
-}
+import { send, startView, type ViewProcess } from "./support/view-process.js";
 
 describe("turnlog view answers held calls, and only from its own page", () => {
   let workDir: string;

@@ -6,7 +6,6 @@
 import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
 import { readdir, readFile } from "node:fs/promises";
-import { request as httpRequest } from "node:http";
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -19,31 +18,9 @@ import { describeWithPostgres, dropSchema, freshSchemaName, requirePostgresUrl }
 import { expectOneCleanLine, useDemoSession } from "./support/demo-fixture.js";
 import { ensureBuiltView, repoRoot } from "./support/turnlog-bin.js";
 import { runTurnlogInProcess } from "./support/turnlog-in-process.js";
-import { openEventStream, startView, type ViewProcess } from "./support/view-process.js";
+import { openEventStream, send, startView, type ViewProcess } from "./support/view-process.js";
 
 const run = promisify(execFile);
-
-interface Reply {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  body: string;
-}
-
-/** One HTTP request with the path sent exactly as given (no client-side normalization). */
-function send(port: number, rawPath: string, options: { method?: string; headers?: Record<string, string> } = {}): Promise<Reply> {
-  return new Promise((resolve, reject) => {
-    const request = httpRequest({ host: "127.0.0.1", port, path: rawPath, method: options.method ?? "GET", headers: options.headers ?? {} }, (response) => {
-      let body = "";
-      response.setEncoding("utf8");
-      response.on("data", (chunk: string) => {
-        body += chunk;
-      });
-      response.on("end", () => resolve({ status: response.statusCode ?? 0, headers: response.headers, body }));
-    });
-    request.on("error", reject);
-    request.end();
-  });
-}
 
 /** Every file of a directory with the SHA-256 of its bytes. */
 async function fingerprint(directory: string): Promise<Record<string, string>> {

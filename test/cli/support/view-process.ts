@@ -3,7 +3,7 @@
  * prints, stopped with SIGINT. Plus a small client for its server-sent events.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
-import { get, type IncomingMessage } from "node:http";
+import { get, request as httpRequest, type IncomingMessage } from "node:http";
 import path from "node:path";
 import { repoRoot } from "./turnlog-bin.js";
 
@@ -141,5 +141,27 @@ export function openEventStream(url: string, headers: Record<string, string>): P
       });
     });
     request.on("error", reject);
+  });
+}
+
+export interface Reply {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
+
+/** One HTTP request, headers exactly as given (no Host, Origin or Cookie added). */
+export function send(port: number, rawPath: string, options: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const request = httpRequest({ host: "127.0.0.1", port, path: rawPath, method: options.method ?? "GET", headers: options.headers ?? {} }, (response) => {
+      let body = "";
+      response.setEncoding("utf8");
+      response.on("data", (chunk: string) => {
+        body += chunk;
+      });
+      response.on("end", () => resolve({ status: response.statusCode ?? 0, headers: response.headers, body }));
+    });
+    request.on("error", reject);
+    request.end(options.body);
   });
 }
