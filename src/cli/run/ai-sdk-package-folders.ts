@@ -1,4 +1,4 @@
-import { readFileSync, realpathSync } from "node:fs";
+import { lstatSync, readFileSync, realpathSync, statSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { resolve as resolveImport } from "import-meta-resolve";
@@ -16,33 +16,75 @@ const dependencyFields = ["dependencies", "optionalDependencies", "peerDependenc
  * model cannot change of the package"), because their code runs inside turnlog, outside the command
  * sandbox, with the key.
  *
- * Only folders whose real path lies inside the workspace's real path are returned. A package
+ * Besides the folders, the places inside the workspace where Node would look for one of these
+ * packages before the folder it found (missing now: a package a command made there would be loaded
+ * instead), `placesLookedAtFirst`.
+ *
+ * Only paths whose real path lies inside the workspace's real path are returned. A package
  * reached through a symlink out of the workspace (`npm link`, a store outside it) is skipped: the
  * sandbox mounts only the workspace writable, so its files are read-only to commands already, and
  * the file tools refuse a path that resolves outside the workspace.
  *
  * @example
  * aiSdkPackageFolders("@ai-sdk/openai", "/work/app");
- * // ["node_modules/@ai-sdk/openai", "node_modules/@ai-sdk/provider", "node_modules/@ai-sdk/provider-utils", "node_modules/zod", …]
+ * // ["node_modules/@ai-sdk/node_modules/@ai-sdk/provider", …, "node_modules/@ai-sdk/openai", "node_modules/@ai-sdk/provider", …, "node_modules/zod"]
  */
 export function aiSdkPackageFolders(name: string, root: string): string[] {
   const realRoot = realpathSync(root);
+  const inside = (candidate: string) => candidate.startsWith(realRoot + path.sep);
   const first = packageFolder(name, realRoot);
   if (first === undefined) return [];
   const seen = new Set<string>([first]);
+  const earlier = new Set<string>(placesLookedAtFirst(name, realRoot, realRoot));
   const pending = [first];
   for (let folder = pending.pop(); folder !== undefined; folder = pending.pop()) {
     for (const dependency of dependenciesOf(folder)) {
       const found = packageFolder(dependency, folder);
-      if (found === undefined || seen.has(found)) continue;
+      if (found === undefined) continue;
+      for (const place of placesLookedAtFirst(dependency, folder, realRoot)) earlier.add(place);
+      if (seen.has(found)) continue;
       seen.add(found);
       pending.push(found);
     }
   }
-  return [...seen]
-    .filter((folder) => folder.startsWith(realRoot + path.sep))
-    .map((folder) => path.relative(realRoot, folder))
-    .sort();
+  const folders = [...seen].filter(inside);
+  // A missing place inside a package folder cannot be made: that folder is read-only already.
+  const places = [...earlier].filter((place) => inside(place) && !folders.some((folder) => place.startsWith(folder + path.sep)));
+  return [...folders, ...places].map((entry) => path.relative(realRoot, entry)).sort();
+}
+
+/**
+ * The places where Node looks for `name` from `directory` before the one it found, inside the
+ * workspace: `node_modules/<name>` in `directory` and in each folder above it up to the workspace
+ * root (every folder, `node_modules` ones included, as Node's ESM resolver walks), up to the first
+ * that is a directory. Those before it are missing now, and a package a command put in one would be
+ * loaded instead of the installed one (`node_modules/@ai-sdk/node_modules/@ai-sdk/provider` comes
+ * before `node_modules/@ai-sdk/provider` for `@ai-sdk/openai`'s import); the one found is returned
+ * too when it is a symlink. They are approval paths: the sandbox removes a missing one again if a
+ * command makes it, and puts a symlink back if a command changes it.
+ */
+function placesLookedAtFirst(name: string, directory: string, realRoot: string): string[] {
+  const places: string[] = [];
+  for (let folder = directory; folder === realRoot || folder.startsWith(realRoot + path.sep); folder = path.dirname(folder)) {
+    const place = path.join(folder, "node_modules", name);
+    if (!isDirectory(place)) {
+      places.push(place);
+      continue;
+    }
+    // Found here through a symlink (pnpm, npm link): the link too, or a command could point it elsewhere.
+    if (lstatSync(place).isSymbolicLink()) places.push(place);
+    break;
+  }
+  return places;
+}
+
+/** Whether `candidate` is a directory (through symlinks), as Node's resolver asks of each place. */
+function isDirectory(candidate: string): boolean {
+  try {
+    return statSync(candidate).isDirectory();
+  } catch {
+    return false;
+  }
 }
 
 /**
