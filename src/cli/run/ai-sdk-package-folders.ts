@@ -18,10 +18,10 @@ const dependencyFields = ["dependencies", "optionalDependencies", "peerDependenc
  *
  * Besides the folders, the places inside the workspace where Node would look for one of these
  * packages before the folder it found (missing now: a package a command made there would be loaded
- * instead), `placesLookedAtFirst`.
+ * instead), and the symlink it was found through (pnpm's layout): `placesLookedAtFirst`.
  *
- * Only paths whose real path lies inside the workspace's real path are returned. A package
- * reached through a symlink out of the workspace (`npm link`, a store outside it) is skipped: the
+ * A folder is returned only when its real path lies inside the workspace's real path. One reached
+ * through a symlink out of the workspace (`npm link`, a store outside it) is not (its link is): the
  * sandbox mounts only the workspace writable, so its files are read-only to commands already, and
  * the file tools refuse a path that resolves outside the workspace.
  *

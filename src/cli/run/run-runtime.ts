@@ -352,8 +352,9 @@ function sameFlags(a: ToolSnapshot["flags"], b: ToolSnapshot["flags"]): boolean 
 /**
  * The approval paths of a run (`workspaceTools({ approvalPaths })`): the self-escalation paths,
  * and for an `--ai-sdk` run the folders inside the workspace of the provider package and of every
- * package it loads (`aiSdkPackageFolders`). They change no decision of the gate: the file tools
- * refuse them unapproved and the sandbox mounts them read-only.
+ * package it loads, with the places Node would look for them first (`aiSdkPackageFolders`). They
+ * change no decision of the gate: the file tools refuse them unapproved, and the sandbox mounts
+ * them read-only (removes what a command makes at a missing one, puts a changed symlink back).
  *
  * @example
  * runApprovalPaths({ aiSdk: "@ai-sdk/openai", model: "gpt-5", mcpServers: [] }, "/work/app");
