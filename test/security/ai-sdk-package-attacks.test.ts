@@ -15,7 +15,8 @@ import { ensureBuiltCli, repoRoot, runTurnlog } from "../cli/support/turnlog-bin
  * plant its code there for the next run, as an attacker would: a contained command overwrites the
  * package's entry file and a dependency's, another moves the package's scope folder aside to put
  * a copy of its own in its place, another plants a package where Node looks before the installed
- * one, and `write_file` overwrites the entry file. Judged by effect: the
+ * one, `write_file` overwrites the entry file, and the workspace's package.json is made to name
+ * itself `@ai-sdk/openai` (which Node's self-reference would resolve to the workspace's own code). Judged by effect: the
  * files are byte-identical afterwards, the command's result says the file system is read-only, the
  * write is refused, the log verifies and the next run through the same package works. The built
  * bin in a child process, the real bubblewrap sandbox (installed here and by .ci/run, which runs
@@ -109,6 +110,9 @@ describe("turnlog run --ai-sdk: the model cannot rewrite the package turnlog loa
           // A package where Node looks before the installed one (the scope folder's own node_modules).
           command("call_shadow", `mkdir -p ${shadowScope}/@ai-sdk && cp -r node_modules/@ai-sdk/provider ${shadowScope}/@ai-sdk/ && printf '${planted}' > ${shadowScope}/@ai-sdk/provider/dist/index.mjs`),
           functionCall("fc_write", "call_write", "write_file", { path: packageEntry, content: "export const pwned = true;\n" }),
+          // The workspace's own package.json named as the package: Node's self-reference would load evil.mjs.
+          functionCall("fc_self", "call_self", "write_file", { path: "package.json", content: '{ "name": "@ai-sdk/openai", "type": "module", "exports": "./evil.mjs" }\n' }),
+          functionCall("fc_evil", "call_evil", "write_file", { path: "evil.mjs", content: "export const pwned = true;\n" }),
           functionCall("fc_shadow_write", "call_shadow_write", "write_file", { path: "node_modules/node_modules/zod/package.json", content: '{ "name": "zod", "main": "pwned.js" }\n' }),
           // The benign twins: the project's own code, and a cache folder in node_modules that is no package.
           functionCall("fc_app", "call_app", "write_file", { path: "src/app.ts", content: "export const app = 1;\n" }),
@@ -145,6 +149,7 @@ describe("turnlog run --ai-sdk: the model cannot rewrite the package turnlog loa
     expect(outcomeOf(events, "call_shadow")).toMatchObject({ type: "turn.tool.succeeded", text: expect.stringContaining("the sandbox removed what the command created at protected paths (docs/security.md): node_modules/@ai-sdk/node_modules") });
     expect(outcomeOf(events, "call_shadow_write")).toMatchObject({ type: "turn.tool.failed", text: expect.stringContaining("which this workspace writes only in a call a person approved") });
     expect(outcomeOf(events, "call_app").type).toBe("turn.tool.succeeded");
+    expect(outcomeOf(events, "call_self").type).toBe("turn.tool.succeeded");
     expect(outcomeOf(events, "call_cache").type).toBe("turn.tool.succeeded");
     expect(await readFile(path.join(workDir, "src", "app.ts"), "utf8")).toBe("export const app = 1;\n");
     expect(await readFile(path.join(workDir, "node_modules", ".cache", "x"), "utf8")).toBe("cached\n");
@@ -152,7 +157,7 @@ describe("turnlog run --ai-sdk: the model cannot rewrite the package turnlog loa
     const verify = await turnlog(["verify"]);
     expect(verify.code).toBe(0);
 
-    // The next run in this workspace loads the same, untouched package and works.
+    // The next run in this workspace loads the same, untouched package, not the workspace's evil.mjs, and works.
     const next = await responsesServer([{ output: [reasoning("rs_3", "enc-three"), message("msg_3", "Hello again.")] }]);
     const again = await turnlog(["run", "--ai-sdk", "@ai-sdk/openai", "--model", "gpt-5", "--base-url", `${next.url}/v1`, "--mode", "full-auto", "Hello."]);
     expect(again.stderr).toBe("");

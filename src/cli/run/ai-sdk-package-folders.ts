@@ -32,10 +32,11 @@ const dependencyFields = ["dependencies", "optionalDependencies", "peerDependenc
 export function aiSdkPackageFolders(name: string, root: string): string[] {
   const realRoot = realpathSync(root);
   const inside = (candidate: string) => candidate.startsWith(realRoot + path.sep);
-  const first = packageFolder(name, realRoot);
+  // Resolved from the workspace's node_modules, as the loader does (aiSdkResolutionBase).
+  const first = packageFolder(name, path.join(realRoot, "node_modules"));
   if (first === undefined) return [];
   const seen = new Set<string>([first]);
-  const earlier = new Set<string>(placesLookedAtFirst(name, realRoot, realRoot));
+  const earlier = new Set<string>(placesLookedAtFirst(name, path.join(realRoot, "node_modules"), realRoot));
   const pending = [first];
   for (let folder = pending.pop(); folder !== undefined; folder = pending.pop()) {
     for (const dependency of dependenciesOf(folder)) {
