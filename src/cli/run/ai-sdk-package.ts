@@ -66,7 +66,7 @@ export function checkAiSdkPackageName(name: string, label: string): void {
 /**
  * The file a package's `import` loads, found from `directory` as Node's own resolution finds a
  * package for a module there (the `node_modules` folders from `directory` up, the `import` / `node`
- * conditions of its `exports`). Node 20 cannot resolve an import on behalf of another directory
+ * conditions of its `exports`; never the workspace itself, `aiSdkResolutionBase`). Node 20 cannot resolve an import on behalf of another directory
  * without a flag, so this is import-meta-resolve, Node's resolver as a library. `undefined` when the
  * package is not installed there.
  *
@@ -76,12 +76,26 @@ export function checkAiSdkPackageName(name: string, label: string): void {
 export function aiSdkPackageEntry(name: string, directory: string): string | undefined {
   let resolved: string;
   try {
-    resolved = resolveImport(name, pathToFileURL(path.join(directory, "package.json")).href);
+    resolved = resolveImport(name, aiSdkResolutionBase(directory));
   } catch (error) {
     if (isNotFound(error)) return undefined;
     throw new CliError(`--ai-sdk ${name}: the package in ${directory} cannot be loaded: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}`, { exitCode: exitCodes.usage, cause: error });
   }
   return fileURLToPath(resolved);
+}
+
+/**
+ * The module an `--ai-sdk` package is resolved from: a file in the workspace's `node_modules`, not
+ * its package.json. From the workspace's own package.json, a package.json naming itself
+ * `@ai-sdk/openai` with `exports` would resolve to the workspace's own code (Node's self-reference),
+ * which a model may write; inside `node_modules` there is no package scope to refer to, and the
+ * lookup is the `node_modules` folders from the workspace up, as before.
+ *
+ * @example
+ * aiSdkResolutionBase("/work/app"); // "file:///work/app/node_modules/package.json"
+ */
+export function aiSdkResolutionBase(directory: string): string {
+  return pathToFileURL(path.join(directory, "node_modules", "package.json")).href;
 }
 
 /** Whether Node's resolver found no such package (as opposed to a package it cannot load). */

@@ -26,6 +26,7 @@ import { isConfigConfirmed } from "./config-confirmation.js";
 import { readRunConfigFile } from "./run-config-file.js";
 import type { RunRecord } from "./run-record.js";
 import { loadAiSdkProvider } from "./ai-sdk-package.js";
+import { aiSdkPackageFolders } from "./ai-sdk-package-folders.js";
 
 /**
  * The provider a run record names. turnlog's adapters read the key from the environment at each
@@ -189,10 +190,12 @@ export async function createRunRuntime(options: RunRuntimeOptions): Promise<RunR
     // The files that would let a model raise its own permissions or run code on the person's next
     // step — the run's config (mode, MCP servers), git's hooks and config — are written only in a
     // call a person approved (the gate asks for them from decisions version 5; docs/security.md).
+    // So is the code of an --ai-sdk package and of what it loads: it runs in this process, with
+    // the key, on the next run or resume (docs/cli-run.md, "What a model cannot change of the package").
     tools: workspaceTools({
       root,
       protectedPaths: logDirectoryOf(options.log),
-      approvalPaths: selfEscalationPaths,
+      approvalPaths: runApprovalPaths(record, root),
       env: commandEnvironment(env, record.apiKeyEnv),
       ...(sandbox.sandbox !== undefined ? { sandbox: sandbox.sandbox } : {}),
     }),
@@ -344,6 +347,21 @@ export function toolSetDifferences(recorded: readonly ToolSnapshot[], live: read
 
 function sameFlags(a: ToolSnapshot["flags"], b: ToolSnapshot["flags"]): boolean {
   return a.serial === b.serial && a.idempotent === b.idempotent && a.command === b.command && (a.paths ?? false) === (b.paths ?? false);
+}
+
+/**
+ * The approval paths of a run (`workspaceTools({ approvalPaths })`): the self-escalation paths,
+ * and for an `--ai-sdk` run the folders inside the workspace of the provider package and of every
+ * package it loads, with the places Node would look for them first (`aiSdkPackageFolders`). They
+ * change no decision of the gate: the file tools refuse them unapproved, and the sandbox mounts
+ * them read-only (removes what a command makes at a missing one, puts a changed symlink back).
+ *
+ * @example
+ * runApprovalPaths({ aiSdk: "@ai-sdk/openai", model: "gpt-5", mcpServers: [] }, "/work/app");
+ * // ["turnlog.config.json", ".git/hooks", ".git/config", "node_modules/@ai-sdk/openai", …]
+ */
+export function runApprovalPaths(record: RunRecord, root: string): string[] {
+  return [...selfEscalationPaths, ...("aiSdk" in record ? aiSdkPackageFolders(record.aiSdk, root) : [])];
 }
 
 /**

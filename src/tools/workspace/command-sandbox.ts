@@ -29,7 +29,13 @@ export interface SandboxRequest {
   cwd: string;
   /** The workspace root, writable inside the sandbox but for its protected paths. */
   root: string;
-  /** Paths that stay read-only inside the sandbox, even within the workspace (e.g. the log's directory). */
+  /**
+   * Paths that stay read-only inside the sandbox, even within the workspace (e.g. the log's
+   * directory). The directories between the root and a deeper one cannot be renamed or removed
+   * (so it cannot be moved aside and replaced); one that does not exist is removed after the
+   * command if the command made it; a symlink is put back if the command changed it, and its
+   * target inside the workspace is read-only.
+   */
   readOnly: readonly string[];
   /** The environment the host would give the shell; only allowlisted names pass. */
   env: Readonly<Record<string, string | undefined>>;
@@ -208,8 +214,12 @@ export function bubblewrapSandbox(options: BubblewrapOptions = {}): CommandSandb
   };
 }
 
-/** What a protected path was before the command: restored (or removed) after it. */
-type Watched = { absolute: string; relative: string } & ({ was: "absent"; repository?: boolean } | { was: "symlink"; target: string });
+/**
+ * What a protected path was before the command: restored (or removed) after it. `absent-below`:
+ * `absolute` is the first missing directory on the way to a missing read-only path `entry`, removed
+ * when the command made `entry` or a symlink on the way to it.
+ */
+type Watched = { absolute: string; relative: string } & ({ was: "absent"; repository?: boolean } | { was: "symlink"; target: string } | { was: "absent-below"; entry: string });
 
 /**
  * The mounts that make the sandbox's file system, and `restore`, which removes the protected paths
@@ -257,16 +267,96 @@ function fileSystemView(request: SandboxRequest, options: BubblewrapOptions, tmp
   ];
   for (const entry of new Set(readable)) if (existsSync(entry)) args.push("--ro-bind", entry, entry);
   args.push("--bind", request.root, request.root);
+  // Before every read-only mount below them: a later bind of a directory would cover those.
+  for (const directory of pinnedDirectories(request.readOnly, request.root)) args.push("--bind", directory, directory);
   const watched: Watched[] = [];
   for (const name of [...protectedWorkspaceEntries.map((entry) => entry.name), ...(options.protect ?? [])]) {
     const absolute = path.join(request.root, name);
     if (name === ".git") args.push(...protectGit(absolute, request.root, watched));
     else args.push(...protectEntry(absolute, request.root, watched));
   }
-  for (const entry of request.readOnly) if (existsSync(entry)) args.push("--ro-bind", entry, entry);
+  for (const entry of request.readOnly) {
+    if (isSymlink(entry)) args.push(...protectEntry(entry, request.root, watched));
+    else if (existsSync(entry)) args.push("--ro-bind", entry, entry);
+    else watchMissing(entry, request.root, watched);
+  }
   const hidden = [...defaultHiddenHomePaths.map((entry) => path.join(home, entry)), ...(options.hide ?? []).map((entry) => path.resolve(entry))];
   args.push(...hidden.flatMap(mask));
   return { args, restore: () => restoreWatched(watched) };
+}
+
+/**
+ * The directories strictly between the workspace root and each read-only path deeper in it
+ * (`node_modules` and `node_modules/@ai-sdk` for `node_modules/@ai-sdk/openai`), parents first, to
+ * be bound onto themselves, writable as before: a mount point cannot be renamed or removed, so a
+ * command cannot move a read-only folder aside with its parent (`mv node_modules/@ai-sdk old`) and
+ * put a copy of its own in its place. The way stops at a symlink or a missing directory.
+ */
+function pinnedDirectories(readOnly: readonly string[], root: string): string[] {
+  const pinned = new Set<string>();
+  for (const entry of readOnly) {
+    const relative = path.relative(root, entry);
+    if (relative === "" || relative.startsWith("..") || path.isAbsolute(relative)) continue;
+    let current = root;
+    for (const part of relative.split(path.sep).slice(0, -1)) {
+      current = path.join(current, part);
+      if (!isDirectory(current)) break;
+      pinned.add(current);
+    }
+  }
+  return [...pinned].sort((a, b) => a.split(path.sep).length - b.split(path.sep).length);
+}
+
+function isSymlink(candidate: string): boolean {
+  try {
+    return lstatSync(candidate).isSymbolicLink();
+  } catch {
+    return false;
+  }
+}
+
+function isDirectory(candidate: string): boolean {
+  try {
+    return lstatSync(candidate).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * A read-only path inside the workspace that does not exist (a place where Node would find a
+ * package before the one installed): its first missing directory, below the pinned ones, is
+ * watched, unless a protected entry's own watch covers it (`.git`, which `git init` may create).
+ */
+function watchMissing(entry: string, root: string, watched: Watched[]): void {
+  const relative = path.relative(root, entry);
+  if (relative === "" || relative.startsWith("..") || path.isAbsolute(relative)) return;
+  let current = root;
+  for (const part of relative.split(path.sep)) {
+    current = path.join(current, part);
+    if (isDirectory(current)) continue;
+    if (existsSync(current) || watched.some((other) => other.absolute === current && other.was !== "absent-below")) return;
+    watched.push({ absolute: current, relative: path.relative(root, current), was: "absent-below", entry });
+    return;
+  }
+}
+
+/** Whether the command made `entry`, or a symlink on the way to it from `first` (which now exists). */
+function madeTheWayTo(first: string, entry: string): boolean {
+  let current = first;
+  const rest = path.relative(first, entry).split(path.sep).filter((part) => part !== "");
+  for (let index = 0; ; index += 1) {
+    let stats;
+    try {
+      stats = lstatSync(current);
+    } catch {
+      return false;
+    }
+    if (stats.isSymbolicLink()) return true;
+    const part = rest[index];
+    if (part === undefined) return true;
+    current = path.join(current, part);
+  }
 }
 
 /** A protected entry: read-only where it exists; watched (removed if created) where it does not. */
@@ -360,6 +450,7 @@ function restoreWatched(watched: readonly Watched[]): string[] {
     } catch {
       now = undefined;
     }
+    if (entry.was === "absent-below" && (now === undefined || !madeTheWayTo(entry.absolute, entry.entry))) continue;
     if (entry.was === "absent" && now === undefined) continue;
     if (entry.was === "absent" && entry.repository === true && isPlainNewRepository(entry.absolute)) continue;
     if (entry.was === "symlink" && now === `symlink:${entry.target}`) continue;

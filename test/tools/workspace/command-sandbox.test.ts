@@ -45,9 +45,9 @@ afterEach(async () => {
 const context = (): ToolContext => ({ signal: new AbortController().signal, callId: "call_1", sessionId: "s1", workspace: { root, trusted: true } });
 
 /** Runs `run_command` as the runtime does once the gate cleared it; `sandbox: false` runs it uncontained. */
-async function runCommand(command: string, options: { sandbox?: BubblewrapOptions | false; env?: Record<string, string> } = {}): Promise<Exclude<ToolResult, string>> {
+async function runCommand(command: string, options: { sandbox?: BubblewrapOptions | false; env?: Record<string, string>; protectedPaths?: readonly string[] } = {}): Promise<Exclude<ToolResult, string>> {
   const sandbox = options.sandbox === false ? undefined : bubblewrapSandbox(options.sandbox ?? {});
-  const tool = workspaceTools({ root, protectedPaths: [".turnlog"], ...(sandbox ? { sandbox } : {}), ...(options.env ? { env: options.env } : {}), commandTimeoutMs: 10_000 }).find(
+  const tool = workspaceTools({ root, protectedPaths: [".turnlog", ...(options.protectedPaths ?? [])], ...(sandbox ? { sandbox } : {}), ...(options.env ? { env: options.env } : {}), commandTimeoutMs: 10_000 }).find(
     (candidate) => candidate.name === "run_command",
   ) as ToolDefinition;
   const result = await tool.run(tool.input.parse({ command }), context());
@@ -93,6 +93,33 @@ describe("run_command in a bubblewrap sandbox", () => {
     const uncontained = await runCommand("truncate -s 0 .turnlog/*.log", { sandbox: false });
     expect(uncontained.ok).toBe(true);
     expect(await readFile(log, "utf8")).toBe("");
+  });
+
+  it("keeps a protected folder deep in the workspace in place (its parents cannot be moved aside), and removes a missing protected path a command made", async () => {
+    await mkdir(join(root, "vendor", "lib"), { recursive: true });
+    await writeFile(join(root, "vendor", "lib", "index.js"), "the code\n");
+    // vendor/node_modules/lib is missing: where a lookup would find a package before vendor/lib.
+    const protectedPaths = ["vendor/lib", "vendor/node_modules/lib"];
+    const moved = await runCommand("mv vendor moved && mkdir -p vendor/lib && echo pwned > vendor/lib/index.js", { protectedPaths });
+    expect(moved).toMatchObject({ ok: false, content: expect.stringContaining("Device or resource busy") });
+    expect(await readFile(join(root, "vendor", "lib", "index.js"), "utf8")).toBe("the code\n");
+    expect(existsSync(join(root, "moved"))).toBe(false);
+
+    const planted = await runCommand("mkdir -p vendor/node_modules/lib && echo pwned > vendor/node_modules/lib/index.js", { protectedPaths });
+    expect(planted).toMatchObject({ ok: true, content: expect.stringContaining("the sandbox removed what the command created at protected paths (docs/security.md): vendor/node_modules") });
+    expect(existsSync(join(root, "vendor", "node_modules"))).toBe(false);
+    // A symlink on the way, dangling for now, would lead a later write elsewhere: removed too.
+    await runCommand("ln -s ../elsewhere vendor/node_modules", { protectedPaths });
+    expect(existsSync(join(root, "vendor", "node_modules"))).toBe(false);
+    expect(await readdir(join(root, "vendor"))).toEqual(["lib"]);
+
+    // The benign twin: the folders on the way stay writable, and what is not on the way stays.
+    const benign = await runCommand("echo new > vendor/other.txt && mkdir -p vendor/extra/node_modules && rm -r vendor/extra && mkdir vendor/kept", { protectedPaths });
+    expect(benign).toMatchObject({ ok: true, content: "exit 0\n" });
+    expect((await readdir(join(root, "vendor"))).sort()).toEqual(["kept", "lib", "other.txt"]);
+    // Uncontained the same move works: the check above can see one.
+    expect(await runCommand("mv vendor moved", { sandbox: false, protectedPaths })).toMatchObject({ ok: true });
+    expect(existsSync(join(root, "moved", "lib", "index.js"))).toBe(true);
   });
 
   it("leaves nothing running: a setsid child is gone when the command returns (uncontained, it survives)", async () => {
