@@ -1,3 +1,4 @@
+import { setTimeout as delay } from "node:timers/promises";
 import { readEvents } from "../core/read-events.js";
 import { LogLockedError } from "../errors/log-locked-error.js";
 import { OwnerChannelError } from "../errors/owner-channel-error.js";
@@ -40,18 +41,29 @@ export async function answerHeldCall(location: LogLocation, sessionId: string, c
   checkAnswer(callId, answer);
   if (isPostgresLocation(location)) return answerInLog(location, sessionId, callId, answer, options);
   const request = { sessionId, callId, answer: answer as unknown as Record<string, unknown> };
-  const reply = await askOwner(location.dir, request);
-  if (reply !== undefined) return fromReply(reply, sessionId);
-  try {
-    return await answerInLog(location, sessionId, callId, answer, options);
-  } catch (error) {
-    if (!LogLockedError.isInstance(error) || error.inThisProcess) throw error;
-    // Taken by a process that started between the look and the open: its channel may be up now.
-    const retried = await askOwner(location.dir, request);
-    if (retried !== undefined) return fromReply(retried, sessionId);
-    throw new OwnerChannelError(`the log at ${location.dir} is in use by another process, which takes no answers (it opened the log with answers: false, or without the owner channel) — answer once it is done`, { cause: error });
+  for (let attempt = 0; ; attempt += 1) {
+    const reply = await askOwner(location.dir, request);
+    if (reply !== undefined) return fromReply(reply, sessionId);
+    try {
+      return await answerInLog(location, sessionId, callId, answer, options);
+    } catch (error) {
+      if (!LogLockedError.isInstance(error) || error.inThisProcess) throw error;
+      // Locked, and no channel answered: a process closing the log (its owner file goes first, the
+      // lock last, after its last appends and an fsync), or one that started between the look and
+      // the open (its channel comes up once it holds the lock). Either is over in moments: look
+      // again a little later each time. LevelDB says nothing when a lock is given back, so this
+      // waits by the clock; a process that keeps the log without a channel is named after ~3 s.
+      const wait = lockWaitsMs[attempt];
+      if (wait === undefined) {
+        throw new OwnerChannelError(`the log at ${location.dir} is in use by another process, which takes no answers (it opened the log with answers: false, or without the owner channel) — answer once it is done`, { cause: error });
+      }
+      await delay(wait);
+    }
   }
 }
+
+/** The waits between looks at a log that is locked and serves no channel (3.2 s in all). */
+const lockWaitsMs = [25, 50, 100, 200, 400, 800, 1_600];
 
 async function answerInLog(location: LogLocation, sessionId: string, callId: string, answer: HeldCallAnswer, options: AnswerHeldCallOptions): Promise<RecordedAnswer> {
   const reader = await openLog({ ...location, ...(options.seals !== undefined ? { seals: options.seals } : {}), ...(options.tools !== undefined ? { tools: options.tools } : {}) });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
+import net from "node:net";
 import { join } from "node:path";
 import {
   answerHeldCall,
@@ -184,6 +185,48 @@ describe("answering a held call from the read API", () => {
       }
     });
   }
+
+  it("a client connected to the owner channel when the log closes is told the log is closing (nothing recorded), not cut off", async () => {
+    const dir = await temporary("turnlog-answer-cut-");
+    const log = await LevelEventLog.open(dir, { durability: "relaxed" });
+    const owner = JSON.parse(readFileSync(join(dir, "turnlog-owner.json"), "utf8")) as { socket: string };
+    const socket = net.createConnection(owner.socket);
+    await new Promise<void>((resolve, reject) => socket.once("connect", resolve).once("error", reject));
+    const received = new Promise<string>((resolve) => {
+      let text = "";
+      socket.setEncoding("utf8");
+      socket.on("data", (chunk: string) => (text += chunk));
+      socket.on("close", () => resolve(text));
+    });
+    const closing = log.close();
+    // A client that had not sent its request yet learns that nothing was taken: it answers in the
+    // log once the lock is free (answerHeldCall), instead of "closed the connection without a reply".
+    expect(await received).toBe('{"closing":true}\n');
+    await closing;
+  });
+
+  it("an answer given while the process holding the log closes it is recorded once the lock is free, not refused", async () => {
+    const dir = await temporary("turnlog-answer-closing-");
+    const log = await LevelEventLog.open(dir, { durability: "relaxed" });
+    const callId = await park(log, [deployTool([])]);
+    await log.close();
+    // The holder gives the lock back only once the answer has found the log locked.
+    const child = startLogChild("log-lock-holder.ts", [dir, "no-answers", "close-when-tried"]);
+    try {
+      await child.waitForLine((line) => line === "ready");
+      const answered = answerHeldCall({ dir }, "s1", callId, { decision: "deny", by: "ana", note: "not now" });
+      await expect(answered).resolves.toMatchObject({ event: { type: "turn.approval.denied", data: { callId, by: "ana", note: "not now" } } });
+      expect(await child.exited).toMatchObject({ code: 0 });
+    } finally {
+      child.child.kill("SIGKILL");
+    }
+    const reader = await openLog({ dir });
+    try {
+      expect((await reader.events("s1")).filter((event) => event.type === "turn.approval.denied")).toHaveLength(1);
+    } finally {
+      await reader.close();
+    }
+  });
 
   it("a sealing runtime holding the log records an answer handed through its owner channel with its own redaction and seals", async () => {
     const dir = await temporary("turnlog-answer-owner-");

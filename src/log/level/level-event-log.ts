@@ -514,7 +514,8 @@ export class LevelEventLog implements EventLog {
   async close(): Promise<void> {
     this.closed = true;
     this.closing ??= (async () => {
-      // The owner file goes first: a client that reads it afterwards finds the lock free, or the next owner.
+      // The owner file goes first. A client that reached the socket is told the log is closing, and
+      // one that finds no owner file while the lock is held looks again shortly (answerHeldCall).
       await this.channel?.close();
       while (this.flushing !== undefined) await this.flushing;
       // Batches written behind finish before the database closes (a failed one already broke the log).

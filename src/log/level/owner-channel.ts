@@ -98,6 +98,8 @@ export class OwnerChannel {
   readonly #handlers: OwnerHandler[] = [];
   readonly #inFlight = new Set<Promise<unknown>>();
   readonly #connections = new Set<net.Socket>();
+  /** Connections whose request has not been handed to a handler yet: told "closing" on close. */
+  readonly #waiting = new Set<net.Socket>();
   #closed: Promise<void> | undefined;
 
   private constructor(
@@ -163,14 +165,19 @@ export class OwnerChannel {
     };
   }
 
-  /** Stops serving: removes the owner file, lets the requests under way reply, and removes the socket. */
+  /**
+   * Stops serving: removes the owner file, lets the requests under way reply, tells the clients
+   * whose request it had not taken yet that the log is closing (nothing was recorded: they answer
+   * in the log once the lock is free, `answerHeldCall`), and removes the socket.
+   */
   close(): Promise<void> {
     this.#closed ??= (async () => {
       served.delete(this);
       await rm(path.join(this.directory, ownerFileName), { force: true }).catch(() => undefined);
       const stopped = new Promise<void>((resolve) => this.server.close(() => resolve()));
       while (this.#inFlight.size > 0) await Promise.all(this.#inFlight);
-      for (const socket of this.#connections) socket.destroy();
+      for (const socket of this.#waiting) socket.end(closingLine);
+      this.#waiting.clear();
       await stopped;
       if (this.socketDirectory !== undefined) await rm(this.socketDirectory, { recursive: true, force: true }).catch(() => undefined);
     })();
@@ -178,19 +185,24 @@ export class OwnerChannel {
   }
 
   #accept(socket: net.Socket): void {
+    socket.on("error", () => undefined);
     if (this.#closed !== undefined) {
-      socket.destroy();
+      socket.end(closingLine);
       return;
     }
     this.#connections.add(socket);
-    socket.on("close", () => this.#connections.delete(socket));
-    socket.on("error", () => undefined);
+    this.#waiting.add(socket);
+    socket.on("close", () => {
+      this.#connections.delete(socket);
+      this.#waiting.delete(socket);
+    });
     socket.setTimeout(idleMs, () => socket.destroy());
     const chunks: Buffer[] = [];
     let size = 0;
     let done = false;
     const reply = (answer: OwnerReply) => {
       done = true;
+      this.#waiting.delete(socket);
       socket.end(`${JSON.stringify(answer)}\n`);
     };
     socket.on("data", (chunk: Buffer) => {
@@ -205,6 +217,11 @@ export class OwnerChannel {
       chunks.push(taken);
       if (newline < 0) return;
       done = true;
+      this.#waiting.delete(socket);
+      if (this.#closed !== undefined) {
+        socket.end(closingLine);
+        return;
+      }
       // The owner's append may take a while on a busy disk: only a silent client is timed out.
       socket.setTimeout(0);
       const work = this.#handle(Buffer.concat(chunks).toString("utf8")).then((answer) => {
@@ -240,6 +257,9 @@ export class OwnerChannel {
     }
   }
 }
+
+/** What a closing owner says to a request it did not take: nothing was recorded, its lock is about to be free. */
+const closingLine = `${JSON.stringify({ closing: true })}\n`;
 
 function refusal(message: string): OwnerReply {
   return { refused: { code: "TURNLOG_OWNER_CHANNEL", message } };
@@ -294,7 +314,7 @@ function processAlive(pid: number): boolean {
 /**
  * Hands `request` to the process that holds the LevelDB log in `directory`, and resolves with its
  * reply; `undefined` when no live process serves a channel there (no owner file, or a stale one:
- * its process is gone or its socket refuses connections). Throws `OwnerChannelError` when the
+ * its process is gone or its socket refuses connections) or its process is closing the log. Throws `OwnerChannelError` when the
  * owner cannot be reached for another reason — its owner file or socket belongs to another user —
  * or the connection ends without a reply.
  *
@@ -342,7 +362,9 @@ export async function askOwner(directory: string, request: OwnerRequest): Promis
       if (newline < 0) return;
       settle(() => {
         const reply = parseReply(text.slice(0, newline));
-        if (reply === undefined) reject(new OwnerChannelError(`the process holding the log at ${directory} replied with something that is not a reply`));
+        // A closing owner took nothing: the caller answers in the log once the lock is free.
+        if (reply === "closing") resolve(undefined);
+        else if (reply === undefined) reject(new OwnerChannelError(`the process holding the log at ${directory} replied with something that is not a reply`));
         else resolve(reply);
       });
     });
@@ -352,7 +374,7 @@ export async function askOwner(directory: string, request: OwnerRequest): Promis
   });
 }
 
-function parseReply(line: string): OwnerReply | undefined {
+function parseReply(line: string): OwnerReply | "closing" | undefined {
   let reply: unknown;
   try {
     reply = JSON.parse(line);
@@ -360,6 +382,7 @@ function parseReply(line: string): OwnerReply | undefined {
     return undefined;
   }
   if (!isRecord(reply)) return undefined;
+  if (reply.closing === true) return "closing";
   if ("recorded" in reply) return { recorded: reply.recorded };
   const refused = reply.refused;
   if (isRecord(refused) && typeof refused.code === "string" && typeof refused.message === "string") return { refused: { code: refused.code, message: refused.message } };
