@@ -1,6 +1,7 @@
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Socket } from "node:net";
+import { readJsonBody } from "./http-request-body.js";
 
 /**
  * A real HTTP server for provider adapter tests: started on port 0 inside a test, it answers each
@@ -61,15 +62,7 @@ export async function startSseTestServer(): Promise<SseTestServer> {
   });
 
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
-    const chunks: Buffer[] = [];
-    for await (const chunk of request) chunks.push(chunk as Buffer);
-    const text = Buffer.concat(chunks).toString("utf8");
-    let body: unknown;
-    try {
-      body = text === "" ? undefined : JSON.parse(text);
-    } catch {
-      body = undefined;
-    }
+    const body = await readJsonBody(request);
     const recorded: RecordedRequest = { method: request.method ?? "", path: request.url ?? "", headers: request.headers, body };
     requests.push(recorded);
     const reply = queue.shift();

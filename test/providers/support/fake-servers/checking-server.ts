@@ -1,5 +1,6 @@
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
+import { readJsonBody } from "../http-request-body.js";
 
 /**
  * The part every fake provider server shares: a real HTTP server on 127.0.0.1 that checks each
@@ -129,15 +130,7 @@ export async function startCheckingServer<Reply extends ReplyControls>(behaviour
   });
 
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
-    const chunks: Buffer[] = [];
-    for await (const chunk of request) chunks.push(chunk as Buffer);
-    const text = Buffer.concat(chunks).toString("utf8");
-    let body: unknown;
-    try {
-      body = text === "" ? undefined : JSON.parse(text);
-    } catch {
-      body = undefined;
-    }
+    const body = await readJsonBody(request);
     const path = request.url ?? "";
     const number = requests.length + 1;
     const found: string[] = [];
