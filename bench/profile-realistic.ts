@@ -22,8 +22,11 @@ for (let run = 0; run < runs; run += 1) {
   const log = await LevelEventLog.open(dir, { durability });
   const runtime = await createRuntime({ log, provider: scriptedProvider([...script.map((calls) => ({ toolCalls: calls.map((c) => ({ id: c.id, name: c.tool, arguments: c.arguments })) })), { content: realisticAnswer }]), tools, policy: { approvalMode: "full-auto", workspace: { root: dir, trusted: true } }, budgets: { maxIterations: turns + 1, maxToolCalls: turns * 4 + 1 } });
   const session = await runtime.openSession("p");
-  const t = process.hrtime.bigint();
+  const started = process.hrtime.bigint();
+  const cpu = process.cpuUsage();
   const outcome = await session.send(realisticPrompt);
-  console.log(run, outcome.status, (Number(process.hrtime.bigint() - t) / 1000 / (turns * 4)).toFixed(0), "µs/call");
+  const used = process.cpuUsage(cpu);
+  // CPU time (all threads) as well as wall time: on a loaded machine the CPU time moves less.
+  console.log(`run ${run}: ${outcome.status}, ${(Number(process.hrtime.bigint() - started) / 1000 / (turns * 4)).toFixed(0)} µs per call, CPU ${((used.user + used.system) / (turns * 4)).toFixed(0)} µs per call`);
   await runtime.close(); await log.close(); await rm(dir, { recursive: true, force: true });
 }
