@@ -12,7 +12,13 @@
  * - the request history: each build of the last 20 requests, extended from the build before
  *   (`buildNativeHistory`, history-slots.ts) and from scratch (`buildNativeHistoryFromScratch`);
  * - canonical JSON (what every hash is computed over): `canonicalJsonOf` (safe-stable-stringify)
- *   and the `canonicalize` package, over every event's data.
+ *   and the `canonicalize` package, over every event's data;
+ * - the secret rules' patterns over the realistic workload's tool outputs (bench/realistic-workload.ts,
+ *   issue 35): each pattern skipped where its required literal is missing (`matchesOf`) and each run
+ *   (`matchesOfReference`);
+ * - the short texts the detector scans in each call of that workload (its arguments' keys and string
+ *   values, the tool's name, the call's ID): with the memo of clean short texts (`redactText`) and
+ *   scanned each time (`redactTextReference`).
  *
  * Each pair is timed in alternating rounds and reported as the median of the rounds (a history
  * build: the median build); the property test named beside each row checks that the two give the
@@ -37,6 +43,10 @@ import { evolveCallOnly, sessionStateProjection, thawState, type SessionState } 
 import { MemoryEventLog, scriptedProvider } from "../src/testing/index.js";
 import type { ScriptStep } from "../src/testing/index.js";
 import { canonicalJsonOf } from "../src/util/canonical-json.js";
+import { matchesOf, matchesOfReference } from "../src/policy/secrets/pattern-matches.js";
+import { createSecretRedactor, redactTextReference } from "../src/policy/secrets/secret-detector.js";
+import { KnownSecrets, scannedPatterns } from "../src/policy/secrets/secret-patterns.js";
+import { realisticScript } from "./realistic-workload.js";
 import { median, printRows, recordResult } from "./results.js";
 
 const { values: options } = parseArgs({
@@ -204,6 +214,41 @@ const report = (id: string, what: string, count: number, unit: string, timed: { 
     },
   );
   report("canonicalJson", `canonical JSON, ${values.length} events' data`, values.length, "event", timed, ["the canonicalize package", "canonicalJsonOf (safe-stable-stringify)"], "property-tests/canonical-json.test.ts");
+}
+
+// The secret rules over realistic tool outputs, and the short texts of realistic calls.
+{
+  const calls = realisticScript(turns).flat();
+  const outputs = calls.map((call) => call.output);
+  const timed = timePair(
+    () => {
+      for (const output of outputs) for (const pattern of scannedPatterns) for (const match of matchesOfReference(output, pattern)) void match;
+    },
+    () => {
+      for (const output of outputs) for (const pattern of scannedPatterns) for (const match of matchesOf(output, pattern)) void match;
+    },
+  );
+  report("secretPrefilter", `the secret rules' ${scannedPatterns.length} patterns over ${outputs.length} realistic tool outputs`, outputs.length, "output", timed, ["every pattern run", "skipped without its required literal (matchesOf)"], "property-tests/secret-pattern-prefilter.test.ts");
+
+  const shortTexts = calls.flatMap((call) => {
+    const parsed = JSON.parse(call.arguments) as Record<string, unknown>;
+    return [call.id, call.tool, ...Object.keys(parsed), ...Object.values(parsed).filter((value): value is string => typeof value === "string")];
+  });
+  // Each run with a memo of its own, empty at the start (the memo is kept per set of host secrets,
+  // so a redactor made for the run has a fresh one), as one session's calls meet it.
+  let runs = 0;
+  const hostSecret = () => `bench-known-secret-${(runs += 1)}`;
+  const memo = timePair(
+    () => {
+      const known = new KnownSecrets([hostSecret()]);
+      for (const text of shortTexts) redactTextReference(text, known);
+    },
+    () => {
+      const redactor = createSecretRedactor({ secrets: [hostSecret()] });
+      for (const text of shortTexts) redactor.redactText(text);
+    },
+  );
+  report("secretMemo", `secret scan of the ${shortTexts.length} short texts of ${calls.length} realistic calls`, calls.length, "call", memo, ["scanned each time (redactTextReference)", "clean short texts remembered, from an empty memo (redactText)"], "property-tests/secret-redaction.test.ts");
 }
 
 console.log(`speed-ups against their references: a session of ${turns} turns × ${callsPerTurn} calls, ${events.length} events, median of ${rounds} rounds`);

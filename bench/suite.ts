@@ -61,6 +61,7 @@ interface Step {
 const steps: Step[] = ci
   ? [
       { name: "run", args: ["bench/run.ts", "--short", "20", "--long", "80", "--rounds", "3", "--no-seals"] },
+      { name: "realistic", args: ["bench/realistic.ts", "--short", "20", "--long", "80", "--rounds", "3", "--warmups", "2"] },
       { name: "fold", args: ["--expose-gc", "bench/fold.ts", "20000", "10", "60"] },
       { name: "many-sessions", args: ["bench/many-sessions.ts", "--sessions", "50", "--turns", "4"] },
       { name: "session-memory", args: ["--expose-gc", "bench/session-memory.ts", "--sessions", "1000", "--kept", "200", "--small-bound", "10"] },
@@ -68,6 +69,7 @@ const steps: Step[] = ci
     ]
   : [
       { name: "run", args: ["bench/run.ts"] },
+      { name: "realistic", args: ["bench/realistic.ts"] },
       { name: "fold", args: ["--expose-gc", "bench/fold.ts"] },
       { name: "redaction", args: ["bench/redaction.ts"] },
       { name: "backends", args: ["bench/backends.ts"] },
@@ -144,7 +146,7 @@ async function runSteps(chosen: readonly Step[], file: string): Promise<void> {
 }
 
 /** Which step measures a result, by the result id's prefix. */
-const stepOfResult: Record<string, string> = { run: "run", fold: "fold", many: "many-sessions", longSession: "long-session", startup: "startup" };
+const stepOfResult: Record<string, string> = { run: "run", realistic: "realistic", fold: "fold", many: "many-sessions", longSession: "long-session", startup: "startup" };
 
 /**
  * One results file from several runs of the same steps: each ratio (unit ×) at the lower or the

@@ -6,7 +6,8 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { containsSecret, createSecretRedactor, findSecrets, redactJsonText, redactText, redactValue } from "../src/policy/secrets/secret-detector.js";
+import { containsSecret, createSecretRedactor, findSecrets, redactJsonText, redactText, redactTextReference, redactValue } from "../src/policy/secrets/secret-detector.js";
+import { KnownSecrets } from "../src/policy/secrets/secret-patterns.js";
 import type { SecretKind } from "../src/policy/secrets/secret-detector.js";
 import { exampleSecrets, nonSecretTexts, nonSecretValues } from "../test/support/secret-examples.js";
 
@@ -332,6 +333,25 @@ describe("secret redaction (property)", () => {
         expect(redactText(redacted).text).toBe(redacted);
         const json = redactJsonText(JSON.stringify({ text: parts.join("") })).text;
         expect(redactJsonText(json).text).toBe(json);
+      }),
+      { numRuns: 500 },
+    );
+  });
+  it("the memo of clean short texts answers as a scan does: the same text and kinds, asked once or again", () => {
+    const shortText = fc.array(fc.constantFrom(...fragments), { maxLength: 4 }).map((parts) => parts.join(""));
+    fc.assert(
+      fc.property(fc.array(knownValue, { maxLength: 2 }), fc.array(fc.oneof(shortText, fc.string({ maxLength: 140 })), { minLength: 1, maxLength: 20 }), (secrets, texts) => {
+        fc.pre(secrets.every((secret) => secret.length >= 8));
+        const redactor = createSecretRedactor({ secrets });
+        const known = secrets.length === 0 ? undefined : new KnownSecrets(secrets);
+        // Twice over, so that the second pass meets every clean text in the memo.
+        for (const text of [...texts, ...texts]) {
+          const reference = redactTextReference(text, known);
+          expect(redactor.redactText(text)).toEqual(reference);
+          if (known === undefined) expect(redactText(text)).toEqual(reference);
+          // A value's strings go through the memo one by one: the same text inside a value is redacted alike.
+          expect(redactor.redactValue([text]).value).toEqual([reference.text]);
+        }
       }),
       { numRuns: 500 },
     );

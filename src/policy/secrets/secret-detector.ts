@@ -171,7 +171,43 @@ function replaceFindings(text: string, findings: readonly SecretFinding[]): stri
  */
 const maxRedactionPasses = 4;
 
+/**
+ * Short texts already found clean, per set of known secrets: the same labels, tool names and values
+ * (`"path"`, `"read_file"`, `"utf8"`) come again in every call's arguments, and a scan costs a few
+ * microseconds whatever the length, since every rule is tried. Only clean texts are kept, so no
+ * secret stays in memory through the memo; bounded and cleared when full, since the texts come from
+ * a model. The scan itself is pure, so a kept answer is the answer (`redactTextReference` scans
+ * every time; property-tests/secret-redaction.test.ts compares the two).
+ */
+const cleanTexts = new WeakMap<object, Set<string>>();
+const withoutKnownSecrets = {};
+const longestRememberedText = 128;
+const rememberedTexts = 4096;
+
+function cleanTextsOf(known: KnownSecrets | undefined): Set<string> {
+  const key = known ?? withoutKnownSecrets;
+  let texts = cleanTexts.get(key);
+  if (texts === undefined) {
+    texts = new Set();
+    cleanTexts.set(key, texts);
+  }
+  return texts;
+}
+
 function redactTextInto(text: string, kinds: Set<SecretKind>, known: KnownSecrets | undefined): string {
+  if (text.length > longestRememberedText) return redactTextScanned(text, kinds, known);
+  const clean = cleanTextsOf(known);
+  if (clean.has(text)) return text;
+  const before = kinds.size;
+  const result = redactTextScanned(text, kinds, known);
+  if (result === text && kinds.size === before) {
+    if (clean.size >= rememberedTexts) clean.clear();
+    clean.add(text);
+  }
+  return result;
+}
+
+function redactTextScanned(text: string, kinds: Set<SecretKind>, known: KnownSecrets | undefined): string {
   let current = text;
   for (let pass = 0; pass < maxRedactionPasses; pass += 1) {
     const findings = findSecrets(current, known);
@@ -201,6 +237,16 @@ export function redactText(text: string): RedactedText {
 function redactTextWith(text: string, known: KnownSecrets | undefined): RedactedText {
   const kinds = new Set<SecretKind>();
   const result = redactTextInto(text, kinds, known);
+  return { text: result, redacted: kinds.size > 0, kinds: sortedKinds(kinds) };
+}
+
+/**
+ * `redactText` without the memo of clean short texts: every text scanned. The reference the memo
+ * is checked against (docs/design.md#14-speed-ups-and-their-references).
+ */
+export function redactTextReference(text: string, known?: KnownSecrets): RedactedText {
+  const kinds = new Set<SecretKind>();
+  const result = redactTextScanned(text, kinds, known);
   return { text: result, redacted: kinds.size > 0, kinds: sortedKinds(kinds) };
 }
 

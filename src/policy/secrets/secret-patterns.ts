@@ -24,6 +24,7 @@ import { isSecretFieldName, isSecretQueryParameterName, isSecretVariableName, na
 import { isKeyLikeExemptName, isKeyLikeValue, shannonEntropy } from "./secret-entropy.js";
 import { scanEncodedSecrets, scanWrappedSecrets } from "./secret-boundaries.js";
 import { scanVendoredRules } from "./vendored-secret-rules.js";
+import { matchesOf } from "./pattern-matches.js";
 
 /** The replacement text; a value equal to it is already redacted and never a finding again. */
 export const redactionMarker = "[REDACTED]";
@@ -759,14 +760,29 @@ function addVendoredFindings(text: string, findings: SecretFinding[]): void {
 }
 
 /**
- * `text.matchAll(pattern)` for a global pattern, without the copy of the regex `matchAll` makes on
- * every call when there is nothing to match — the common case, since most text holds no secret:
- * 4.0 → 0.4 µs for a dozen patterns over a short tool output (docs/performance.md#what-makes-a-tool-call-cheap-issue-15). `test` leaves
- * `lastIndex` after the first match, and `matchAll` starts where `lastIndex` is: both reset it.
+ * Every pattern the rules above run with `matchesOf` over a text, for the test that the required-literal
+ * prefilter finds what running each pattern finds (property-tests/secret-pattern-prefilter.test.ts).
  */
-function matchesOf(text: string, pattern: RegExp): Iterable<RegExpExecArray> {
-  pattern.lastIndex = 0;
-  const found = pattern.test(text);
-  pattern.lastIndex = 0;
-  return found ? (text.matchAll(pattern) as Iterable<RegExpExecArray>) : [];
-}
+export const scannedPatterns: readonly RegExp[] = [
+  /[A-Za-z0-9]+/g,
+  ...formatRules.map((rule) => rule.pattern),
+  ...labelledCredentials.map((rule) => rule.pattern),
+  authorizationLabel,
+  unlabelledBearer,
+  urlUserInfo,
+  queryParameter,
+  labelledValue,
+  twilioAccountSid,
+  passwordFlagCommand,
+  passwordFlag,
+  opensslPassword,
+  mysqlCommand,
+  mysqlPassword,
+  curlCommand,
+  curlUser,
+  separateFlagValue,
+  netrcEntry,
+  puttyPrivateLines,
+  puttyMac,
+  dockerAuth,
+];
