@@ -57,6 +57,18 @@ export class CallMap<Value> extends Map<string, Value> {
   }
 
   /**
+   * A persistent map of `entries`, in their order (a later entry for a key replaces the value but
+   * keeps its place): a state read back from a snapshot (src/projections/session-snapshot.ts).
+   */
+  static fromEntries<Value>(entries: Iterable<readonly [string, Value]>): CallMap<Value> {
+    return new CallMap(
+      OrderedMap<string, Value>().withMutations((map) => {
+        for (const [key, value] of entries) map.set(key, value);
+      }),
+    );
+  }
+
+  /**
    * A map for a fold that changes it in place (see the class): holds `entries` (in their order)
    * and is changed with `put` and `remove` until `CallMap.from` makes it persistent.
    */
