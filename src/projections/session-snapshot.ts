@@ -49,6 +49,9 @@ const listKinds = {
 type ListName = keyof typeof listKinds;
 const listNames = Object.keys(listKinds) as ListName[];
 
+/** Chunks read at once when a snapshot is loaded (files, or rows over a pool of connections). */
+const chunkReadsAtOnce = 16;
+
 /** Default elements per chunk: small enough that a record's partial chunks stay small. */
 export const defaultChunkSize = 256;
 
@@ -282,15 +285,23 @@ export class SessionSnapshotReader {
     }
     const [event] = await log.readStream(stream, { from: position, maxCount: 1 });
     if (event === undefined || event.meta.streamPosition !== position || event.meta.hash !== payload.hash) return undefined;
+    if (listNames.some((name) => payload.lists[name] === undefined)) return undefined;
+    // The chunks not in memory, read a batch at a time rather than one after another.
+    const fetched = new Map<string, readonly unknown[] | undefined>();
+    const missing = [...new Set(listNames.flatMap((name) => payload.lists[name].chunks))].filter((digest) => !this.#chunks.has(digest));
+    for (let from = 0; from < missing.length; from += chunkReadsAtOnce) {
+      const batch = missing.slice(from, from + chunkReadsAtOnce);
+      const read = await Promise.all(batch.map((digest) => this.#chunk(store, digest, payload.chunkSize)));
+      batch.forEach((digest, index) => fetched.set(digest, read[index]));
+    }
     const lists = {} as Record<ListName, unknown[]>;
     const chunks = new Map<ListName, Array<{ elements: readonly unknown[]; digest: string }>>();
     for (const name of listNames) {
       const list = payload.lists[name];
-      if (list === undefined) return undefined;
       const parts: (readonly unknown[])[] = [];
       const named: Array<{ elements: readonly unknown[]; digest: string }> = [];
       for (const digest of list.chunks) {
-        const chunk = await this.#chunk(store, digest, payload.chunkSize);
+        const chunk = fetched.has(digest) ? fetched.get(digest) : await this.#chunk(store, digest, payload.chunkSize);
         if (chunk === undefined) return undefined;
         parts.push(chunk);
         named.push({ elements: chunk, digest });

@@ -41,7 +41,7 @@ beforeEach(async () => {
   for (let message = 0; message < 4; message += 1) {
     steps.push({ toolCalls: [{ name: "read_file", arguments: '{"path":"a.txt"}' }, { name: "read_file", arguments: '{"path":"b.txt"}' }] }, { content: `done ${message}` });
   }
-  const runtime = await createRuntime({ log, provider: scriptedProvider(steps), tools: ws.tools, clock: steppingClock() });
+  const runtime = await createRuntime({ log, provider: scriptedProvider(steps), tools: ws.tools, clock: steppingClock(), snapshots: false });
   const session = await runtime.openSession("s1");
   for (let message = 0; message < 4; message += 1) expect((await session.send(`read ${message}`)).status).toBe("completed");
   events = [...(await runtime.events("s1"))];
