@@ -61,8 +61,16 @@ export class CallMap<Value> extends Map<string, Value> {
    * keeps its place): a state read back from a snapshot (src/projections/session-snapshot.ts).
    */
   static fromEntries<Value>(entries: Iterable<readonly [string, Value]>): CallMap<Value> {
+    return CallMap.extended(new CallMap<Value>(), entries);
+  }
+
+  /**
+   * `base` (a persistent map) with `entries` set after its own, as a new persistent map sharing
+   * `base`'s: what several snapshots whose calls begin alike build from one another.
+   */
+  static extended<Value>(base: CallMap<Value>, entries: Iterable<readonly [string, Value]>): CallMap<Value> {
     return new CallMap(
-      OrderedMap<string, Value>().withMutations((map) => {
+      base.#persistent().withMutations((map) => {
         for (const [key, value] of entries) map.set(key, value);
       }),
     );

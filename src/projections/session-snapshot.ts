@@ -49,6 +49,9 @@ const listKinds = {
 type ListName = keyof typeof listKinds;
 const listNames = Object.keys(listKinds) as ListName[];
 
+/** How many snapshots' calls a reader keeps to build the next ones on (see SessionSnapshotReader). */
+const maxCallPrefixes = 16;
+
 /** Chunks read at once when a snapshot is loaded (files, or rows over a pool of connections). */
 const chunkReadsAtOnce = 16;
 
@@ -89,6 +92,15 @@ export interface LoadedSnapshot {
   pending: string[];
   /** Its chunks, for a writer that goes on from it (`SessionSnapshotWriter.remember`). */
   chunks: SnapshotChunks;
+}
+
+/** Bytes decoded, or undefined when they do not decode (a check that fails, not an error). */
+function decoded(bytes: Uint8Array): unknown {
+  try {
+    return deserialize(bytes) as unknown;
+  } catch {
+    return undefined;
+  }
 }
 
 function digestOf(bytes: Uint8Array): string {
@@ -225,6 +237,8 @@ export interface SessionSnapshotReaderOptions {
 export class SessionSnapshotReader {
   readonly maxChunks: number;
   readonly #chunks = new Map<string, readonly unknown[]>();
+  /** The calls of the full chunks of snapshots read here, by their chunks' digests, oldest first (see #calls). */
+  readonly #callPrefixes: Array<{ digests: readonly string[]; calls: CallMap<unknown> }> = [];
   #passedOver = 0;
 
   /** How many snapshots this reader passed over (and deleted) because a check failed: they are owed again. */
@@ -255,22 +269,25 @@ export class SessionSnapshotReader {
       try {
         loaded = await this.#load(log, store, stream, position);
       } catch {
-        loaded = undefined;
+        // Not a check that failed but a read (the store, the log) or this code: the snapshot may
+        // well be sound, so it is passed over this time and kept.
+        continue;
       }
       if (loaded !== undefined) return loaded;
+      // A check failed: the record is of no use to anyone, and a new one is owed.
       this.#passedOver += 1;
       await store.deleteRecord(stream, position).catch(() => undefined);
     }
     return undefined;
   }
 
-  /** The snapshot at `position`, or undefined when it fails a check. */
+  /** The snapshot at `position`, or undefined when it fails a check; throws when a read (or this code) fails. */
   async #load(log: EventLog, store: SnapshotStore, stream: string, position: number): Promise<LoadedSnapshot | undefined> {
     const bytes = await store.getRecord(stream, position);
     if (bytes === undefined || bytes.length <= 32) return undefined;
     const body = bytes.subarray(32);
     if (digestOf(body) !== Buffer.from(bytes.buffer, bytes.byteOffset, 32).toString("hex")) return undefined;
-    const payload = deserialize(body) as RecordPayload;
+    const payload = decoded(body) as RecordPayload;
     if (
       payload === null ||
       typeof payload !== "object" ||
@@ -312,14 +329,39 @@ export class SessionSnapshotReader {
       parts.push(list.tail);
       lists[name] = ([] as unknown[]).concat(...parts);
     }
+    // The rest of the state is small: frozen all the way down. The lists' elements are frozen
+    // already (each chunk's when it was decoded, the partial chunks above), so each list is frozen
+    // itself only — a deep freeze would visit every element of a long session again.
     const state: Record<string, unknown> = { ...payload.head };
+    for (const value of Object.values(state)) freeze(value, true);
     for (const name of listNames) {
       const kind = listKinds[name];
       const elements = lists[name];
-      state[name] = kind === "array" ? elements : kind === "calls" ? CallMap.fromEntries(elements as [string, unknown][]) : new Map(elements as [string, unknown][]);
+      if (kind === "array") state[name] = Object.freeze(elements);
+      else if (kind === "calls") state[name] = this.#calls(chunks.get(name) ?? [], payload.lists[name].tail as [string, unknown][]);
+      else state[name] = freeze(new Map(elements as [string, unknown][]), false);
     }
-    // The cached chunks' elements are frozen already, and a deep freeze stops at a frozen object.
-    return { position, hash: payload.hash, state: freeze(state as unknown as SessionState, true), pending: payload.pending, chunks };
+    return { position, hash: payload.hash, state: Object.freeze(state) as unknown as SessionState, pending: payload.pending, chunks };
+  }
+
+  /**
+   * The calls of a snapshot: its full chunks' entries, built on the map of the longest run of them
+   * another snapshot read here began with (the calls of a finished turn never change, so the
+   * snapshots of a session share their first chunks), then its partial chunk.
+   */
+  #calls(chunks: ReadonlyArray<{ readonly elements: readonly unknown[]; readonly digest: string }>, tail: readonly [string, unknown][]): CallMap<unknown> {
+    const digests = chunks.map((chunk) => chunk.digest);
+    let base: { digests: readonly string[]; calls: CallMap<unknown> } = { digests: [], calls: new CallMap() };
+    for (const candidate of this.#callPrefixes) {
+      if (candidate.digests.length > base.digests.length && candidate.digests.length <= digests.length && candidate.digests.every((digest, index) => digest === digests[index])) base = candidate;
+    }
+    const added = chunks.slice(base.digests.length).flatMap((chunk) => chunk.elements as [string, unknown][]);
+    const full = added.length === 0 ? base.calls : CallMap.extended(base.calls, added);
+    if (full !== base.calls) {
+      this.#callPrefixes.push({ digests, calls: full });
+      if (this.#callPrefixes.length > maxCallPrefixes) this.#callPrefixes.shift();
+    }
+    return tail.length === 0 ? full : CallMap.extended(full, tail);
   }
 
   /** A chunk's elements, deeply frozen: from memory, or read, checked and decoded. */
@@ -332,7 +374,7 @@ export class SessionSnapshotReader {
     }
     const bytes = await store.getChunk(digest);
     if (bytes === undefined || digestOf(bytes) !== digest) return undefined;
-    const elements = deserialize(bytes) as unknown;
+    const elements = decoded(bytes);
     if (!Array.isArray(elements) || elements.length !== chunkSize) return undefined;
     for (const element of elements) freeze(element, true);
     Object.freeze(elements);

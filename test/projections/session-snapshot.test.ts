@@ -80,6 +80,29 @@ describe("session snapshots on a LevelDB log", () => {
     expect(await log.snapshots.positions(stream)).toEqual([10, 20, 30]);
   });
 
+  it("keeps a snapshot it could not read (the store failed, not a check): passed over this time, used the next", async () => {
+    const writer = new SessionSnapshotWriter(log.snapshots, stream, { chunkSize: 2 });
+    for (const position of [10, 20]) await writer.write(stateAt(position), { hash: hashAt(position), pending: [] });
+    const store = log.snapshots;
+    const failing = new Proxy(store, {
+      get(target, key) {
+        if (key === "getRecord") {
+          return async (name: string, position: number) => {
+            if (position === 20) throw new Error("EIO: the disk hiccupped");
+            return target.getRecord(name, position);
+          };
+        }
+        const value = Reflect.get(target, key, target) as unknown;
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const reader = new SessionSnapshotReader();
+    expect((await reader.newest(log, failing, stream, 30))?.position).toBe(10);
+    expect(reader.passedOver).toBe(0);
+    expect(await log.snapshots.positions(stream)).toEqual([10, 20]);
+    expect((await reader.newest(log, log.snapshots, stream, 30))?.state).toEqual(stateAt(20));
+  });
+
   it("passes over a snapshot of an older projection version, one with a damaged chunk, and one whose chunk is gone", async () => {
     const positions = [12, 24, 36];
     const writer = new SessionSnapshotWriter(log.snapshots, stream, { chunkSize: 3 });

@@ -19,6 +19,8 @@ const log = await LevelEventLog.open(directory, { durability: "relaxed", answers
 const ws = workspace({ "a.txt": "alpha ".repeat(30), "b.txt": "beta" });
 const runtime = await createRuntime({ log, provider: scriptedProvider(steps), tools: ws.tools, snapshots: { every: 30 } });
 const session = await runtime.openSession("s1");
+// A run killed in the middle of a turn left it for the next run to finish.
+if (session.outcome().status === "needs-resume") await session.resume();
 process.stdout.write("ready\n");
 for (let message = 0; message < messages; message += 1) {
   await session.send(`read ${message}`);
