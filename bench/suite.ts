@@ -71,6 +71,7 @@ const steps: Step[] = ci
       { name: "run", args: ["bench/run.ts"] },
       { name: "realistic", args: ["bench/realistic.ts"] },
       { name: "fold", args: ["--expose-gc", "bench/fold.ts"] },
+      { name: "snapshots", args: ["--expose-gc", "bench/snapshots.ts"] },
       { name: "redaction", args: ["bench/redaction.ts"] },
       { name: "backends", args: ["bench/backends.ts"] },
       { name: "many-sessions", args: ["bench/many-sessions.ts"] },
@@ -146,7 +147,7 @@ async function runSteps(chosen: readonly Step[], file: string): Promise<void> {
 }
 
 /** Which step measures a result, by the result id's prefix. */
-const stepOfResult: Record<string, string> = { run: "run", realistic: "realistic", fold: "fold", many: "many-sessions", longSession: "long-session", startup: "startup" };
+const stepOfResult: Record<string, string> = { run: "run", realistic: "realistic", fold: "fold", snapshots: "snapshots", many: "many-sessions", longSession: "long-session", startup: "startup" };
 
 /**
  * One results file from several runs of the same steps: each ratio (unit ×) at the lower or the

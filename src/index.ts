@@ -54,6 +54,7 @@ export { migratePostgres } from "./log/postgres/postgres-migrations.js";
 export type { MigrationReport } from "./log/postgres/postgres-migrations.js";
 export type { LogLocation } from "./log/log-location.js";
 export { followStream } from "./log/follow-stream.js";
+export type { SnapshotStore } from "./log/snapshot-store.js";
 export type { FollowStreamOptions } from "./log/follow-stream.js";
 export type {
   AppendOptions,

@@ -73,10 +73,11 @@ const maxFailures = 20;
 
 /**
  * The directory's files as one comparable string: name, size and modification time of each (not
- * LevelDB's LOCK and its info log, which change without an append).
+ * LevelDB's LOCK and its info log, which change without an append, nor the snapshots).
  */
 export async function logDirectoryState(directory: string): Promise<string> {
-  const names = (await readdir(directory)).filter((name) => name !== "LOCK" && name !== "LOG" && name !== "LOG.old").sort();
+  // Snapshots (snapshots/, docs/design.md#5-projections) are written beside the events, never in place of one.
+  const names = (await readdir(directory)).filter((name) => name !== "LOCK" && name !== "LOG" && name !== "LOG.old" && name !== "snapshots").sort();
   const entries = await Promise.all(
     names.map(async (name) => {
       // A file removed between the listing and its stat (a compaction) is a change like any other.

@@ -278,7 +278,7 @@ export async function withCopyOfLogDirectory<T>(directory: string, work: (log: L
 export async function withSalvagedCopyOfLogDirectory<T>(directory: string, work: (log: LevelEventLog) => Promise<T>): Promise<T> {
   const copy = await mkdtemp(path.join(tmpdir(), "turnlog-salvage-"));
   try {
-    await cp(directory, copy, { recursive: true, filter: (source) => path.basename(source) !== "LOCK" && path.basename(source) !== ownerFileName });
+    await cp(directory, copy, { recursive: true, filter: (source) => path.basename(source) !== "LOCK" && path.basename(source) !== ownerFileName && source !== path.join(directory, "snapshots") });
     const log = await LevelEventLog.open(copy, { durability: "relaxed", salvage: true });
     try {
       return await work(log);
@@ -314,7 +314,7 @@ export async function openCopyOfLogDirectory(directory: string): Promise<LogDire
     try {
       await rm(copy, { recursive: true, force: true });
       // The owner's lock and owner channel stay the owner's: a copy takes answers from nobody.
-      await cp(directory, copy, { recursive: true, filter: (source) => path.basename(source) !== "LOCK" && path.basename(source) !== ownerFileName });
+      await cp(directory, copy, { recursive: true, filter: (source) => path.basename(source) !== "LOCK" && path.basename(source) !== ownerFileName && source !== path.join(directory, "snapshots") });
       const log = await LevelEventLog.open(copy, { durability: "relaxed", answers: false });
       return {
         log,

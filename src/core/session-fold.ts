@@ -236,6 +236,29 @@ export class SessionFold {
   }
 
   /**
+   * The fold between turns, as a snapshot keeps it (src/projections/session-snapshot.ts): the
+   * state and the actions owed. Undefined while a turn is open or not yet run through the machine
+   * (a snapshot keeps no machine state: the fold is snapshotted again once the turn has ended).
+   */
+  resting(): { state: SessionState; pending: readonly string[] } | undefined {
+    if (this.#draft !== undefined || this.#turn !== undefined || this.#backlog.length > 0) return undefined;
+    return { state: this.state, pending: this.#pending };
+  }
+
+  /**
+   * Starts a new fold from a snapshot of one between turns (`resting`): the state after the
+   * snapshot's position and what was owed there, as if every event up to it had been folded.
+   * Only on a fold that has folded nothing, and not with `retain: "live"` (a snapshot holds the
+   * full projection).
+   */
+  resume(snapshot: { state: SessionState; pending: readonly string[] }): void {
+    if (this.state.position !== 0 || this.#turn !== undefined || this.#backlog.length > 0 || this.#draft !== undefined) throw new TypeError("SessionFold.resume: only a fold that has folded nothing resumes from a snapshot");
+    if (this.options.retain === "live") throw new TypeError('SessionFold.resume: a snapshot holds the full projection, not retain: "live"');
+    this.state = this.options.mutable ? thawState(snapshot.state) : snapshot.state;
+    this.#pending = [...snapshot.pending];
+  }
+
+  /**
    * Marks where the fold is, so that events folded after it can be undone with `restore` — e.g.
    * decisions folded ahead of an append that then fails. O(1): it keeps references to the state,
    * the turn's machine state, the pending actions and the backlog, which an immutable fold

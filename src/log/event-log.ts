@@ -1,5 +1,6 @@
 import type { EventOf, TurnlogEventType } from "../contracts/events.js";
 import type { ExpectedStreamVersion } from "../errors/expected-version-conflict-error.js";
+import type { SnapshotStore } from "./snapshot-store.js";
 
 /** A JSON value: what an event's data may hold (it is hashed as RFC 8785 canonical JSON). */
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
@@ -156,6 +157,11 @@ export interface IdSource {
 export interface EventLog {
   /** The clock `recordedAt` comes from (optional: a log without one uses the system time). */
   readonly clock?: Clock;
+  /**
+   * Where this log keeps projection snapshots, if it keeps any (docs/design.md#5-projections): a
+   * cache beside the events that can always be thrown away. A log without one folds from the start.
+   */
+  readonly snapshots?: SnapshotStore;
   appendToStream(stream: string, events: readonly EventToAppend[], options?: AppendOptions): Promise<AppendResult>;
   /** Events of one stream, bounded by `maxCount`. An unknown stream reads as `[]`. */
   readStream(stream: string, options?: ReadStreamOptions): Promise<RecordedEvent[]>;

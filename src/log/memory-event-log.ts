@@ -21,6 +21,7 @@ import { StreamTimes } from "./recorded-time.js";
 import { resolveReadAll, resolveStreamWindow } from "./read-options.js";
 import { SubscriberRegistry } from "./subscriber-registry.js";
 import type { ListenerErrorHandler } from "./subscriber-registry.js";
+import { MemorySnapshotStore } from "./snapshot-store.js";
 
 /** Options of {@link MemoryEventLog}. */
 export interface MemoryEventLogOptions {
@@ -63,6 +64,8 @@ export class MemoryEventLog implements EventLog {
   private readonly ids: IdSource;
   private readonly subscribers: SubscriberRegistry;
   private closed = false;
+  /** Snapshots live in memory too, and go with the log. */
+  readonly snapshots = new MemorySnapshotStore();
 
   constructor(options: MemoryEventLogOptions = {}) {
     this.clock = options.clock ?? systemClock;
@@ -177,6 +180,7 @@ export class MemoryEventLog implements EventLog {
   async close(): Promise<void> {
     this.closed = true;
     this.subscribers.end();
+    await this.snapshots.close();
   }
 
   private async *iterateAll(after: number, limit: number): AsyncGenerator<RecordedEvent> {

@@ -57,6 +57,26 @@ export class CallMap<Value> extends Map<string, Value> {
   }
 
   /**
+   * A persistent map of `entries`, in their order (a later entry for a key replaces the value but
+   * keeps its place): a state read back from a snapshot (src/projections/session-snapshot.ts).
+   */
+  static fromEntries<Value>(entries: Iterable<readonly [string, Value]>): CallMap<Value> {
+    return CallMap.extended(new CallMap<Value>(), entries);
+  }
+
+  /**
+   * `base` (a persistent map) with `entries` set after its own, as a new persistent map sharing
+   * `base`'s: what several snapshots whose calls begin alike build from one another.
+   */
+  static extended<Value>(base: CallMap<Value>, entries: Iterable<readonly [string, Value]>): CallMap<Value> {
+    return new CallMap(
+      base.#persistent().withMutations((map) => {
+        for (const [key, value] of entries) map.set(key, value);
+      }),
+    );
+  }
+
+  /**
    * A map for a fold that changes it in place (see the class): holds `entries` (in their order)
    * and is changed with `put` and `remove` until `CallMap.from` makes it persistent.
    */

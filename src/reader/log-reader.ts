@@ -207,7 +207,8 @@ export function readerOver(log: EventLog, options: LogReaderOptions, release: ()
   const gate = options.gate ?? { realPath: resolveRealPath };
   const compressor = options.compressor;
   const seals = options.seals;
-  const snapshots = new SnapshotCache(options.snapshots);
+  // The log's own snapshots too, unless the options say otherwise.
+  const snapshots = new SnapshotCache({ logSnapshots: true, ...options.snapshots });
   let closed = false;
 
   /**

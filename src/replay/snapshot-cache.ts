@@ -6,6 +6,7 @@ import { applyEventInPlace, applyEvents } from "../projections/projection.js";
 import { freezeState, sessionStateProjection, thawState, type SessionState } from "../projections/session-state.js";
 import { readEvent, readEvents } from "../core/read-events.js";
 import { sessionStream } from "../core/session-stream.js";
+import { SessionSnapshotReader } from "../projections/session-snapshot.js";
 
 /** Options of {@link SnapshotCache}. */
 export interface SnapshotCacheOptions {
@@ -15,15 +16,25 @@ export interface SnapshotCacheOptions {
   maxSnapshots?: number;
   /** Events read per `readStream` call while folding. Default 1 000. */
   pageSize?: number;
+  /**
+   * Also start from the log's own snapshots (`log.snapshots`, docs/design.md#5-projections) when
+   * none held in memory is near the position: the newest one at or below it that passes its checks.
+   * Default false (a cache over memory only); `runtime.stateAt` and the log reader turn it on.
+   */
+  logSnapshots?: boolean;
+  /** With `logSnapshots`: decoded chunks of the log's snapshots kept in memory (see SessionSnapshotReader). Default 4 096. */
+  maxChunks?: number;
 }
 
 /**
  * Time travel (docs/design.md#5-projections, docs/design.md#6-replay-and-decision-versions): the session state right after any stream position, folded from
  * the nearest snapshot at or below it. Snapshots are `(session, position) → SessionState` taken
- * every `every` events while folding; they live in memory only, bounded (LRU), and are throw-away:
- * a miss refolds from the start, nothing is ever persisted. They stay valid because a stream is
- * append-only (an event at a position never changes). Immer states are frozen and structurally
- * shared, so a snapshot costs little more than what changed since the previous one.
+ * every `every` events while folding; they live in memory, bounded (LRU), and are throw-away: a
+ * miss folds from the log's newest snapshot below the position (with `logSnapshots`: those the
+ * runtime writes beside the log as a session grows, src/projections/session-snapshot.ts) or from
+ * the start. This cache writes none to the log. They stay valid because a stream is append-only
+ * (an event at a position never changes). Immer states are frozen and structurally shared, so a
+ * snapshot costs little more than what changed since the previous one.
  *
  * @example
  * const cache = new SnapshotCache();
@@ -34,6 +45,9 @@ export class SnapshotCache {
   readonly every: number;
   readonly maxSnapshots: number;
   readonly pageSize: number;
+  readonly logSnapshots: boolean;
+  /** Reads the log's snapshots, keeping the chunks it decoded: a second snapshot of a session decodes only what is new in it. */
+  readonly #reader: SessionSnapshotReader;
   /** Key `${sessionId}\u0000${position}`; a Map iterates in insertion order, which makes it an LRU. */
   readonly #snapshots = new Map<string, SessionState>();
 
@@ -41,6 +55,8 @@ export class SnapshotCache {
     this.every = positiveInteger(options.every ?? 1_000, "every");
     this.maxSnapshots = positiveInteger(options.maxSnapshots ?? 64, "maxSnapshots");
     this.pageSize = positiveInteger(options.pageSize ?? 1_000, "pageSize");
+    this.logSnapshots = options.logSnapshots === true;
+    this.#reader = new SessionSnapshotReader({ maxChunks: positiveInteger(options.maxChunks ?? 4_096, "maxChunks") });
   }
 
   /** Number of snapshots held. */
@@ -66,6 +82,11 @@ export class SnapshotCache {
     if (position > version) throw new PositionOutOfRangeError(sessionId, position, version);
 
     let { state, at } = this.#nearest(sessionId, position);
+    if (this.logSnapshots && log.snapshots !== undefined && position - at > this.every) {
+      // Nothing in memory near it: the log's newest snapshot between the two, checked against the log.
+      const found = await this.#reader.newest(log, log.snapshots, stream, position, at);
+      if (found !== undefined) ({ state, at } = { state: found.state, at: found.position });
+    }
     // Far from any snapshot: fold in place up to a few snapshot points short of the position,
     // then freeze that state and keep it. immer copies the session's collections once per draft,
     // which is cheap near a snapshot and ruinous over a million events (34 s, against ~6 s in

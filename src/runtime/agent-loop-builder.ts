@@ -157,6 +157,10 @@ export class AgentLoopBuilder implements RuntimeOptionSetters {
     return this.#set("maxOpenSessions", maxOpenSessions);
   }
 
+  withSnapshots(snapshots: OptionValue<"snapshots">): this {
+    return this.#set("snapshots", snapshots);
+  }
+
   /**
    * The options `build()` passes to `createRuntime`: what was set, and nothing else (an option
    * never set is absent, so `createRuntime`'s default applies).

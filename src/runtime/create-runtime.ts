@@ -32,7 +32,7 @@ import { defaultMaxStoredOutputChars } from "./tool-plan-runner.js";
 import type { DeltaContext, DiscardedAttempt, SendOutcome } from "./provider-turn-loop.js";
 import { releaseSession, runningEditOwner, Session, type SessionHosting } from "./session.js";
 import { resolveProviderRetry, type ProviderRetryOptions } from "./provider-retry.js";
-import { SessionStore } from "./session-store.js";
+import { defaultSnapshotEvery, SessionStore, type SnapshotUse } from "./session-store.js";
 import type { RecoveryDependencies } from "./session-recovery.js";
 import { resolveSessionLeasePolicy, type SessionLeasePolicy } from "./session-lease-policy.js";
 import { prepareSession, type SessionOpening } from "./session-opening.js";
@@ -199,6 +199,17 @@ export interface RuntimeOptions {
    * so the runtime may hold more than this while more are busy. Default 1 000.
    */
   maxOpenSessions?: number;
+  /**
+   * Snapshots of each session's state kept beside the log, when the log keeps any
+   * (`log.snapshots`: files in a LevelDB log's directory, tables of a PostgreSQL log's schema;
+   * docs/design.md#5-projections): written in the background every `every` events (at the first
+   * point between turns after that many; default {@link defaultSnapshotEvery}), and read when a
+   * session is opened or loaded again, which then folds only the events after the newest one. A
+   * cache: `false` writes and reads none, and a missing or damaged snapshot only makes an open slower.
+   * A runtime with a `tracer` folds each session from its start when it loads it (its spans are
+   * derived from every event), and writes snapshots all the same.
+   */
+  snapshots?: false | { every?: number };
 }
 
 /** The default of `RuntimeOptions.maxOpenSessions`. */
@@ -389,6 +400,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const decisionsVersion = resolveDecisionsVersion(options.decisionsVersion ?? "latest");
   const upgradeSessions = options.upgradeSessions ?? "on-resume";
   const maxOpenSessions = options.maxOpenSessions ?? defaultMaxOpenSessions;
+  const snapshotUse: SnapshotUse = options.snapshots === false ? false : { every: options.snapshots?.every ?? defaultSnapshotEvery };
   /** Sessions being opened (their store loading, created or recovered). */
   const opening = new Map<string, Promise<Session>>();
   /** Sessions whose state is in memory, least recently used first (a use moves one to the end). */
@@ -404,9 +416,11 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   });
   // The read side (events, replay, time travel, fork, audit, verify) is the read API over this log;
   // it follows the registry as MCP servers change their tools. Its time-travel snapshots are an
-  // in-memory, bounded cache, never persisted.
+  // in-memory, bounded cache; it also reads the log's own (docs/design.md#5-projections) unless
+  // `snapshots: false`.
   const reader = createLogReader(log, {
     tools: registry,
+    snapshots: { logSnapshots: options.snapshots !== false },
     gate,
     ...(options.history?.compressor ? { compressor: options.history.compressor } : {}),
     // Its fork announces and seals the new session with the runtime's key and witness.
@@ -490,7 +504,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
    */
   async function loadStore(sessionId: string, create: boolean, leasedRecovery = false): Promise<SessionStore> {
     // A sealing runtime announces each answer, turn end and new session in a seal before appending it.
-    const store = await SessionStore.load(log, sessionId, spans, sealer !== undefined ? (stream, version, events) => sealer.announce(stream, version, events) : undefined);
+    const store = await SessionStore.load(log, sessionId, spans, sealer !== undefined ? (stream, version, events) => sealer.announce(stream, version, events) : undefined, snapshotUse);
     await prepareSession(store, create, sessionOpening, { leasedRecovery });
     return store;
   }

@@ -95,6 +95,7 @@ export const RuntimeOptionsSchema = z.strictObject({
   tracer: withMethods("startSpan").optional(),
   traceContent: z.boolean().optional(),
   maxOpenSessions: positiveInt.optional(),
+  snapshots: z.union([z.literal(false), z.strictObject({ every: positiveInt.optional() })]).optional(),
 });
 
 /** Where an issue is, as a host would write it: `policy.deny[0].tool`. */

@@ -10,6 +10,7 @@ import { appendedEvents, readEvents } from "../core/read-events.js";
 import { SessionFold, type SessionFoldCheckpoint } from "../core/session-fold.js";
 import { sessionStream } from "../core/session-stream.js";
 import { isAlwaysSealed } from "../log/seal/seal-record.js";
+import { SessionSnapshotReader, SessionSnapshotWriter } from "../projections/session-snapshot.js";
 import { ExpectedVersionConflictError } from "../errors/expected-version-conflict-error.js";
 import { EventRefusedError } from "../errors/event-refused-error.js";
 import { TurnlogError } from "../errors/turnlog-error.js";
@@ -20,6 +21,19 @@ import { TurnlogError } from "../errors/turnlog-error.js";
  * spin — so the bound only stops a host that keeps losing to a faster one.
  */
 export const maxCarriedConflicts = 16;
+
+/**
+ * How often a session's snapshot is written, in events (docs/design.md#5-projections): at the first
+ * point between turns after this many events since the last one. A write costs what changed since
+ * the one before (its new chunks and a record of a few hundred kB at most), so this is a balance
+ * between that cost, paid every few hundred tool calls in the background, and what opening a
+ * session or `stateAt` folds after the nearest snapshot: at most this many events plus a turn,
+ * a few milliseconds.
+ */
+export const defaultSnapshotEvery = 2_000;
+
+/** How a store uses the log's snapshots: written every `every` events; `false`, none. */
+export type SnapshotUse = false | { every: number };
 
 /**
  * Whether every event this runtime builds is checked against the event schemas before it is
@@ -135,12 +149,20 @@ export class SessionStore {
   #anchor: TimeAnchor | undefined;
   /** A time a build read (`recordedTime`) before it staged anything: the next batch takes it. */
   #settledTime: number | undefined;
+  /** The stream position of the last snapshot read or written (0: none). */
+  #snapshotAt = 0;
+  /** A snapshot write is in flight (one at a time). */
+  #snapshotting = false;
+  #snapshotWriter: SessionSnapshotWriter | undefined;
+  /** A snapshot was found wanting when the session was loaded: one is written at the next chance. */
+  #snapshotOwed = false;
 
   private constructor(
     readonly log: EventLog,
     readonly sessionId: string,
     private readonly observer: SessionObserver | undefined,
     private readonly announce: SealAnnouncer | undefined,
+    private readonly snapshots: SnapshotUse,
   ) {}
 
   /**
@@ -148,10 +170,60 @@ export class SessionStore {
    * folds, and `announce` (a sealing runtime's) is called before each append that holds an
    * always-sealed event or begins the stream.
    */
-  static async load(log: EventLog, sessionId: string, observer?: SessionObserver, announce?: SealAnnouncer): Promise<SessionStore> {
-    const store = new SessionStore(log, sessionId, observer, announce);
+  static async load(
+    log: EventLog,
+    sessionId: string,
+    observer?: SessionObserver,
+    announce?: SealAnnouncer,
+    snapshots: SnapshotUse = { every: defaultSnapshotEvery },
+  ): Promise<SessionStore> {
+    const store = new SessionStore(log, sessionId, observer, announce, log.snapshots === undefined ? false : snapshots);
     await store.reload();
     return store;
+  }
+
+  /**
+   * Starts the fold from the log's newest usable snapshot of this session, if there is one (it
+   * was checked against the log: see src/projections/session-snapshot.ts). Not with an observer,
+   * which is told every event of the history.
+   */
+  async #resumeFromSnapshot(): Promise<void> {
+    const store = this.log.snapshots;
+    if (store === undefined || this.snapshots === false || this.observer !== undefined) return;
+    const stream = sessionStream(this.sessionId);
+    const reader = new SessionSnapshotReader();
+    const found = await reader.newest(this.log, store, stream, Number.MAX_SAFE_INTEGER);
+    // A snapshot passed over (damaged, stale) is written again at the next point between turns.
+    this.#snapshotOwed = reader.passedOver > 0;
+    if (found === undefined) return;
+    this.#fold.resume(found);
+    this.#version = found.position;
+    this.#headHash = found.hash;
+    this.#reloads += 1;
+    this.#snapshotAt = found.position;
+    this.#snapshotWriter = new SessionSnapshotWriter(store, stream);
+    this.#snapshotWriter.remember(found);
+  }
+
+  /**
+   * Writes a snapshot of the fold in the background when `every` events have been folded since
+   * the last one and the fold rests between turns (a snapshot keeps no open turn). The state is
+   * immutable, so the write reads it while the session goes on; it never holds up an append (the
+   * store cuts its work into turns of the event loop), and a failed one is only a cache miss.
+   */
+  #maybeSnapshot(): void {
+    const store = this.log.snapshots;
+    if (store === undefined || this.snapshots === false || this.#snapshotting || this.#staged !== undefined) return;
+    if (this.#version - this.#snapshotAt < this.snapshots.every && !(this.#snapshotOwed && this.#version > this.#snapshotAt)) return;
+    const resting = this.#fold.resting();
+    const hash = this.#headHash;
+    if (resting === undefined || hash === undefined || resting.state.position !== this.#version) return;
+    this.#snapshotAt = this.#version;
+    this.#snapshotOwed = false;
+    this.#snapshotting = true;
+    const writer = (this.#snapshotWriter ??= new SessionSnapshotWriter(store, sessionStream(this.sessionId)));
+    const { state, pending } = resting;
+    store.track(() => writer.write(state, { hash, pending }).finally(() => (this.#snapshotting = false)));
   }
 
   /**
@@ -179,6 +251,7 @@ export class SessionStore {
       this.#headHash = undefined;
       this.#refolds += 1;
     }
+    if (this.#version === 0) await this.#resumeFromSnapshot();
     // Paged so a long session never sits in memory twice.
     const page = 10_000;
     for (;;) {
@@ -195,6 +268,7 @@ export class SessionStore {
       }
       if (events.length < page) break;
     }
+    this.#maybeSnapshot();
   }
 
   /**
@@ -546,6 +620,7 @@ export class SessionStore {
         this.#headHash = last.meta.hash;
       }
       this.#observe("recorded", recorded);
+      this.#maybeSnapshot();
       return recorded;
     } catch (error) {
       this.#staged = undefined;

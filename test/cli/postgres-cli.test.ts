@@ -263,7 +263,7 @@ describeWithPostgres("the CLI on a PostgreSQL log", () => {
     const fresh = schema("migrate");
     const first = await turnlog(["migrate", "--log", url, "--schema", fresh]);
     expect(first.code).toBe(0);
-    expect(first.stdout).toMatch(/migrated .* to schema version 1:\n\s+1\s+\S/);
+    expect(first.stdout).toMatch(/migrated .* to schema version 2:\n\s+1\s+\S.*\n\s+2\s+\S/);
     const second = await turnlog(["migrate", "--log", url, "--schema", fresh]);
     expect(second.code).toBe(0);
     expect(second.stdout).toContain("current");

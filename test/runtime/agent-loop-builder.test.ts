@@ -60,6 +60,7 @@ const samples: { [Key in keyof RuntimeOptions]-?: NonNullable<RuntimeOptions[Key
   tracer,
   traceContent: true,
   maxOpenSessions: 10,
+  snapshots: { every: 500 },
 };
 
 /** The setter the builder has for an option: `withX` for `x`, the listeners under their own name. */

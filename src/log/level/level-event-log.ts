@@ -46,6 +46,10 @@ import { SubscriberRegistry } from "../subscriber-registry.js";
 import type { ListenerErrorHandler } from "../subscriber-registry.js";
 import { describeThrown } from "../../util/json-value.js";
 import { OwnerChannel, type OwnerHandler } from "./owner-channel.js";
+import { FileSnapshotStore } from "../snapshot-files.js";
+
+/** The directory, inside a LevelDB log's, that holds its snapshots. */
+export const snapshotDirectoryName = "snapshots";
 
 /** Options of {@link LevelEventLog.open}. */
 export interface LevelEventLogOptions {
@@ -232,6 +236,11 @@ export class LevelEventLog implements EventLog {
   private channel: OwnerChannel | undefined;
   /** Global positions a repair dropped, as sorted inclusive ranges (`m!absent`); none on a log never repaired. */
   private absent: ReadonlyArray<readonly [number, number]> = [];
+  /**
+   * Projection snapshots, as files in `snapshots/` inside the log's directory (FileSnapshotStore;
+   * docs/design.md#5-projections says why not in the LevelDB): LevelDB leaves a directory it did not make alone.
+   */
+  readonly snapshots: FileSnapshotStore;
 
   private constructor(
     private readonly db: Database,
@@ -248,6 +257,7 @@ export class LevelEventLog implements EventLog {
   ) {
     this.subscribers = new SubscriberRegistry(onListenerError);
     this.times = new StreamTimes(clock);
+    this.snapshots = new FileSnapshotStore(path.join(directory, snapshotDirectoryName));
   }
 
   /**
@@ -517,6 +527,8 @@ export class LevelEventLog implements EventLog {
       // The owner file goes first. A client that reached the socket is told the log is closing, and
       // one that finds no owner file while the lock is held looks again shortly (answerHeldCall).
       await this.channel?.close();
+      // A snapshot being written finishes first; none is written after (they are only a cache).
+      await this.snapshots.close();
       while (this.flushing !== undefined) await this.flushing;
       // Batches written behind finish before the database closes (a failed one already broke the log).
       await this.lastWrite;

@@ -94,7 +94,8 @@ async function salvage(from: string): Promise<{ damagedFile: LevelFileDamage | u
   const damagedFile = await findDamagedFile(from, { deep: true });
   const copy = await mkdtemp(path.join(tmpdir(), "turnlog-repair-"));
   try {
-    await cp(from, copy, { recursive: true, filter: (file) => path.basename(file) !== "LOCK" });
+    // Not the snapshots (docs/design.md#5-projections): a cache, and the repaired log gets none.
+    await cp(from, copy, { recursive: true, filter: (file) => path.basename(file) !== "LOCK" && file !== path.join(from, "snapshots") });
     // `level` is classic-level's ClassicLevel in Node, whose static `repair` runs LevelDB's RepairDB
     // (its types, written for every platform, do not declare it). RepairDB reads write-ahead files
     // without checking their checksums, so it keeps more than an open would; the hash chain then

@@ -37,6 +37,7 @@ import { PostgresTail } from "./postgres-tail.js";
 import { loadPg, type PgDriver } from "./pg-driver.js";
 import { connectionPasswords, poolAddress, urlWithoutPassword } from "./connection-string.js";
 import type { PostgresPool } from "./postgres-pool.js";
+import { PostgresSnapshotStore } from "./postgres-snapshot-store.js";
 import { logUnavailable, type UnavailableContext } from "./postgres-unavailable.js";
 
 /** Options of {@link PostgresEventLog.open}. */
@@ -120,6 +121,8 @@ export class PostgresEventLog implements EventLog, SessionLeases {
   #reservationTurn: Promise<void> = Promise.resolve();
   #closed = false;
   #closing: Promise<void> | undefined;
+  /** Projection snapshots, in tables of the log's schema (PostgresSnapshotStore). */
+  readonly snapshots: PostgresSnapshotStore;
 
   private constructor(
     driver: PgDriver,
@@ -140,6 +143,7 @@ export class PostgresEventLog implements EventLog, SessionLeases {
     this.#ids = options.ids ?? randomIds;
     this.#stallTimeoutMs = options.stallTimeoutMs ?? 30_000;
     this.#unavailable = { location, passwords: connectionPasswords(pool.options) };
+    this.snapshots = new PostgresSnapshotStore(pool, this.#s);
     this.#tail = new PostgresTail(driver, pool, schema, {
       pollIntervalMs: options.pollIntervalMs ?? 1_000,
       pageSize: PAGE_SIZE,
@@ -292,6 +296,8 @@ export class PostgresEventLog implements EventLog, SessionLeases {
   async close(): Promise<void> {
     this.#closed = true;
     this.#closing ??= (async () => {
+      // A snapshot being written finishes first; none is written after (they are only a cache).
+      await this.snapshots.close();
       while (this.#inFlight.size > 0) await Promise.allSettled([...this.#inFlight]);
       await this.#tail.close();
       await this.#leasePool?.end();

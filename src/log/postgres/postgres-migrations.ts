@@ -108,6 +108,25 @@ const migrations: readonly Migration[] = [
       $fn$;
     `,
   },
+  {
+    version: 2,
+    name: "projection snapshots",
+    // Snapshots are a cache beside the log (docs/design.md#5-projections): UNLOGGED, so writing
+    // one costs no WAL and never waits on the appends' commits; a server crash empties these
+    // tables (nothing half-written is ever read), and a standby has none — both only a slower open.
+    sql: (s) => `
+      CREATE UNLOGGED TABLE ${s}.snapshot_chunks (
+        digest text PRIMARY KEY,
+        body bytea NOT NULL
+      );
+      CREATE UNLOGGED TABLE ${s}.snapshots (
+        stream_id text NOT NULL,
+        stream_position bigint NOT NULL CHECK (stream_position >= 1),
+        body bytea NOT NULL,
+        PRIMARY KEY (stream_id, stream_position)
+      );
+    `,
+  },
 ];
 
 /** The schema version this turnlog writes and reads. */

@@ -1,0 +1,168 @@
+/**
+ * Snapshots on disk at scale (docs/performance.md#the-scenarios, docs/design.md#5-projections): on
+ * one session of ~N events (default 1 000 000, bench/generated-session.ts) in a relaxed
+ * LevelEventLog,
+ *
+ * - writes the snapshots the runtime would have written as the session grew (every 2 000 events,
+ *   at the first point between turns after them): total time, and the snapshot files on disk;
+ * - opens the session in a new runtime (from the newest snapshot) and sends one more message;
+ * - asks a new runtime's `stateAt` at 20 random positions (snapshots on disk, none in memory), then
+ *   the same positions again;
+ * - verifies the replay of the whole session streamed (`verifyReplay` over `readAll`), with its
+ *   peak memory.
+ *
+ *   node --import tsx --expose-gc bench/snapshots.ts [events=1000000] [log-directory]
+ *
+ * With a log directory, the generated log (and its snapshots) is kept there for the next run.
+ */
+import { readFileSync } from "node:fs";
+import { mkdtemp, readdir, rm, stat } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createRuntime, LevelEventLog } from "../src/index.js";
+import { readEvents } from "../src/core/read-events.js";
+import { SessionFold } from "../src/core/session-fold.js";
+import { sessionStream } from "../src/core/session-stream.js";
+import { SessionSnapshotWriter } from "../src/projections/session-snapshot.js";
+import { verifyReplay } from "../src/replay/replay-verifier.js";
+import { defaultSnapshotEvery } from "../src/runtime/session-store.js";
+import { ToolRegistry } from "../src/tools/tool-registry.js";
+import { scriptedProvider } from "../src/testing/index.js";
+import { generate, noop } from "./generated-session.js";
+import { recordResult } from "./results.js";
+
+const targetEvents = Number(process.argv[2] ?? 1_000_000);
+const keptLog = process.argv[3];
+const rows: string[][] = [];
+/** The load average now (1, 5, 15 minutes): every figure is reported with it. */
+const load = (): string => readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ");
+const seconds = (since: bigint) => Number(process.hrtime.bigint() - since) / 1e9;
+
+/** Bytes and files under a directory. */
+async function du(directory: string): Promise<{ bytes: number; files: number }> {
+  let bytes = 0;
+  let files = 0;
+  for (const entry of await readdir(directory, { withFileTypes: true, recursive: true })) {
+    if (!entry.isFile()) continue;
+    bytes += (await stat(join(entry.parentPath, entry.name))).size;
+    files += 1;
+  }
+  return { bytes, files };
+}
+
+const dir = keptLog ?? (await mkdtemp(join(tmpdir(), "turnlog-snapshots-")));
+try {
+  let log = await LevelEventLog.open(dir, { durability: "relaxed", answers: false });
+  const stream = sessionStream("bench");
+  const kept = await log.streamVersion(stream);
+  let began = process.hrtime.bigint();
+  const written = kept > 0 ? kept : await generate(log, targetEvents);
+  rows.push([kept > 0 ? `reuse ${written} events kept in ${dir}` : `generate ${written} events`, kept > 0 ? "" : `${seconds(began).toFixed(1)} s`]);
+
+  // The snapshots a runtime writes as the session grows: an immutable fold, in pages ending
+  // every `defaultSnapshotEvery` events, and a snapshot at the first point between turns after each.
+  if ((await log.snapshots.positions(stream)).length === 0) {
+    began = process.hrtime.bigint();
+    const cpu = process.cpuUsage();
+    const fold = new SessionFold();
+    const writer = new SessionSnapshotWriter(log.snapshots, stream);
+    let writeSeconds = 0;
+    let count = 0;
+    let last = 0;
+    const page = 500;
+    for (let from = 1; from <= written; from += page) {
+      const events = readEvents(await log.readStream(stream, { from, maxCount: page }));
+      if (from + page - 1 - last < defaultSnapshotEvery) {
+        fold.applyAll(events);
+        continue;
+      }
+      // Event by event from here, as the live fold goes, until the fold rests between turns.
+      for (const event of events) {
+        fold.applyAll([event]);
+        if (event.meta.streamPosition - last < defaultSnapshotEvery) continue;
+        void fold.pending;
+        const resting = fold.resting();
+        if (resting === undefined) continue;
+        const writeBegan = process.hrtime.bigint();
+        await writer.write(resting.state, { hash: event.meta.hash, pending: resting.pending });
+        writeSeconds += seconds(writeBegan);
+        last = event.meta.streamPosition;
+        count += 1;
+      }
+    }
+    const used = process.cpuUsage(cpu);
+    const onDisk = await du(join(dir, "snapshots"));
+    rows.push([`write ${count} snapshots while folding (every ${defaultSnapshotEvery} events)`, `${seconds(began).toFixed(1)} s in all (CPU ${((used.user + used.system) / 1e6).toFixed(1)} s), of which writing ${writeSeconds.toFixed(1)} s: ${((writeSeconds / count) * 1000).toFixed(0)} ms per snapshot`]);
+    rows.push(["  on disk", `${(onDisk.bytes / 2 ** 20).toFixed(0)} MB in ${onDisk.files} files`]);
+    await log.close();
+    log = await LevelEventLog.open(dir, { durability: "relaxed", answers: false });
+  }
+
+  // Open the session in a new runtime, then one more message.
+  {
+    const runtime = await createRuntime({ log, provider: scriptedProvider([{ content: "one more" }]), tools: [noop], budgets: { maxIterations: 1e9, maxToolCalls: 1e9, wallClockMs: 1e12 } });
+    began = process.hrtime.bigint();
+    const session = await runtime.openSession("bench");
+    const openMs = seconds(began) * 1000;
+    began = process.hrtime.bigint();
+    const outcome = await session.send("and now?");
+    const sendMs = seconds(began) * 1000;
+    if (outcome.status !== "completed") throw new Error(`the reopened session ended ${outcome.status}`);
+    rows.push([`open the ${written}-event session in a new runtime (from its newest snapshot)`, `${openMs.toFixed(0)} ms (load ${load()})`]);
+    rows.push(["  then one more user message (a turn that answers)", `${sendMs.toFixed(0)} ms`]);
+    recordResult("snapshots.open", `open a ${written}-event session from its newest snapshot`, openMs, "ms");
+    recordResult("snapshots.resume", `open it and send one more message`, openMs + sendMs, "ms");
+    await runtime.close();
+    await log.snapshots.idle();
+  }
+
+  // stateAt at 20 random positions: snapshots on disk, none in memory; then again.
+  {
+    const runtime = await createRuntime({ log, provider: scriptedProvider([]), tools: [noop] });
+    let seed = 20_261_206;
+    const random = () => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31);
+    const positions = Array.from({ length: 20 }, () => 1 + Math.floor(random() * written));
+    for (const pass of ["first", "again"]) {
+      const times: number[] = [];
+      for (const position of positions) {
+        began = process.hrtime.bigint();
+        const state = await runtime.stateAt("bench", position);
+        times.push(seconds(began) * 1000);
+        if (state.position !== position) throw new Error(`stateAt(${position}) gave the state at ${state.position}`);
+      }
+      const sorted = [...times].sort((a, b) => a - b);
+      rows.push([`stateAt at 20 random positions, ${pass} (snapshots on disk${pass === "again" ? ", their chunks in memory" : ""})`, `median ${sorted[10]?.toFixed(0)} ms, slowest ${sorted[19]?.toFixed(0)} ms (load ${load()}): ${times.map((ms) => ms.toFixed(0)).join(", ")}`]);
+      recordResult(pass === "first" ? "snapshots.stateAt" : "snapshots.stateAtAgain", `stateAt at 20 random positions (${pass}), slowest`, sorted[19] ?? 0, "ms");
+    }
+    await runtime.close();
+  }
+
+  // The whole session's replay verified, streamed.
+  {
+    global.gc?.();
+    let peakHeap = 0;
+    let peakRss = 0;
+    let streamed = 0;
+    const events = async function* () {
+      for await (const event of log.readAll()) {
+        streamed += 1;
+        if (streamed % 10_000 === 0) {
+          const usage = process.memoryUsage();
+          peakHeap = Math.max(peakHeap, usage.heapUsed);
+          peakRss = Math.max(peakRss, usage.rss);
+        }
+        yield event;
+      }
+    };
+    began = process.hrtime.bigint();
+    const report = await verifyReplay(events(), { registry: new ToolRegistry([noop]) });
+    const replaySeconds = seconds(began);
+    rows.push([`verifyReplay of the whole session, streamed: ${streamed} events`, `${replaySeconds.toFixed(1)} s, ${Math.round(streamed / replaySeconds)} events/s (load ${load()}); ${report.identical ? "identical" : `NOT identical: ${JSON.stringify(report.divergences[0])}`}, ${report.compared} decisions; peak heap ${(peakHeap / 2 ** 20).toFixed(0)} MB, RSS ${(peakRss / 2 ** 20).toFixed(0)} MB`]);
+    recordResult("snapshots.replayRate", `verifyReplay of ${streamed} events, streamed`, streamed / replaySeconds, "events/s");
+  }
+  await log.close();
+} finally {
+  if (keptLog === undefined) await rm(dir, { recursive: true, force: true });
+}
+const width = Math.max(...rows.map((row) => row[0]!.length));
+for (const [name, value] of rows) console.log(`${name!.padEnd(width)}  ${value}`);
