@@ -120,8 +120,13 @@ export function describeNetworkError(error: unknown, credential: ProviderCredent
   return `${code !== undefined ? ` (${code})` : ""}${message !== undefined ? `: ${shortReason(message, credential)}` : ""}`;
 }
 
-/** `type` and `message` of an error body: `{ error: { type, message } }` or the inner object itself. */
-function errorBodyReason(body: unknown): { type?: string; message?: string } {
+/**
+ * `type` and `message` of an error body: `{ error: { type, message } }` or the inner object itself.
+ *
+ * @example
+ * errorBodyReason({ error: { type: "overloaded_error", message: "Overloaded" } }); // { type: "overloaded_error", message: "Overloaded" }
+ */
+export function errorBodyReason(body: unknown): { type?: string; message?: string } {
   if (typeof body === "string") return body.trim() === "" ? {} : { message: body };
   if (!isRecord(body)) return {};
   const inner = recordField(body, "error") ?? body;

@@ -1,5 +1,5 @@
 import { ProviderError } from "../../errors/provider-error.js";
-import { describeNetworkError, httpStatusFailure } from "../http-failure.js";
+import { describeNetworkError, errorBodyReason, httpStatusFailure, shortReason } from "../http-failure.js";
 import { readProviderCredential, type ProviderCredential } from "../provider-credential.js";
 import type { FinalizationFailure } from "../stream-finalization.js";
 import { transportFailure } from "../stream-finalization.js";
@@ -18,7 +18,6 @@ interface ApiCallErrorFields {
   responseHeaders: Record<string, string> | undefined;
   responseBody: string | undefined;
   isRetryable: boolean | undefined;
-  cause: unknown;
   message: string;
 }
 
@@ -83,7 +82,6 @@ function apiCallError(error: unknown): ApiCallErrorFields | undefined {
     responseHeaders: headers,
     responseBody: typeof fields.responseBody === "string" ? fields.responseBody : undefined,
     isRetryable: typeof fields.isRetryable === "boolean" ? fields.isRetryable : undefined,
-    cause: error.cause,
     message: error.message,
   };
 }
@@ -100,20 +98,14 @@ function parsedBody(body: string | undefined): unknown {
 
 /** In-band error types that name the client's mistake: asking again gets the same answer. */
 function isClientErrorType(error: unknown): boolean {
-  if (!isRecord(error)) return false;
-  const inner = isRecord(error.error) ? error.error : error;
-  const type = typeof inner.type === "string" ? inner.type : typeof inner.code === "string" ? inner.code : undefined;
+  const { type } = errorBodyReason(error);
   return type !== undefined && /invalid_request|authentication|permission|not_found/.test(type);
 }
 
 /** `: message` of an in-band error, one line, scrubbed. */
 function describe(error: unknown): string {
   if (error instanceof Error) return describeNetworkError(error, modelCredential);
-  if (typeof error === "string") return `: ${modelCredential.scrub(error).slice(0, 200)}`;
-  if (isRecord(error)) {
-    const inner = isRecord(error.error) ? error.error : error;
-    const parts = [inner.type, inner.code, inner.message].filter((part): part is string => typeof part === "string" && part !== "");
-    if (parts.length > 0) return `: ${modelCredential.scrub(parts.join(": ")).replace(/\s+/g, " ").slice(0, 200)}`;
-  }
-  return "";
+  const { type, message } = errorBodyReason(error);
+  const text = [type, message].filter((part) => part !== undefined).join(": ");
+  return text === "" ? "" : `: ${shortReason(text, modelCredential)}`;
 }

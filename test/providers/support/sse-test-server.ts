@@ -1,7 +1,5 @@
-import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
-import type { Socket } from "node:net";
-import { readJsonBody } from "./http-request-body.js";
+import { type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
+import { readJsonBody, startLocalHttpServer } from "./local-http-server.js";
 
 /**
  * A real HTTP server for provider adapter tests: started on port 0 inside a test, it answers each
@@ -51,15 +49,6 @@ export interface SseTestServer {
 export async function startSseTestServer(): Promise<SseTestServer> {
   const queue: ScriptedReply[] = [];
   const requests: RecordedRequest[] = [];
-  const sockets = new Set<Socket>();
-
-  const server = createServer((request, response) => {
-    void handle(request, response);
-  });
-  server.on("connection", (socket) => {
-    sockets.add(socket);
-    socket.on("close", () => sockets.delete(socket));
-  });
 
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const body = await readJsonBody(request);
@@ -88,11 +77,10 @@ export async function startSseTestServer(): Promise<SseTestServer> {
     else if (ending === "cut") setTimeout(() => response.socket?.destroy(), 20);
   }
 
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
+  const server = await startLocalHttpServer(handle);
 
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: server.url,
     requests,
     get remaining() {
       return queue.length;
@@ -100,10 +88,7 @@ export async function startSseTestServer(): Promise<SseTestServer> {
     enqueue(...replies) {
       queue.push(...replies);
     },
-    async close() {
-      for (const socket of sockets) socket.destroy();
-      await new Promise<void>((resolve, reject) => server.close((error) => (error ? reject(error) : resolve())));
-    },
+    close: () => server.close(),
   };
 }
 

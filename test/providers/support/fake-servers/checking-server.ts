@@ -1,6 +1,5 @@
-import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo, Socket } from "node:net";
-import { readJsonBody } from "../http-request-body.js";
+import { type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
+import { readJsonBody, startLocalHttpServer } from "../local-http-server.js";
 
 /**
  * The part every fake provider server shares: a real HTTP server on 127.0.0.1 that checks each
@@ -115,19 +114,10 @@ export interface ProviderBehaviour<Reply extends ReplyControls> {
 export async function startCheckingServer<Reply extends ReplyControls>(behaviour: ProviderBehaviour<Reply>): Promise<FakeProviderServer> {
   const requests: ReceivedRequest[] = [];
   const problems: string[] = [];
-  const sockets = new Set<Socket>();
   const earlier = (behaviour.alreadyServed ?? []).map((reply, index) => ({ reply, number: index + 1 }));
   const required: ServedReply<Reply>[] = [...earlier];
   const issued: ServedReply<Reply>[] = [...earlier];
   let served = 0;
-
-  const server = createServer((request, response) => {
-    void handle(request, response);
-  });
-  server.on("connection", (socket) => {
-    sockets.add(socket);
-    socket.on("close", () => sockets.delete(socket));
-  });
 
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const body = await readJsonBody(request);
@@ -172,20 +162,16 @@ export async function startCheckingServer<Reply extends ReplyControls>(behaviour
     else response.end();
   }
 
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
+  const server = await startLocalHttpServer(handle);
 
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: server.url,
     requests,
     problems,
     get remaining() {
       return behaviour.script.length - served;
     },
-    async close() {
-      for (const socket of sockets) socket.destroy();
-      await new Promise<void>((resolve, reject) => server.close((error) => (error ? reject(error) : resolve())));
-    },
+    close: () => server.close(),
   };
 }
 
