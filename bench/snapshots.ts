@@ -8,12 +8,13 @@
  * - opens the session in a new runtime (from the newest snapshot) and sends one more message;
  * - asks a new runtime's `stateAt` at 20 random positions (snapshots on disk, none in memory), then
  *   the same positions again;
- * - verifies the replay of the whole session streamed (`verifyReplay` over `readAll`), with its
- *   peak memory.
+ * - verifies the replay of a whole session of ~N events that replays identical, streamed (bench/replay-verify.ts:
+ *   `verifyReplay` over `readAll`), with its peak memory per quarter.
  *
- *   node --import tsx --expose-gc bench/snapshots.ts [events=1000000] [log-directory]
+ *   node --import tsx --expose-gc bench/snapshots.ts [events=1000000] [log-directory] [replay-log-directory]
  *
- * With a log directory, the generated log (and its snapshots) is kept there for the next run.
+ * With a log directory, the generated log (and its snapshots) is kept there for the next run; with
+ * a replay log directory, so is the session the replay verifies.
  */
 import { readFileSync } from "node:fs";
 import { mkdtemp, readdir, rm, stat } from "node:fs/promises";
@@ -24,15 +25,15 @@ import { readEvents } from "../src/core/read-events.js";
 import { SessionFold } from "../src/core/session-fold.js";
 import { sessionStream } from "../src/core/session-stream.js";
 import { SessionSnapshotWriter } from "../src/projections/session-snapshot.js";
-import { verifyReplay } from "../src/replay/replay-verifier.js";
 import { defaultSnapshotEvery } from "../src/runtime/session-store.js";
-import { ToolRegistry } from "../src/tools/tool-registry.js";
 import { scriptedProvider } from "../src/testing/index.js";
 import { generate, noop } from "./generated-session.js";
+import { measureReplayVerification } from "./replay-verify.js";
 import { recordResult } from "./results.js";
 
 const targetEvents = Number(process.argv[2] ?? 1_000_000);
 const keptLog = process.argv[3];
+const keptReplayLog = process.argv[4];
 const rows: string[][] = [];
 /** The load average now (1, 5, 15 minutes): every figure is reported with it. */
 const load = (): string => readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ");
@@ -51,6 +52,7 @@ async function du(directory: string): Promise<{ bytes: number; files: number }> 
 }
 
 const dir = keptLog ?? (await mkdtemp(join(tmpdir(), "turnlog-snapshots-")));
+const replayDir = keptReplayLog ?? (await mkdtemp(join(tmpdir(), "turnlog-replay-verify-")));
 try {
   let log = await LevelEventLog.open(dir, { durability: "relaxed", answers: false });
   const stream = sessionStream("bench");
@@ -137,32 +139,14 @@ try {
     await runtime.close();
   }
 
-  // The whole session's replay verified, streamed.
-  {
-    global.gc?.();
-    let peakHeap = 0;
-    let peakRss = 0;
-    let streamed = 0;
-    const events = async function* () {
-      for await (const event of log.readAll()) {
-        streamed += 1;
-        if (streamed % 10_000 === 0) {
-          const usage = process.memoryUsage();
-          peakHeap = Math.max(peakHeap, usage.heapUsed);
-          peakRss = Math.max(peakRss, usage.rss);
-        }
-        yield event;
-      }
-    };
-    began = process.hrtime.bigint();
-    const report = await verifyReplay(events(), { registry: new ToolRegistry([noop]) });
-    const replaySeconds = seconds(began);
-    rows.push([`verifyReplay of the whole session, streamed: ${streamed} events`, `${replaySeconds.toFixed(1)} s, ${Math.round(streamed / replaySeconds)} events/s (load ${load()}); ${report.identical ? "identical" : `NOT identical: ${JSON.stringify(report.divergences[0])}`}, ${report.compared} decisions; peak heap ${(peakHeap / 2 ** 20).toFixed(0)} MB, RSS ${(peakRss / 2 ** 20).toFixed(0)} MB`]);
-    recordResult("snapshots.replayRate", `verifyReplay of ${streamed} events, streamed`, streamed / replaySeconds, "events/s");
-  }
   await log.close();
+
+  // The replay of a whole session verified, streamed: a session written to replay identical (the
+  // generated one above does not), in a directory of its own.
+  rows.push(...(await measureReplayVerification(replayDir, targetEvents)));
 } finally {
   if (keptLog === undefined) await rm(dir, { recursive: true, force: true });
+  if (keptReplayLog === undefined) await rm(replayDir, { recursive: true, force: true });
 }
 const width = Math.max(...rows.map((row) => row[0]!.length));
 for (const [name, value] of rows) console.log(`${name!.padEnd(width)}  ${value}`);

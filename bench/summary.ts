@@ -63,6 +63,7 @@ const layout: { id: string; target?: Target }[] = [
   { id: "snapshots.open" },
   { id: "snapshots.resume", target: { compare: "≤", value: 200, unit: "ms" } },
   { id: "snapshots.replayRate", target: { compare: "≥", value: 300_000, unit: "events/s" } },
+  { id: "snapshots.replayPeakHeap" },
   { id: "longSession.ratio", target: { compare: "≤", value: 1.5, unit: "×" } },
   { id: "longSession.peakRss" },
   { id: "longSession.peakHeap" },
