@@ -65,7 +65,8 @@ export async function generateReplayable(log: LevelEventLog, count: number): Pro
   const template = new MemoryEventLog();
   await record(template, 2);
   const events = await template.readStream("session-bench");
-  const perMessage = (events.length - 1) / 2;
+  // The events of a user message once the session compacts (the template's second).
+  const perMessage = events.length - events.findLastIndex((event) => event.type === "session.user_message.added");
   const inputOf = <Type extends string>(type: Type, which: (event: RecordedEvent) => boolean = () => true) => {
     const found = events.find((event) => event.type === type && which(event));
     if (found === undefined) throw new Error(`the template session has no ${type}`);

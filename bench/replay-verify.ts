@@ -46,7 +46,7 @@ export async function measureReplayVerification(directory: string, count: number
     global.gc?.();
     const baseline = process.memoryUsage().heapUsed;
     // The peak heap in each quarter of the session (sampled every 10 000 events), and its rate.
-    const quarter = Math.max(10_000, Math.round(written / 4 / 10_000) * 10_000);
+    const quarter = Math.max(10_000, Math.floor(written / 4 / 10_000) * 10_000);
     const quarters: string[] = [];
     let peakHeap = 0;
     let quarterPeak = 0;

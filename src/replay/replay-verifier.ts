@@ -3,7 +3,7 @@ import { isDecisionEvent, parseEvent } from "../contracts/events.js";
 import type { PolicySnapshot } from "../contracts/policy.js";
 import type { RecordedEvent, RecordedTurnlogEvent } from "../log/event-log.js";
 import type { ToolRegistry } from "../tools/tool-registry.js";
-import { firstDifference } from "../util/first-difference.js";
+import { firstDifference, sameJson } from "../util/first-difference.js";
 import type { EventOf, GateDecisionRecord, ToolPlan, TurnlogEvent } from "../contracts/events.js";
 import type { GateEnvironment } from "../policy/gate.js";
 import type { HistoryCompressor } from "../history/history-compressor.js";
@@ -186,7 +186,9 @@ export async function verifyReplay(events: AsyncIterable<RecordedEvent> | Iterab
         let compareWith = asLoggedWhereHostCodeIsMissing(asLoggedWhereUnverifiable(next, event, fold, unverifiable), event, fold, tools, { unverifiable, schemaLevel });
         if (config.decisionsVersion !== undefined) compareWith = withoutFieldsTheLogPredates(compareWith, event);
         changes.push(...decisionChanges(position, event, compareWith, toolOf));
-        const difference = firstDifference({ type: event.type, data: event.data }, compareWith);
+        // Almost every decision agrees: the path of a difference is walked only when there is one.
+        const logged = { type: event.type, data: event.data };
+        const difference = sameJson(logged, compareWith) ? undefined : firstDifference(logged, compareWith);
         if (difference !== undefined) divergences.push({ position, type: event.type, ...difference });
       }
     } else if (expected.length > 0) {
