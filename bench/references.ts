@@ -13,6 +13,8 @@
  *   (`buildNativeHistory`, history-slots.ts) and from scratch (`buildNativeHistoryFromScratch`);
  * - canonical JSON (what every hash is computed over): `canonicalJsonOf` (safe-stable-stringify)
  *   and the `canonicalize` package, over every event's data;
+ * - replay's comparison of each decision event with its recomputation (here a copy): `sameJson`
+ *   and `firstDifference`, what the verifier walked before for every decision;
  * - the secret rules' patterns over the realistic workload's tool outputs (bench/realistic-workload.ts,
  *   issue 35): each pattern skipped where its required literal is missing (`matchesOf`) and each run
  *   (`matchesOfReference`);
@@ -43,6 +45,8 @@ import { evolveCallOnly, sessionStateProjection, thawState, type SessionState } 
 import { MemoryEventLog, scriptedProvider } from "../src/testing/index.js";
 import type { ScriptStep } from "../src/testing/index.js";
 import { canonicalJsonOf } from "../src/util/canonical-json.js";
+import { firstDifference, sameJson } from "../src/util/first-difference.js";
+import { isDecisionEvent } from "../src/contracts/events.js";
 import { matchesOf, matchesOfReference } from "../src/policy/secrets/pattern-matches.js";
 import { createSecretRedactor, redactTextReference } from "../src/policy/secrets/secret-detector.js";
 import { KnownSecrets, scannedPatterns } from "../src/policy/secrets/secret-patterns.js";
@@ -214,6 +218,21 @@ const report = (id: string, what: string, count: number, unit: string, timed: { 
     },
   );
   report("canonicalJson", `canonical JSON, ${values.length} events' data`, values.length, "event", timed, ["the canonicalize package", "canonicalJsonOf (safe-stable-stringify)"], "property-tests/canonical-json.test.ts");
+}
+
+// Replay's comparison of each decision event with what the code recomputed: equal, as almost
+// every one is (the recomputed one a copy, as the log's JSON and the recomputation are).
+{
+  const pairs = events.filter((event) => isDecisionEvent(event.type)).map((event) => [{ type: event.type, data: event.data }, JSON.parse(JSON.stringify({ type: event.type, data: event.data })) as unknown] as const);
+  const timed = timePair(
+    () => {
+      for (const [logged, recomputed] of pairs) if (firstDifference(logged, recomputed) !== undefined) throw new Error("a copy differs");
+    },
+    () => {
+      for (const [logged, recomputed] of pairs) if (!sameJson(logged, recomputed)) throw new Error("a copy differs");
+    },
+  );
+  report("replayComparison", `replay's comparison of ${pairs.length} equal decision events`, pairs.length, "event", timed, ["firstDifference", "sameJson"], "property-tests/first-difference.test.ts");
 }
 
 // The secret rules over realistic tool outputs, and the short texts of realistic calls.
