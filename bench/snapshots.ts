@@ -13,8 +13,9 @@
  *
  *   node --import tsx --expose-gc bench/snapshots.ts [events=1000000] [log-directory] [replay-log-directory]
  *
- * With a log directory, the generated log (and its snapshots) is kept there for the next run; with
- * a replay log directory, so is the session the replay verifies.
+ * With a log directory, the generated log (and its snapshots) is kept there for the next run, and
+ * the session the replay verifies in the replay log directory (default: the log directory's name
+ * with `-replay`).
  */
 import { readFileSync } from "node:fs";
 import { mkdtemp, readdir, rm, stat } from "node:fs/promises";
@@ -33,7 +34,8 @@ import { recordResult } from "./results.js";
 
 const targetEvents = Number(process.argv[2] ?? 1_000_000);
 const keptLog = process.argv[3];
-const keptReplayLog = process.argv[4];
+/** The session the replay verifies, kept beside the kept log unless named. */
+const keptReplayLog = process.argv[4] ?? (keptLog === undefined ? undefined : `${keptLog}-replay`);
 const rows: string[][] = [];
 /** The load average now (1, 5, 15 minutes): every figure is reported with it. */
 const load = (): string => readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ");
