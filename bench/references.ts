@@ -15,7 +15,8 @@
  *   and the `canonicalize` package, over every event's data;
  * - the secret rules' patterns over the realistic workload's tool outputs (bench/realistic-workload.ts,
  *   issue 35): each pattern skipped where its required literal is missing (`matchesOf`) and each run
- *   (`matchesOfReference`);
+ *   (`matchesOfReference`); and the labelled-value rule (`name=`, `name:`) found by hand
+ *   (`nextLabelledValue`) and by its regular expression;
  * - the short texts the detector scans in each call of that workload (its arguments' keys and string
  *   values, the tool's name, the call's ID): with the memo of clean short texts (`redactText`) and
  *   scanned each time (`redactTextReference`);
@@ -46,6 +47,7 @@ import { MemoryEventLog, scriptedProvider } from "../src/testing/index.js";
 import type { ScriptStep } from "../src/testing/index.js";
 import { canonicalJsonOf } from "../src/util/canonical-json.js";
 import { matchesOf, matchesOfReference } from "../src/policy/secrets/pattern-matches.js";
+import { labelledValuePattern, nextLabelledValue } from "../src/policy/secrets/labelled-values.js";
 import { createSecretRedactor, redactTextReference } from "../src/policy/secrets/secret-detector.js";
 import { KnownSecrets, scannedPatterns } from "../src/policy/secrets/secret-patterns.js";
 import { countTokens } from "gpt-tokenizer/encoding/o200k_base";
@@ -233,6 +235,16 @@ const report = (id: string, what: string, count: number, unit: string, timed: { 
     },
   );
   report("secretPrefilter", `the secret rules' ${scannedPatterns.length} patterns over ${outputs.length} realistic tool outputs`, outputs.length, "output", timed, ["every pattern run", "skipped without its required literal (matchesOf)"], "property-tests/secret-pattern-prefilter.test.ts");
+
+  const labelled = timePair(
+    () => {
+      for (const output of outputs) for (const match of output.matchAll(labelledValuePattern)) void match;
+    },
+    () => {
+      for (const output of outputs) for (let match = nextLabelledValue(output, 0); match !== undefined; match = nextLabelledValue(output, match.end)) void match;
+    },
+  );
+  report("labelledValues", `the labelled-value rule (\`name=\`, \`name:\`) over ${outputs.length} realistic tool outputs`, outputs.length, "output", labelled, ["its regular expression", "found by hand (nextLabelledValue)"], "property-tests/labelled-values.test.ts");
 
   const shortTexts = calls.flatMap((call) => {
     const parsed = JSON.parse(call.arguments) as Record<string, unknown>;

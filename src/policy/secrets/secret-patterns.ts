@@ -25,6 +25,7 @@ import { isKeyLikeExemptName, isKeyLikeValue, shannonEntropy } from "./secret-en
 import { scanEncodedSecrets, scanWrappedSecrets } from "./secret-boundaries.js";
 import { scanVendoredRules } from "./vendored-secret-rules.js";
 import { matchesOf } from "./pattern-matches.js";
+import { labelledValuePattern, nextLabelledValue } from "./labelled-values.js";
 
 /** The replacement text; a value equal to it is already redacted and never a finding again. */
 export const redactionMarker = "[REDACTED]";
@@ -347,12 +348,6 @@ function scanQueryParameters(text: string, report: Report): void {
   }
 }
 
-/**
- * A name followed by `=`, `:=` or `:`: `DB_PASSWORD=…`, `export API_KEY="…"`, `--password=…`,
- * `"apiKey": "…"` (JSON inside a string, or cut-off JSON), `password: …` (YAML, headers),
- * `{ token: '…' }`. The look-behind keeps the name whole and leaves `?name=` to the query scanner.
- */
-const labelledValue = /(?<![A-Za-z0-9_.$\\?&/@-]|&amp;)(-{1,2})?(\\?["'])?([A-Za-z_][A-Za-z0-9_.-]*)\2[ \t]*(:=|=|:)[ \t]*/dg;
 
 /** Literals that are no secret even under a secret name. */
 const nonSecretLiterals = new Set(["null", "none", "nil", "undefined", "true", "false"]);
@@ -377,21 +372,25 @@ function looksLikeCode(value: string, next: string | undefined): boolean {
   return /^[A-Za-z_$][\w$]*$/.test(value) && (isSecretVariableName(value) || nameWords(value).at(-1) === "key");
 }
 
+/**
+ * A name followed by `=`, `:=` or `:` (`labelled-values.ts`): `DB_PASSWORD=…`, `export API_KEY="…"`,
+ * `--password=…`, `"apiKey": "…"` (JSON inside a string, or cut-off JSON), `password: …` (YAML,
+ * headers), `{ token: '…' }`.
+ */
 function scanLabelledValues(text: string, report: Report): void {
-  for (const match of matchesOf(text, labelledValue)) {
-    const [whole, dashes, nameQuote, name, separator] = match;
-    if (name === undefined || separator === undefined) continue;
+  for (let match = nextLabelledValue(text, 0); match !== undefined; match = nextLabelledValue(text, match.end)) {
+    const { dashes, nameQuote, name, separator } = match;
     // `Authorization` values are the authorization scanner's, which knows about schemes.
     if (/^(?:proxy-)?authorization$/i.test(name)) continue;
     const nameStart = match.index + (dashes?.length ?? 0);
     const isColon = separator === ":";
     const isVariable = !isColon && dashes === undefined && nameQuote === undefined;
     if (!(isVariable ? isSecretVariableName(name) : isSecretFieldName(name))) {
-      scanKeyLikeValue(text, match.index + whole.length, name, isColon && nameQuote === undefined && !isAtLineStart(text, nameStart) && !isQuotedAt(text, nameStart), report);
+      scanKeyLikeValue(text, match.end, name, isColon && nameQuote === undefined && !isAtLineStart(text, nameStart) && !isQuotedAt(text, nameStart), report);
       continue;
     }
 
-    const valueStart = match.index + whole.length;
+    const valueStart = match.end;
     const quote = openingQuote(text, valueStart);
     let span: { start: number; end: number };
     if (quote !== undefined) {
@@ -771,7 +770,7 @@ export const scannedPatterns: readonly RegExp[] = [
   unlabelledBearer,
   urlUserInfo,
   queryParameter,
-  labelledValue,
+  labelledValuePattern,
   twilioAccountSid,
   passwordFlagCommand,
   passwordFlag,
