@@ -24,7 +24,7 @@ import { isSecretFieldName, isSecretQueryParameterName, isSecretVariableName, na
 import { isKeyLikeExemptName, isKeyLikeValue, shannonEntropy } from "./secret-entropy.js";
 import { scanEncodedSecrets, scanWrappedSecrets } from "./secret-boundaries.js";
 import { scanVendoredRules } from "./vendored-secret-rules.js";
-import { matchesOf } from "./pattern-matches.js";
+import { matchesOf, registerPrefilteredPatterns } from "./pattern-matches.js";
 import { labelledValuePattern, nextLabelledValue } from "./labelled-values.js";
 
 /** The replacement text; a value equal to it is already redacted and never a finding again. */
@@ -785,3 +785,5 @@ export const scannedPatterns: readonly RegExp[] = [
   puttyMac,
   dockerAuth,
 ];
+
+registerPrefilteredPatterns(scannedPatterns);
