@@ -19,6 +19,8 @@ export interface KeywordAutomaton {
   transitions: Int32Array;
   /** The groups (indices into the keyword lists it was built from) a keyword ending in each state selects, suffixes included. */
   outputs: number[][];
+  /** 1 for a state with outputs: most characters end no keyword, and reading this is cheaper than `outputs`. */
+  accepting: Uint8Array;
 }
 
 /**
@@ -88,5 +90,6 @@ export function buildKeywordAutomaton(keywordsByGroup: readonly (readonly string
       }
     }
   }
-  return { symbols, symbolCount, transitions, outputs };
+  const accepting = Uint8Array.from(outputs, (found) => (found.length > 0 ? 1 : 0));
+  return { symbols, symbolCount, transitions, outputs, accepting };
 }

@@ -95,7 +95,7 @@ function literalSet(): LiteralSet | undefined {
     );
   }
   const automaton = buildKeywordAutomaton(literals.map((literal) => [literal.text.toLowerCase()]));
-  const { symbols, symbolCount, transitions, outputs } = automaton;
+  const { symbols, symbolCount, transitions, outputs, accepting } = automaton;
   let lastText: string | undefined;
   let lastPresent = new Uint8Array(literals.length);
   literalSetBuilt = {
@@ -107,6 +107,7 @@ function literalSet(): LiteralSet | undefined {
       for (let index = 0; index < text.length; index += 1) {
         const code = text.charCodeAt(index);
         state = transitions[state * symbolCount + (code < 128 ? symbols[code]! : 0)]!;
+        if (accepting[state] === 0) continue;
         const found = outputs[state]!;
         for (let position = 0; position < found.length; position += 1) {
           const id = found[position]!;

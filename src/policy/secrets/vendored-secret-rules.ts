@@ -109,12 +109,13 @@ export const vendoredRuleCount = vendored.rules.length;
 
 /** The rules whose keywords `text` contains (case-insensitively, as gitleaks looks), in rule order. */
 function rulesToRun(text: string, { automaton, keywordlessRules }: CompiledRules): number[] {
-  const { symbols, symbolCount, transitions, outputs } = automaton;
+  const { symbols, symbolCount, transitions, outputs, accepting } = automaton;
   const selected = new Set<number>(keywordlessRules);
   let state = 0;
   for (let index = 0; index < text.length; index += 1) {
     const code = text.charCodeAt(index);
     state = transitions[state * symbolCount + (code < 128 ? symbols[code]! : 0)]!;
+    if (accepting[state] === 0) continue;
     const found = outputs[state]!;
     for (let position = 0; position < found.length; position += 1) selected.add(found[position]!);
   }
