@@ -26,6 +26,7 @@ import { scanEncodedSecrets, scanWrappedSecrets } from "./secret-boundaries.js";
 import { scanVendoredRules } from "./vendored-secret-rules.js";
 import { matchesOf, registerPrefilteredPatterns } from "./pattern-matches.js";
 import { labelledValuePattern, nextLabelledValue } from "./labelled-values.js";
+import { isBase64Code, longestBase64Run } from "./base64-runs.js";
 
 /** The replacement text; a value equal to it is already redacted and never a finding again. */
 export const redactionMarker = "[REDACTED]";
@@ -446,12 +447,9 @@ function scanKeyLikeValue(text: string, valueStart: number, name: string, inPros
  * and lower case and digits, near-random (a git SHA is 40 hex characters, lower case; a path has
  * words), and not base64 of readable text.
  */
-/** Whether a UTF-16 code is a base64 character: a letter, a digit, `+` or `/`. */
-function isBase64Code(code: number): boolean {
-  return (code >= 48 && code <= 57) || (code >= 65 && code <= 90) || (code >= 97 && code <= 122) || code === 43 || code === 47;
-}
-
 function scanUnlabelledAwsSecrets(text: string, report: Report): void {
+  // A key is a whole run of exactly 40: a text whose longest run is shorter has none.
+  if (longestBase64Run(text) < 40) return;
   // Maximal runs found by hand, each character read once: a regular expression for a bounded run
   // with look-arounds is retried at every position of every long word, the costliest rule of all.
   let runStart = -1;
