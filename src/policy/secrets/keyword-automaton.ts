@@ -93,3 +93,22 @@ export function buildKeywordAutomaton(keywordsByGroup: readonly (readonly string
   const accepting = Uint8Array.from(outputs, (found) => (found.length > 0 ? 1 : 0));
   return { symbols, symbolCount, transitions, outputs, accepting };
 }
+
+/**
+ * Every keyword of `automaton` in `text`, in one pass: `found(group, end)` for each occurrence of a
+ * keyword of `group` that ends just before `end` (an ASCII letter of the text read in either case).
+ *
+ * @example
+ * scanKeywords(automaton, "export SK_TOKEN=…", (group, end) => console.log(group, end));
+ */
+export function scanKeywords(automaton: KeywordAutomaton, text: string, found: (group: number, end: number) => void): void {
+  const { symbols, symbolCount, transitions, outputs, accepting } = automaton;
+  let state = 0;
+  for (let index = 0; index < text.length; index += 1) {
+    const code = text.charCodeAt(index);
+    state = transitions[state * symbolCount + (code < 128 ? symbols[code]! : 0)]!;
+    if (accepting[state] === 0) continue;
+    const groups = outputs[state]!;
+    for (let position = 0; position < groups.length; position += 1) found(groups[position]!, index + 1);
+  }
+}

@@ -8,7 +8,7 @@
  * `matchesOfReference` runs every rule, and property-tests/secret-pattern-prefilter.test.ts checks
  * that the two agree (docs/design.md#14-speed-ups-and-their-references).
  */
-import { buildKeywordAutomaton } from "./keyword-automaton.js";
+import { buildKeywordAutomaton, scanKeywords } from "./keyword-automaton.js";
 
 /**
  * `text.matchAll(pattern)` for a global pattern, without the copy of the regex `matchAll` makes on
@@ -95,7 +95,6 @@ function literalSet(): LiteralSet | undefined {
     );
   }
   const automaton = buildKeywordAutomaton(literals.map((literal) => [literal.text.toLowerCase()]));
-  const { symbols, symbolCount, transitions, outputs, accepting } = automaton;
   let lastText: string | undefined;
   let lastPresent = new Uint8Array(literals.length);
   literalSetBuilt = {
@@ -103,20 +102,12 @@ function literalSet(): LiteralSet | undefined {
     presentIn(text: string): Uint8Array {
       if (text === lastText) return lastPresent;
       const present = new Uint8Array(literals.length);
-      let state = 0;
-      for (let index = 0; index < text.length; index += 1) {
-        const code = text.charCodeAt(index);
-        state = transitions[state * symbolCount + (code < 128 ? symbols[code]! : 0)]!;
-        if (accepting[state] === 0) continue;
-        const found = outputs[state]!;
-        for (let position = 0; position < found.length; position += 1) {
-          const id = found[position]!;
-          if (present[id] === 1) continue;
-          const literal = literals[id]!;
-          if (literal.exact && !text.startsWith(literal.text, index + 1 - literal.text.length)) continue;
-          present[id] = 1;
-        }
-      }
+      scanKeywords(automaton, text, (id, end) => {
+        if (present[id] === 1) return;
+        const literal = literals[id]!;
+        if (literal.exact && !text.startsWith(literal.text, end - literal.text.length)) return;
+        present[id] = 1;
+      });
       lastText = text;
       lastPresent = present;
       return present;

@@ -16,7 +16,7 @@
  */
 import vendored from "./gitleaks-rules.json" with { type: "json" };
 import { shannonEntropy } from "./secret-entropy.js";
-import { buildKeywordAutomaton, type KeywordAutomaton } from "./keyword-automaton.js";
+import { buildKeywordAutomaton, scanKeywords, type KeywordAutomaton } from "./keyword-automaton.js";
 
 /** One gitleaks finding: the secret's span and the rule that found it. */
 export interface VendoredFinding {
@@ -109,16 +109,8 @@ export const vendoredRuleCount = vendored.rules.length;
 
 /** The rules whose keywords `text` contains (case-insensitively, as gitleaks looks), in rule order. */
 function rulesToRun(text: string, { automaton, keywordlessRules }: CompiledRules): number[] {
-  const { symbols, symbolCount, transitions, outputs, accepting } = automaton;
   const selected = new Set<number>(keywordlessRules);
-  let state = 0;
-  for (let index = 0; index < text.length; index += 1) {
-    const code = text.charCodeAt(index);
-    state = transitions[state * symbolCount + (code < 128 ? symbols[code]! : 0)]!;
-    if (accepting[state] === 0) continue;
-    const found = outputs[state]!;
-    for (let position = 0; position < found.length; position += 1) selected.add(found[position]!);
-  }
+  scanKeywords(automaton, text, (rule) => selected.add(rule));
   return [...selected].sort((left, right) => left - right);
 }
 
