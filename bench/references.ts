@@ -17,10 +17,13 @@
  *   and `firstDifference`, what the verifier walked before for every decision;
  * - the secret rules' patterns over the realistic workload's tool outputs (bench/realistic-workload.ts,
  *   issue 35): each pattern skipped where its required literal is missing (`matchesOf`) and each run
- *   (`matchesOfReference`);
+ *   (`matchesOfReference`); and the labelled-value rule (`name=`, `name:`) found by hand
+ *   (`nextLabelledValue`) and by its regular expression;
  * - the short texts the detector scans in each call of that workload (its arguments' keys and string
  *   values, the tool's name, the call's ID): with the memo of clean short texts (`redactText`) and
- *   scanned each time (`redactTextReference`).
+ *   scanned each time (`redactTextReference`);
+ * - the token count of each of that workload's tool outputs: piece by piece with a cache of the
+ *   pieces' counts (`countByPieces`) and `boundedCount` over gpt-tokenizer's `countTokens`.
  *
  * Each pair is timed in alternating rounds and reported as the median of the rounds (a history
  * build: the median build); the property test named beside each row checks that the two give the
@@ -48,8 +51,11 @@ import { canonicalJsonOf } from "../src/util/canonical-json.js";
 import { firstDifference, sameJson } from "../src/util/first-difference.js";
 import { isDecisionEvent } from "../src/contracts/events.js";
 import { matchesOf, matchesOfReference } from "../src/policy/secrets/pattern-matches.js";
+import { labelledValuePattern, nextLabelledValue } from "../src/policy/secrets/labelled-values.js";
 import { createSecretRedactor, redactTextReference } from "../src/policy/secrets/secret-detector.js";
 import { KnownSecrets, scannedPatterns } from "../src/policy/secrets/secret-patterns.js";
+import { countTokens } from "gpt-tokenizer/encoding/o200k_base";
+import { boundedCount, countByPieces } from "../src/history/token-estimator.js";
 import { realisticScript } from "./realistic-workload.js";
 import { median, printRows, recordResult } from "./results.js";
 
@@ -249,6 +255,16 @@ const report = (id: string, what: string, count: number, unit: string, timed: { 
   );
   report("secretPrefilter", `the secret rules' ${scannedPatterns.length} patterns over ${outputs.length} realistic tool outputs`, outputs.length, "output", timed, ["every pattern run", "skipped without its required literal (matchesOf)"], "property-tests/secret-pattern-prefilter.test.ts");
 
+  const labelled = timePair(
+    () => {
+      for (const output of outputs) for (const match of output.matchAll(labelledValuePattern)) void match;
+    },
+    () => {
+      for (const output of outputs) for (let match = nextLabelledValue(output, 0); match !== undefined; match = nextLabelledValue(output, match.end)) void match;
+    },
+  );
+  report("labelledValues", `the labelled-value rule (\`name=\`, \`name:\`) over ${outputs.length} realistic tool outputs`, outputs.length, "output", labelled, ["its regular expression", "found by hand (nextLabelledValue)"], "property-tests/labelled-values.test.ts");
+
   const shortTexts = calls.flatMap((call) => {
     const parsed = JSON.parse(call.arguments) as Record<string, unknown>;
     return [call.id, call.tool, ...Object.keys(parsed), ...Object.values(parsed).filter((value): value is string => typeof value === "string")];
@@ -268,6 +284,21 @@ const report = (id: string, what: string, count: number, unit: string, timed: { 
     },
   );
   report("secretMemo", `secret scan of the ${shortTexts.length} short texts of ${calls.length} realistic calls`, calls.length, "call", memo, ["scanned each time (redactTextReference)", "clean short texts remembered, from an empty memo (redactText)"], "property-tests/secret-redaction.test.ts");
+}
+
+// Token counting of the realistic tool outputs, as the history budget counts each once.
+{
+  const outputs = realisticScript(turns).flat().map((call) => call.output);
+  const encoderCount = (text: string) => countTokens(text, { disallowedSpecial: new Set() });
+  const timed = timePair(
+    () => {
+      for (const output of outputs) boundedCount(output, encoderCount);
+    },
+    () => {
+      for (const output of outputs) countByPieces(output);
+    },
+  );
+  report("tokenCount", `token count of ${outputs.length} realistic tool outputs`, outputs.length, "output", timed, ["boundedCount over gpt-tokenizer's countTokens", "piece by piece, counts of pieces cached (countByPieces)"], "property-tests/token-counting.test.ts");
 }
 
 console.log(`speed-ups against their references: a session of ${turns} turns × ${callsPerTurn} calls, ${events.length} events, median of ${rounds} rounds`);

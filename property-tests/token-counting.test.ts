@@ -4,7 +4,8 @@ import { createRequire } from "node:module";
 import type * as BytePairEncoding from "gpt-tokenizer/BytePairEncodingCore";
 import { countTokens } from "gpt-tokenizer/encoding/o200k_base";
 import { O200K_TOKEN_SPLIT_REGEX } from "gpt-tokenizer/encodingParams/constants";
-import { defaultTokenEstimator, maxPieceLength } from "../src/history/token-estimator.js";
+import { boundedCount, countByPieces, defaultTokenEstimator, maxPieceLength } from "../src/history/token-estimator.js";
+import { realisticScript } from "../bench/realistic-workload.js";
 
 // The estimator loads gpt-tokenizer's CommonJS build on its first count (token-estimator.ts), so the
 // encoder it merges with is that build's: the byte-pair merge is watched there. The counts it is
@@ -67,6 +68,29 @@ describe("counting tokens", () => {
         expect(defaultTokenEstimator.count(value)).toBe(countTokens(value, { disallowedSpecial: new Set() }));
       }),
       { numRuns: 300 },
+    );
+  });
+
+  /*
+   * The piece-by-piece count (`countByPieces`, what the default estimator runs) against its
+   * reference, `boundedCount` over the encoder: the same count for every text — ordinary, long
+   * runs, special-token strings, contractions and whitespace the pre-tokenizer's lookaheads read,
+   * lone surrogates, realistic tool outputs — whatever its pieces' cache already holds.
+   */
+  const encoderCount = (value: string) => countTokens(value, { disallowedSpecial: new Set() });
+  const tricky = fc.constantFrom("<|endoftext|>", "<|im_start|>", "'s", "'LL", "don't", "  \n", "\r\n", " \t ", "\n\n  x", "   ", " 1234567", "ǅungla", "İstanbul", "\uD800", "\uDC00x", "a\u0301", "😀😀", "中文字", "\u00a0 ", "{\"a\":1}");
+  const realistic = realisticScript(8).flat().map((call) => call.output);
+  const mixed = fc.array(fc.oneof(run, ordinary, tricky, fc.constantFrom(...realistic), fc.string({ unit: "binary", maxLength: 30 })), { minLength: 1, maxLength: 10 }).map((parts) => parts.join(""));
+
+  it("counts piece by piece exactly what boundedCount counts with the encoder", () => {
+    for (const output of realistic) expect(countByPieces(output)).toBe(boundedCount(output, encoderCount));
+    fc.assert(
+      fc.property(mixed, (value) => {
+        expect(countByPieces(value)).toBe(boundedCount(value, encoderCount));
+        // Again, with every piece of it now in the cache.
+        expect(countByPieces(value)).toBe(boundedCount(value, encoderCount));
+      }),
+      { numRuns: 400 },
     );
   });
 });

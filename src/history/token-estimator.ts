@@ -102,6 +102,69 @@ export function boundedCount(text: string, countPiece: (text: string) => number)
 }
 
 /**
+ * Counts of the pre-tokenizer's pieces, kept across texts: a tool output is mostly pieces every
+ * other output has too (words, identifiers' parts, punctuation, indentation), so most pieces of a
+ * new text are counted already. Keys are copies (a piece cut from a text by a regular expression
+ * can hold the whole text in memory), at most `cachedPieceLength` long; bounded and cleared when
+ * full, since the texts come from tools and models.
+ */
+const pieceCounts = new Map<string, number>();
+const pieceCacheLimit = 16_384;
+const cachedPieceLength = 64;
+
+/**
+ * A piece's count is the encoder's count of the piece alone only when the pre-tokenizer, given the
+ * piece alone, makes the whole of it one piece (its lookaheads read what follows a piece); the
+ * sticky form checks exactly that.
+ */
+let alonePattern: RegExp | undefined;
+let piecesPattern: RegExp | undefined;
+
+/** The encoder's count of one piece of a text, or undefined when the piece alone would be split otherwise. */
+function pieceCount(piece: string): number | undefined {
+  const cached = pieceCounts.get(piece);
+  if (cached !== undefined) return cached;
+  const { splitPattern } = loadEncoder();
+  alonePattern ??= new RegExp(splitPattern.source, `${splitPattern.flags.replace("g", "")}y`);
+  alonePattern.lastIndex = 0;
+  if (alonePattern.exec(piece)?.[0].length !== piece.length) return undefined;
+  const counted = countTokens(piece);
+  if (piece.length <= cachedPieceLength) {
+    if (pieceCounts.size >= pieceCacheLimit) pieceCounts.clear();
+    pieceCounts.set(Buffer.from(piece, "utf16le").toString("utf16le"), counted);
+  }
+  return counted;
+}
+
+/**
+ * `boundedCount(text, countTokens)`, piece by piece: the encoder counts a text as the sum of its
+ * pieces' counts (the byte-pair merge never crosses a piece; special-token strings are ordinary
+ * text here), so a text whose pieces are all at most `maxPieceLength` long is the sum of
+ * `pieceCount` over its pieces, each found by one pass of the pre-tokenizer, and most read from
+ * the cache: 1.6× faster on realistic tool outputs than `boundedCount`, which splits the text once
+ * to look for long pieces and the encoder once more to count it (docs/design.md#14-speed-ups-and-their-references).
+ * A text with a long piece, or a piece the cache cannot answer for, is counted by `boundedCount`
+ * itself, the reference; property-tests/token-counting.test.ts checks that the two agree.
+ *
+ * @example
+ * countByPieces("hello world"); // 2, as countTokens counts it
+ */
+export function countByPieces(text: string): number {
+  const { splitPattern } = loadEncoder();
+  piecesPattern ??= new RegExp(splitPattern.source, splitPattern.flags);
+  const pieces = piecesPattern;
+  pieces.lastIndex = 0;
+  let count = 0;
+  for (let match = pieces.exec(text); match !== null; match = pieces.exec(text)) {
+    const piece = match[0];
+    const counted = piece.length === 0 || piece.length > maxPieceLength ? undefined : pieceCount(piece);
+    if (counted === undefined) return boundedCount(text, countTokens);
+    count += counted;
+  }
+  return count;
+}
+
+/**
  * The decisions version from which token counts split pieces longer than `maxPieceLength`
  * (`boundedCount`). Counts feed recorded decisions (history selection, the summary's cut), so a
  * session recorded under an older version keeps counting each text whole with the encoder, exactly
@@ -127,7 +190,8 @@ function cachedEstimator(count: (text: string) => number): TokenEstimator {
 
 /**
  * The default estimator: the `o200k_base` encoding (gpt-tokenizer), exact for current OpenAI
- * models and a close proxy for others, counted in linear time (`boundedCount`). Characters divided
+ * models and a close proxy for others, counted in linear time (`boundedCount`, computed piece by
+ * piece with a cache of the pieces' counts: `countByPieces`). Characters divided
  * by four is not used because it is off by a factor of two or more exactly where budgets matter —
  * JSON, code, non-Latin text and long IDs — so a history chosen by it would overflow the context
  * window or waste it. Sessions of decisions version 6 on count with it.
@@ -135,7 +199,7 @@ function cachedEstimator(count: (text: string) => number): TokenEstimator {
  * @example
  * defaultTokenEstimator.count("hello world"); // 2
  */
-export const defaultTokenEstimator: TokenEstimator = cachedEstimator((text) => boundedCount(text, countTokens));
+export const defaultTokenEstimator: TokenEstimator = cachedEstimator(countByPieces);
 
 /**
  * The estimator of decisions versions 1 to 5: the encoder's count of the whole text, whatever it

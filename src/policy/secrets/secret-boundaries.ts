@@ -10,6 +10,7 @@
  * and hashes decode to bytes that are not text, which is never scanned.
  */
 import type { SecretKind } from "./secret-detector.js";
+import { isBase64Code, longestBase64Run } from "./base64-runs.js";
 
 /** A secret's span in a text, with its kind. */
 interface Finding {
@@ -108,11 +109,6 @@ function reportJoined(text: string, block: readonly Segment[], scan: Scan, repor
 /** The shortest base64 run worth decoding: long enough to hold a credential in a line of text. */
 const minimumEncodedLength = 24;
 
-/** Whether a UTF-16 code is a base64 character: a letter, a digit, `+` or `/`. */
-function isBase64Code(code: number): boolean {
-  return (code >= 48 && code <= 57) || (code >= 65 && code <= 90) || (code >= 97 && code <= 122) || code === 43 || code === 47;
-}
-
 /** Whether a UTF-16 code is a hexadecimal digit. */
 function isHexCode(code: number): boolean {
   return (code >= 48 && code <= 57) || (code >= 65 && code <= 70) || (code >= 97 && code <= 102);
@@ -125,7 +121,14 @@ function isHexCode(code: number): boolean {
  * of text). Found by hand, each character read once: a regular expression for it, with or without
  * look-arounds, cost several times more on a 12 000-character output.
  */
-function base64Runs(text: string): { start: number; end: number }[] {
+export function base64Runs(text: string): { start: number; end: number }[] {
+  // A run kept is at least 24 long with at most two `=` of padding: 22 base64 characters at least.
+  if (longestBase64Run(text) < minimumEncodedLength - 2) return [];
+  return base64RunsReference(text);
+}
+
+/** `base64Runs` without asking for the longest run first: every character read (the reference). */
+export function base64RunsReference(text: string): { start: number; end: number }[] {
   const runs: { start: number; end: number }[] = [];
   let index = 0;
   while (index < text.length) {

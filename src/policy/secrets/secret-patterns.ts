@@ -24,7 +24,9 @@ import { isSecretFieldName, isSecretQueryParameterName, isSecretVariableName, na
 import { isKeyLikeExemptName, isKeyLikeValue, shannonEntropy } from "./secret-entropy.js";
 import { scanEncodedSecrets, scanWrappedSecrets } from "./secret-boundaries.js";
 import { scanVendoredRules } from "./vendored-secret-rules.js";
-import { matchesOf } from "./pattern-matches.js";
+import { matchesOf, registerPrefilteredPatterns } from "./pattern-matches.js";
+import { labelledValuePattern, nextLabelledValue } from "./labelled-values.js";
+import { isBase64Code, longestBase64Run } from "./base64-runs.js";
 
 /** The replacement text; a value equal to it is already redacted and never a finding again. */
 export const redactionMarker = "[REDACTED]";
@@ -347,12 +349,6 @@ function scanQueryParameters(text: string, report: Report): void {
   }
 }
 
-/**
- * A name followed by `=`, `:=` or `:`: `DB_PASSWORD=…`, `export API_KEY="…"`, `--password=…`,
- * `"apiKey": "…"` (JSON inside a string, or cut-off JSON), `password: …` (YAML, headers),
- * `{ token: '…' }`. The look-behind keeps the name whole and leaves `?name=` to the query scanner.
- */
-const labelledValue = /(?<![A-Za-z0-9_.$\\?&/@-]|&amp;)(-{1,2})?(\\?["'])?([A-Za-z_][A-Za-z0-9_.-]*)\2[ \t]*(:=|=|:)[ \t]*/dg;
 
 /** Literals that are no secret even under a secret name. */
 const nonSecretLiterals = new Set(["null", "none", "nil", "undefined", "true", "false"]);
@@ -377,21 +373,25 @@ function looksLikeCode(value: string, next: string | undefined): boolean {
   return /^[A-Za-z_$][\w$]*$/.test(value) && (isSecretVariableName(value) || nameWords(value).at(-1) === "key");
 }
 
+/**
+ * A name followed by `=`, `:=` or `:` (`labelled-values.ts`): `DB_PASSWORD=…`, `export API_KEY="…"`,
+ * `--password=…`, `"apiKey": "…"` (JSON inside a string, or cut-off JSON), `password: …` (YAML,
+ * headers), `{ token: '…' }`.
+ */
 function scanLabelledValues(text: string, report: Report): void {
-  for (const match of matchesOf(text, labelledValue)) {
-    const [whole, dashes, nameQuote, name, separator] = match;
-    if (name === undefined || separator === undefined) continue;
+  for (let match = nextLabelledValue(text, 0); match !== undefined; match = nextLabelledValue(text, match.end)) {
+    const { dashes, nameQuote, name, separator } = match;
     // `Authorization` values are the authorization scanner's, which knows about schemes.
     if (/^(?:proxy-)?authorization$/i.test(name)) continue;
     const nameStart = match.index + (dashes?.length ?? 0);
     const isColon = separator === ":";
     const isVariable = !isColon && dashes === undefined && nameQuote === undefined;
     if (!(isVariable ? isSecretVariableName(name) : isSecretFieldName(name))) {
-      scanKeyLikeValue(text, match.index + whole.length, name, isColon && nameQuote === undefined && !isAtLineStart(text, nameStart) && !isQuotedAt(text, nameStart), report);
+      scanKeyLikeValue(text, match.end, name, isColon && nameQuote === undefined && !isAtLineStart(text, nameStart) && !isQuotedAt(text, nameStart), report);
       continue;
     }
 
-    const valueStart = match.index + whole.length;
+    const valueStart = match.end;
     const quote = openingQuote(text, valueStart);
     let span: { start: number; end: number };
     if (quote !== undefined) {
@@ -447,12 +447,9 @@ function scanKeyLikeValue(text: string, valueStart: number, name: string, inPros
  * and lower case and digits, near-random (a git SHA is 40 hex characters, lower case; a path has
  * words), and not base64 of readable text.
  */
-/** Whether a UTF-16 code is a base64 character: a letter, a digit, `+` or `/`. */
-function isBase64Code(code: number): boolean {
-  return (code >= 48 && code <= 57) || (code >= 65 && code <= 90) || (code >= 97 && code <= 122) || code === 43 || code === 47;
-}
-
 function scanUnlabelledAwsSecrets(text: string, report: Report): void {
+  // A key is a whole run of exactly 40: a text whose longest run is shorter has none.
+  if (longestBase64Run(text) < 40) return;
   // Maximal runs found by hand, each character read once: a regular expression for a bounded run
   // with look-arounds is retried at every position of every long word, the costliest rule of all.
   let runStart = -1;
@@ -771,7 +768,7 @@ export const scannedPatterns: readonly RegExp[] = [
   unlabelledBearer,
   urlUserInfo,
   queryParameter,
-  labelledValue,
+  labelledValuePattern,
   twilioAccountSid,
   passwordFlagCommand,
   passwordFlag,
@@ -786,3 +783,5 @@ export const scannedPatterns: readonly RegExp[] = [
   puttyMac,
   dockerAuth,
 ];
+
+registerPrefilteredPatterns(scannedPatterns);

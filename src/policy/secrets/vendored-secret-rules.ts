@@ -16,6 +16,7 @@
  */
 import vendored from "./gitleaks-rules.json" with { type: "json" };
 import { shannonEntropy } from "./secret-entropy.js";
+import { buildKeywordAutomaton, scanKeywords, type KeywordAutomaton } from "./keyword-automaton.js";
 
 /** One gitleaks finding: the secret's span and the rule that found it. */
 export interface VendoredFinding {
@@ -97,7 +98,7 @@ function compiledRules(): CompiledRules {
       secretGroup: rule.secretGroup,
       allowlists: rule.allowlists.map(compileAllowlist),
     })),
-    automaton: buildAutomaton(vendored.rules.map((rule) => rule.keywords)),
+    automaton: buildKeywordAutomaton(vendored.rules.map((rule) => rule.keywords)),
     keywordlessRules: vendored.rules.flatMap((rule, index) => (rule.keywords.length === 0 ? [index] : [])),
   };
   return compiled;
@@ -106,96 +107,10 @@ function compiledRules(): CompiledRules {
 /** The number of gitleaks rules the detector runs. */
 export const vendoredRuleCount = vendored.rules.length;
 
-/**
- * All keywords in one Aho-Corasick automaton over a dense table: one lookup per character finds
- * every keyword in one pass (a trie walked from each position costs 5 to 10 times more on a
- * 12 000-character output). Hand-written: the npm packages for it are unmaintained or build an
- * object per node, which is what made the trie slow.
- */
-interface KeywordAutomaton {
-  /** Symbol of each ASCII code (letters lower-cased); 0 for any character in no keyword. */
-  symbols: Uint8Array;
-  symbolCount: number;
-  /** `transitions[state * symbolCount + symbol]`: the next state. */
-  transitions: Int32Array;
-  /** The rules (indices into `rules`) a keyword ending in each state selects, suffixes included. */
-  outputs: number[][];
-}
-
-function buildAutomaton(keywordsByRule: readonly (readonly string[])[]): KeywordAutomaton {
-  const symbols = new Uint8Array(128);
-  let symbolCount = 1;
-  for (const keywords of keywordsByRule) {
-    for (const keyword of keywords) {
-      for (const char of keyword) {
-        const code = char.charCodeAt(0);
-        // A keyword with a non-ASCII character cannot be in the table; none has one, and the
-        // conversion keeps keywords as gitleaks wrote them (lower-case ASCII).
-        if (code >= 128) throw new TypeError(`a vendored keyword with a non-ASCII character: ${keyword}`);
-        if (symbols[code] === 0) symbols[code] = symbolCount++;
-      }
-    }
-  }
-  for (let code = 65; code <= 90; code += 1) symbols[code] = symbols[code + 32]!;
-  // The goto function as a trie, then completed into a DFA breadth first.
-  const children: Map<number, number>[] = [new Map()];
-  const outputs: number[][] = [[]];
-  keywordsByRule.forEach((keywords, rule) => {
-    for (const keyword of keywords) {
-      let state = 0;
-      for (const char of keyword) {
-        const symbol = symbols[char.charCodeAt(0)]!;
-        let next = children[state]!.get(symbol);
-        if (next === undefined) {
-          next = children.length;
-          children.push(new Map());
-          outputs.push([]);
-          children[state]!.set(symbol, next);
-        }
-        state = next;
-      }
-      outputs[state]!.push(rule);
-    }
-  });
-  const transitions = new Int32Array(children.length * symbolCount);
-  const failure = new Int32Array(children.length);
-  const queue: number[] = [];
-  for (let symbol = 1; symbol < symbolCount; symbol += 1) {
-    const next = children[0]!.get(symbol);
-    if (next !== undefined) {
-      transitions[symbol] = next;
-      queue.push(next);
-    }
-  }
-  for (let head = 0; head < queue.length; head += 1) {
-    const state = queue[head]!;
-    outputs[state] = [...new Set([...outputs[state]!, ...outputs[failure[state]!]!])];
-    for (let symbol = 1; symbol < symbolCount; symbol += 1) {
-      const next = children[state]!.get(symbol);
-      const fallback = transitions[failure[state]! * symbolCount + symbol]!;
-      if (next === undefined) {
-        transitions[state * symbolCount + symbol] = fallback;
-      } else {
-        transitions[state * symbolCount + symbol] = next;
-        failure[next] = fallback;
-        queue.push(next);
-      }
-    }
-  }
-  return { symbols, symbolCount, transitions, outputs };
-}
-
 /** The rules whose keywords `text` contains (case-insensitively, as gitleaks looks), in rule order. */
 function rulesToRun(text: string, { automaton, keywordlessRules }: CompiledRules): number[] {
-  const { symbols, symbolCount, transitions, outputs } = automaton;
   const selected = new Set<number>(keywordlessRules);
-  let state = 0;
-  for (let index = 0; index < text.length; index += 1) {
-    const code = text.charCodeAt(index);
-    state = transitions[state * symbolCount + (code < 128 ? symbols[code]! : 0)]!;
-    const found = outputs[state]!;
-    for (let position = 0; position < found.length; position += 1) selected.add(found[position]!);
-  }
+  scanKeywords(automaton, text, (rule) => selected.add(rule));
   return [...selected].sort((left, right) => left - right);
 }
 
