@@ -228,7 +228,7 @@ export class SessionSnapshotWriter {
 
 /** Options of {@link SessionSnapshotReader}. */
 export interface SessionSnapshotReaderOptions {
-  /** Decoded chunks kept in memory (least recently used first out), shared by the snapshots that name them. Default 8 192. */
+  /** Chunks kept in memory (least recently used first out; those of calls as checked bytes until decoded), shared by the snapshots that name them. Default 8 192. */
   maxChunks?: number;
 }
 
@@ -245,7 +245,8 @@ export interface SessionSnapshotReaderOptions {
  */
 export class SessionSnapshotReader {
   readonly maxChunks: number;
-  readonly #chunks = new Map<string, readonly unknown[]>();
+  /** Chunks read here, decoded or not yet (a lazy one), least recently used first. */
+  readonly #chunks = new Map<string, ChunkEntry>();
   /** The calls of the full chunks of snapshots read here, by their chunks' digests, oldest first (see #calls). */
   readonly #callPrefixes: Array<{ digests: readonly string[]; calls: CallMap<unknown> }> = [];
   #passedOver = 0;
@@ -379,38 +380,41 @@ export class SessionSnapshotReader {
 
   /**
    * A chunk, from memory or read and checked (its digest, and that a serializer of this version can
-   * read it): decoded now, or — `lazy` — when its elements are first read. Undefined when a check fails.
+   * read it): decoded now, or — `lazy` — when its elements are first read. Kept in memory either
+   * way, so the next snapshot that names it reads it no more. Undefined when a check fails.
    */
   async #entry(store: SnapshotStore, digest: string, chunkSize: number, lazy: boolean): Promise<ChunkEntry | undefined> {
     const cached = this.#chunks.get(digest);
     if (cached !== undefined) {
       this.#chunks.delete(digest);
       this.#chunks.set(digest, cached);
-      return { elements: cached, digest };
+      return cached;
     }
     const bytes = await store.getChunk(digest);
     if (bytes === undefined || digestOf(bytes) !== digest || !readableSerialization(bytes)) return undefined;
-    if (lazy) return new LazyChunk(digest, () => this.#decoded(digest, bytes, chunkSize));
-    const elements = this.#decoded(digest, bytes, chunkSize);
-    return elements === undefined ? undefined : { elements, digest };
-  }
-
-  /** A checked chunk's elements, decoded and deeply frozen, and kept in memory; undefined when they do not decode. */
-  #decoded(digest: string, bytes: Uint8Array, chunkSize: number): readonly unknown[] | undefined {
-    const cached = this.#chunks.get(digest);
-    if (cached !== undefined) return cached;
-    const elements = decoded(bytes);
-    if (!Array.isArray(elements) || elements.length !== chunkSize) return undefined;
-    for (const element of elements) freeze(element, true);
-    Object.freeze(elements);
-    this.#chunks.set(digest, elements);
+    let entry: ChunkEntry;
+    if (lazy) entry = new LazyChunk(digest, () => decodedChunk(bytes, chunkSize));
+    else {
+      const elements = decodedChunk(bytes, chunkSize);
+      if (elements === undefined) return undefined;
+      entry = { elements, digest };
+    }
+    this.#chunks.set(digest, entry);
     while (this.#chunks.size > this.maxChunks) {
       const oldest = this.#chunks.keys().next().value;
       if (oldest === undefined) break;
       this.#chunks.delete(oldest);
     }
-    return elements;
+    return entry;
   }
+}
+
+/** A checked chunk's elements, decoded and deeply frozen; undefined when they do not decode as a chunk of `chunkSize`. */
+function decodedChunk(bytes: Uint8Array, chunkSize: number): readonly unknown[] | undefined {
+  const elements = decoded(bytes);
+  if (!Array.isArray(elements) || elements.length !== chunkSize) return undefined;
+  for (const element of elements) freeze(element, true);
+  return Object.freeze(elements);
 }
 
 /** A chunk of a snapshot: its elements (by reference) and digest. */
