@@ -379,8 +379,8 @@ export class SessionSnapshotReader {
   }
 
   /**
-   * A chunk, from memory or read and checked (its digest, and that a serializer of this version can
-   * read it): decoded now, or — `lazy` — when its elements are first read. Kept in memory either
+   * A chunk, from memory or read and checked (its digest, and that it is an array of `chunkSize`
+   * elements in a serialization this process reads): decoded now, or — `lazy` — when its elements are first read. Kept in memory either
    * way, so the next snapshot that names it reads it no more. Undefined when a check fails.
    */
   async #entry(store: SnapshotStore, digest: string, chunkSize: number, lazy: boolean): Promise<ChunkEntry | undefined> {
@@ -391,7 +391,7 @@ export class SessionSnapshotReader {
       return cached;
     }
     const bytes = await store.getChunk(digest);
-    if (bytes === undefined || digestOf(bytes) !== digest || !readableSerialization(bytes)) return undefined;
+    if (bytes === undefined || digestOf(bytes) !== digest || !readableArray(bytes, chunkSize)) return undefined;
     let entry: ChunkEntry;
     if (lazy) entry = new LazyChunk(digest, () => decodedChunk(bytes, chunkSize));
     else {
@@ -423,7 +423,7 @@ type ChunkEntry = { readonly elements: readonly unknown[]; readonly digest: stri
 /**
  * A chunk read and checked, decoded when its elements are first read (then kept, so every reader
  * of it sees the very same elements). Its bytes passed their digest and were written by a
- * serializer this one reads (`readableSerialization`), so they decode as the writer's array did: a
+ * serializer this one reads, as an array of the record's chunk size (`readableArray`), so they decode as the writer's array did: a
  * chunk that still does not is a writer's bug, and throws.
  */
 class LazyChunk implements ChunkEntry {
@@ -457,9 +457,18 @@ class LazyChunk implements ChunkEntry {
 const serializerVersion = serialize(null)[1] as number;
 
 /**
- * Whether bytes are `node:v8` serialization of a version this process reads: a snapshot written by
- * a newer Node is passed over when it is opened, not found unreadable when it is decoded.
+ * Whether bytes are `node:v8` serialization, of a version this process reads, of an array of
+ * `length` elements (a dense or a sparse one: the tag, then the length as a base-128 varint). What
+ * a lazy chunk is checked for when it is read, so that it decodes when it is first read: a
+ * snapshot a newer Node wrote, or a chunk of another length, is passed over when it is opened.
  */
-function readableSerialization(bytes: Uint8Array): boolean {
-  return bytes[0] === 0xff && (bytes[1] as number) <= serializerVersion;
+function readableArray(bytes: Uint8Array, length: number): boolean {
+  if (bytes[0] !== 0xff || (bytes[1] as number) > serializerVersion || (bytes[2] !== 0x41 && bytes[2] !== 0x61)) return false;
+  let value = 0;
+  for (let index = 3, shift = 0; index < bytes.length && shift < 35; index += 1, shift += 7) {
+    const byte = bytes[index] as number;
+    value += (byte & 0x7f) * 2 ** shift;
+    if (byte < 0x80) return value === length;
+  }
+  return false;
 }
