@@ -3,6 +3,32 @@ import { OrderedMap } from "immutable";
 /** Passed to the constructor by `CallMap.thawed` only. */
 const thaw = Symbol("thaw");
 
+/** The entries of a lazy map's base (`CallMap.lazy`): built once, on first need, for every map made from it. */
+class LazyBase<Value> {
+  #build: (() => OrderedMap<string, Value>) | undefined;
+  #built: OrderedMap<string, Value> | undefined;
+
+  constructor(build: () => OrderedMap<string, Value>) {
+    this.#build = build;
+  }
+
+  entries(): OrderedMap<string, Value> {
+    if (this.#built === undefined) {
+      this.#built = (this.#build as () => OrderedMap<string, Value>)();
+      this.#build = undefined;
+    }
+    return this.#built;
+  }
+}
+
+/** Passed to the constructor by `CallMap.lazy` and `with` on a lazy map only: a base, and what was set on it since. */
+class LazyEntries<Value> {
+  constructor(
+    readonly base: LazyBase<Value>,
+    readonly overlay: OrderedMap<string, Value>,
+  ) {}
+}
+
 /** The entries of any map as an `OrderedMap`, built in one pass (insertion order kept). */
 function persistentEntries<Value>(map: ReadonlyMap<string, Value>): OrderedMap<string, Value> {
   return OrderedMap<string, Value>().withMutations((entries) => {
@@ -31,25 +57,50 @@ function persistentEntries<Value>(map: ReadonlyMap<string, Value>): OrderedMap<s
  * change them in place, and `CallMap.from` makes it persistent once, when the fold is done. A
  * thawed map is still a read-only `Map` to its readers (`set`, `delete` and `clear` throw), but it
  * is the fold's working state, not a snapshot: it changes as the fold goes on.
+ *
+ * A state read back from a snapshot on disk holds a **lazy** map (`CallMap.lazy`): the calls of
+ * every earlier turn are decoded and built only when someone reads them, and the calls its new
+ * turns set are kept apart until then — opening a long session no longer decodes every call it
+ * ever made (docs/performance.md#snapshots-on-disk-issue-35-first-measurement).
  */
 export class CallMap<Value> extends Map<string, Value> {
-  /** The persistent entries; undefined while the map is thawed (the entries are then the Map's own). */
-  readonly #entries: OrderedMap<string, Value> | undefined;
+  /**
+   * The persistent entries. Undefined while the map is thawed (the entries are then the Map's own)
+   * and while a lazy map's are not yet built (`CallMap.lazy`): set once, when first needed.
+   */
+  #entries: OrderedMap<string, Value> | undefined;
+  readonly #thawed: boolean;
+  /** A lazy map's entries, until they are built: its base, and what was set on it since (in the order first set). */
+  #lazy: LazyEntries<Value> | undefined;
 
   /** A persistent map of `entries`; `thaw` (module-private) makes a thawed one, see `CallMap.thawed`. */
-  constructor(entries: OrderedMap<string, Value> | typeof thaw = OrderedMap()) {
+  constructor(entries: OrderedMap<string, Value> | typeof thaw | LazyEntries<Value> = OrderedMap()) {
     super();
-    if (entries === thaw) {
-      this.#entries = undefined;
-      return;
-    }
-    this.#entries = entries;
+    this.#thawed = entries === thaw;
+    if (entries === thaw) return;
+    if (entries instanceof LazyEntries) this.#lazy = entries;
+    else this.#entries = entries;
+    // Frozen as a Map: its private fields (a lazy map's entries, once built) are not properties.
     Object.freeze(this);
   }
 
   /**
+   * A persistent map whose entries are `build()`'s, built when the map is first read — the calls of
+   * a state read back from a snapshot, decoded only when someone reads them
+   * (src/projections/session-snapshot.ts, docs/performance.md#snapshots-on-disk-issue-35-first-measurement).
+   * `with` on it sets a call without building them, and `get` and `has` of a call set since read
+   * it from there: a session opened from a snapshot folds the calls of its new turns without
+   * decoding those of every turn before. Any other read builds them, once for every map made from
+   * this one.
+   */
+  static lazy<Value>(build: () => CallMap<Value>): CallMap<Value> {
+    return new CallMap(new LazyEntries(new LazyBase(() => build().#persistent()), OrderedMap()));
+  }
+
+  /**
    * A persistent copy of any map (insertion order kept): the map itself when it is a persistent
-   * CallMap, else one built from its entries in a single pass (a thawed map is frozen this way).
+   * CallMap (lazy or not), else one built from its entries in a single pass (a thawed map is
+   * frozen this way).
    */
   static from<Value>(map: ReadonlyMap<string, Value>): CallMap<Value> {
     if (map instanceof CallMap && !map.thawed) return map as CallMap<Value>;
@@ -88,11 +139,15 @@ export class CallMap<Value> extends Map<string, Value> {
 
   /** Whether this map is thawed: changed in place by `put` and `remove` (see the class). */
   get thawed(): boolean {
-    return this.#entries === undefined;
+    return this.#thawed;
   }
 
   /** This map with `key` set to `value` (a new key goes last; an existing one keeps its place). A new persistent map. */
   with(key: string, value: Value): CallMap<Value> {
+    const lazy = this.#lazy;
+    // Set on a lazy map's overlay: built, the base's keys keep their places and the overlay's
+    // others follow in the order first set — what setting each on the built entries gives.
+    if (lazy !== undefined && this.#entries === undefined) return new CallMap(new LazyEntries(lazy.base, lazy.overlay.set(key, value)));
     return new CallMap(this.#persistent().set(key, value));
   }
 
@@ -114,33 +169,32 @@ export class CallMap<Value> extends Map<string, Value> {
   }
 
   override get(key: string): Value | undefined {
-    const entries = this.#entries;
-    return entries === undefined ? super.get(key) : entries.get(key);
+    if (this.#thawed) return super.get(key);
+    const overlay = this.#entries === undefined ? this.#lazy?.overlay : undefined;
+    if (overlay !== undefined && overlay.has(key)) return overlay.get(key);
+    return this.#persistent().get(key);
   }
 
   override has(key: string): boolean {
-    const entries = this.#entries;
-    return entries === undefined ? super.has(key) : entries.has(key);
+    if (this.#thawed) return super.has(key);
+    const overlay = this.#entries === undefined ? this.#lazy?.overlay : undefined;
+    return (overlay !== undefined && overlay.has(key)) || this.#persistent().has(key);
   }
 
   override get size(): number {
-    const entries = this.#entries;
-    return entries === undefined ? super.size : entries.size;
+    return this.#thawed ? super.size : this.#persistent().size;
   }
 
   override keys(): MapIterator<string> {
-    const entries = this.#entries;
-    return entries === undefined ? super.keys() : (entries.keys() as MapIterator<string>);
+    return this.#thawed ? super.keys() : (this.#persistent().keys() as MapIterator<string>);
   }
 
   override values(): MapIterator<Value> {
-    const entries = this.#entries;
-    return entries === undefined ? super.values() : (entries.values() as MapIterator<Value>);
+    return this.#thawed ? super.values() : (this.#persistent().values() as MapIterator<Value>);
   }
 
   override entries(): MapIterator<[string, Value]> {
-    const entries = this.#entries;
-    return entries === undefined ? super.entries() : (entries.entries() as MapIterator<[string, Value]>);
+    return this.#thawed ? super.entries() : (this.#persistent().entries() as MapIterator<[string, Value]>);
   }
 
   override [Symbol.iterator](): MapIterator<[string, Value]> {
@@ -163,12 +217,24 @@ export class CallMap<Value> extends Map<string, Value> {
     throw new TypeError("This object has been frozen and should not be mutated");
   }
 
-  /** The persistent entries: this map's, or a copy of a thawed map's. */
+  /** The persistent entries: this map's (a lazy map's built now, once), or a copy of a thawed map's. */
   #persistent(): OrderedMap<string, Value> {
-    return this.#entries ?? persistentEntries(this);
+    if (this.#thawed) return persistentEntries(this);
+    if (this.#entries === undefined) {
+      const lazy = this.#lazy as LazyEntries<Value>;
+      const base = lazy.base.entries();
+      this.#entries =
+        lazy.overlay.size === 0
+          ? base
+          : base.withMutations((map) => {
+              for (const [key, value] of lazy.overlay) map.set(key, value);
+            });
+      this.#lazy = undefined;
+    }
+    return this.#entries;
   }
 
   #assertThawed(method: string): void {
-    if (this.#entries !== undefined) throw new TypeError(`CallMap.${method}: a persistent CallMap never changes (use with / without)`);
+    if (!this.#thawed) throw new TypeError(`CallMap.${method}: a persistent CallMap never changes (use with / without)`);
   }
 }

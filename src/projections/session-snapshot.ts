@@ -169,6 +169,15 @@ export class SessionSnapshotWriter {
     if (state.position < 1) throw new TypeError("SessionSnapshotWriter: a state before any event is not kept");
     if (state.calls instanceof CallMap && state.calls.thawed) throw new TypeError("SessionSnapshotWriter: a state folded in place changes under the write; freeze it first (freezeState)");
     const lists = {} as Record<ListName, ListRecord>;
+    // The calls of a state read back from a snapshot are decoded when first read (CallMap.lazy):
+    // the chunks they are built from are decoded here one per turn, so reading them below builds
+    // the map from decoded chunks instead of decoding every one in a single turn.
+    for (const chunk of this.#written.get("calls") ?? []) {
+      if (chunk instanceof LazyChunk && !chunk.decoded) {
+        await nextTurn();
+        void chunk.elements;
+      }
+    }
     for (const name of listNames) {
       const written = this.#written.get(name) ?? [];
       const chunks: string[] = [];
@@ -219,7 +228,7 @@ export class SessionSnapshotWriter {
 
 /** Options of {@link SessionSnapshotReader}. */
 export interface SessionSnapshotReaderOptions {
-  /** Decoded chunks kept in memory (least recently used first out), shared by the snapshots that name them. Default 8 192. */
+  /** Chunks kept in memory (least recently used first out; those of calls as checked bytes until decoded), shared by the snapshots that name them. Default 8 192. */
   maxChunks?: number;
 }
 
@@ -236,7 +245,8 @@ export interface SessionSnapshotReaderOptions {
  */
 export class SessionSnapshotReader {
   readonly maxChunks: number;
-  readonly #chunks = new Map<string, readonly unknown[]>();
+  /** Chunks read here, decoded or not yet (a lazy one), least recently used first. */
+  readonly #chunks = new Map<string, ChunkEntry>();
   /** The calls of the full chunks of snapshots read here, by their chunks' digests, oldest first (see #calls). */
   readonly #callPrefixes: Array<{ digests: readonly string[]; calls: CallMap<unknown> }> = [];
   #passedOver = 0;
@@ -303,31 +313,31 @@ export class SessionSnapshotReader {
     const [event] = await log.readStream(stream, { from: position, maxCount: 1 });
     if (event === undefined || event.meta.streamPosition !== position || event.meta.hash !== payload.hash) return undefined;
     if (listNames.some((name) => payload.lists[name] === undefined)) return undefined;
-    // The chunks not in memory, read a batch at a time rather than one after another.
-    const fetched = new Map<string, readonly unknown[] | undefined>();
+    // The chunks not in memory, read a batch at a time rather than one after another. Those of the
+    // calls are read and checked but decoded only when the calls are first read (CallMap.lazy): a
+    // session opened from a snapshot reads the calls of its earlier turns only if someone asks.
+    const lazy = new Set(payload.lists.calls.chunks);
+    const fetched = new Map<string, ChunkEntry | undefined>();
     const missing = [...new Set(listNames.flatMap((name) => payload.lists[name].chunks))].filter((digest) => !this.#chunks.has(digest));
     for (let from = 0; from < missing.length; from += chunkReadsAtOnce) {
       const batch = missing.slice(from, from + chunkReadsAtOnce);
-      const read = await Promise.all(batch.map((digest) => this.#chunk(store, digest, payload.chunkSize)));
+      const read = await Promise.all(batch.map((digest) => this.#entry(store, digest, payload.chunkSize, lazy.has(digest))));
       batch.forEach((digest, index) => fetched.set(digest, read[index]));
     }
     const lists = {} as Record<ListName, unknown[]>;
-    const chunks = new Map<ListName, Array<{ elements: readonly unknown[]; digest: string }>>();
+    const chunks = new Map<ListName, ChunkEntry[]>();
     for (const name of listNames) {
       const list = payload.lists[name];
-      const parts: (readonly unknown[])[] = [];
-      const named: Array<{ elements: readonly unknown[]; digest: string }> = [];
+      const named: ChunkEntry[] = [];
       for (const digest of list.chunks) {
-        const chunk = fetched.has(digest) ? fetched.get(digest) : await this.#chunk(store, digest, payload.chunkSize);
+        const chunk = fetched.has(digest) ? fetched.get(digest) : await this.#entry(store, digest, payload.chunkSize, lazy.has(digest));
         if (chunk === undefined) return undefined;
-        parts.push(chunk);
-        named.push({ elements: chunk, digest });
+        named.push(chunk);
       }
       chunks.set(name, named);
       // The partial chunk is this record's own: frozen here (a CallMap's deep freeze stops at the map).
       for (const element of list.tail) freeze(element, true);
-      parts.push(list.tail);
-      lists[name] = ([] as unknown[]).concat(...parts);
+      if (listKinds[name] !== "calls") lists[name] = ([] as unknown[]).concat(...named.map((chunk) => chunk.elements), list.tail);
     }
     // The rest of the state is small: frozen all the way down. The lists' elements are frozen
     // already (each chunk's when it was decoded, the partial chunks above), so each list is frozen
@@ -338,7 +348,11 @@ export class SessionSnapshotReader {
       const kind = listKinds[name];
       const elements = lists[name];
       if (kind === "array") state[name] = Object.freeze(elements);
-      else if (kind === "calls") state[name] = this.#calls(chunks.get(name) ?? [], payload.lists[name].tail as [string, unknown][]);
+      else if (kind === "calls") {
+        const named = chunks.get(name) ?? [];
+        const tail = payload.lists[name].tail as [string, unknown][];
+        state[name] = CallMap.lazy(() => this.#calls(named, tail));
+      }
       else state[name] = freeze(new Map(elements as [string, unknown][]), false);
     }
     return { position, hash: payload.hash, state: Object.freeze(state) as unknown as SessionState, pending: payload.pending, chunks };
@@ -364,8 +378,12 @@ export class SessionSnapshotReader {
     return tail.length === 0 ? full : CallMap.extended(full, tail);
   }
 
-  /** A chunk's elements, deeply frozen: from memory, or read, checked and decoded. */
-  async #chunk(store: SnapshotStore, digest: string, chunkSize: number): Promise<readonly unknown[] | undefined> {
+  /**
+   * A chunk, from memory or read and checked (its digest, and that it is an array of `chunkSize`
+   * elements in a serialization this process reads): decoded now, or — `lazy` — when its elements are first read. Kept in memory either
+   * way, so the next snapshot that names it reads it no more. Undefined when a check fails.
+   */
+  async #entry(store: SnapshotStore, digest: string, chunkSize: number, lazy: boolean): Promise<ChunkEntry | undefined> {
     const cached = this.#chunks.get(digest);
     if (cached !== undefined) {
       this.#chunks.delete(digest);
@@ -373,17 +391,84 @@ export class SessionSnapshotReader {
       return cached;
     }
     const bytes = await store.getChunk(digest);
-    if (bytes === undefined || digestOf(bytes) !== digest) return undefined;
-    const elements = decoded(bytes);
-    if (!Array.isArray(elements) || elements.length !== chunkSize) return undefined;
-    for (const element of elements) freeze(element, true);
-    Object.freeze(elements);
-    this.#chunks.set(digest, elements);
+    if (bytes === undefined || digestOf(bytes) !== digest || !readableArray(bytes, chunkSize)) return undefined;
+    let entry: ChunkEntry;
+    if (lazy) entry = new LazyChunk(digest, () => decodedChunk(bytes, chunkSize));
+    else {
+      const elements = decodedChunk(bytes, chunkSize);
+      if (elements === undefined) return undefined;
+      entry = { elements, digest };
+    }
+    this.#chunks.set(digest, entry);
     while (this.#chunks.size > this.maxChunks) {
       const oldest = this.#chunks.keys().next().value;
       if (oldest === undefined) break;
       this.#chunks.delete(oldest);
     }
-    return elements;
+    return entry;
   }
+}
+
+/** A checked chunk's elements, decoded and deeply frozen; undefined when they do not decode as a chunk of `chunkSize`. */
+function decodedChunk(bytes: Uint8Array, chunkSize: number): readonly unknown[] | undefined {
+  const elements = decoded(bytes);
+  if (!Array.isArray(elements) || elements.length !== chunkSize) return undefined;
+  for (const element of elements) freeze(element, true);
+  return Object.freeze(elements);
+}
+
+/** A chunk of a snapshot: its elements (by reference) and digest. */
+type ChunkEntry = { readonly elements: readonly unknown[]; readonly digest: string };
+
+/**
+ * A chunk read and checked, decoded when its elements are first read (then kept, so every reader
+ * of it sees the very same elements). Its bytes passed their digest and were written by a
+ * serializer this one reads, as an array of the record's chunk size (`readableArray`), so they decode as the writer's array did: a
+ * chunk that still does not is a writer's bug, and throws.
+ */
+class LazyChunk implements ChunkEntry {
+  #decode: (() => readonly unknown[] | undefined) | undefined;
+  #elements: readonly unknown[] | undefined;
+
+  constructor(
+    readonly digest: string,
+    decode: () => readonly unknown[] | undefined,
+  ) {
+    this.#decode = decode;
+  }
+
+  /** Whether its elements were decoded. */
+  get decoded(): boolean {
+    return this.#elements !== undefined;
+  }
+
+  get elements(): readonly unknown[] {
+    if (this.#elements === undefined) {
+      const elements = (this.#decode as () => readonly unknown[] | undefined)();
+      if (elements === undefined) throw new Error(`session snapshot: chunk ${this.digest} passed its checks but does not decode`);
+      this.#elements = elements;
+      this.#decode = undefined;
+    }
+    return this.#elements;
+  }
+}
+
+/** The version of `node:v8`'s serialization format this process writes (and reads, with every older one). */
+const serializerVersion = serialize(null)[1] as number;
+
+/**
+ * Whether bytes are `node:v8` serialization, of a version this process reads, of an array of
+ * `length` elements (a dense or a sparse one: the tag, then the length as a base-128 varint). What
+ * a lazy chunk is checked for when it is read, so that it decodes when it is first read: a
+ * snapshot a newer Node wrote, or a chunk of another length, is passed over when it is opened.
+ */
+function readableArray(bytes: Uint8Array, length: number): boolean {
+  if (bytes[0] !== 0xff || (bytes[1] as number) > serializerVersion || (bytes[2] !== 0x41 && bytes[2] !== 0x61)) return false;
+  let value = 0;
+  for (let index = 3, shift = 0; index < bytes.length && shift < 35; index += 1, shift += 7) {
+    const byte = bytes[index] as number;
+    value += (byte & 0x7f) * 2 ** shift;
+    if (byte < 0x80) return value === length;
+  }
+  return false;
 }

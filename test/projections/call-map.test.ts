@@ -88,4 +88,25 @@ describe("CallMap", () => {
       expect(entries(thawed)).toEqual([["a", 2], ["b", 3]]);
     });
   });
+
+  describe("lazy (the calls of a state read back from a snapshot)", () => {
+    it("builds its entries only when read beyond what was set on it since, once for every map made from it", () => {
+      let builds = 0;
+      const lazy = CallMap.lazy(() => {
+        builds += 1;
+        return new CallMap<number>().with("a", 1).with("b", 2);
+      });
+      const later = lazy.with("c", 3).with("c", 4);
+      expect([later.get("c"), later.has("c")]).toEqual([4, true]);
+      expect(Object.isFrozen(later) && !later.thawed).toBe(true);
+      expect(builds).toBe(0);
+      // A key set on it that the base holds keeps the base's place; the others follow.
+      const changed = later.with("a", 5);
+      expect(entries(changed)).toEqual([["a", 5], ["b", 2], ["c", 4]]);
+      expect(entries(later)).toEqual([["a", 1], ["b", 2], ["c", 4]]);
+      expect([lazy.size, lazy.get("b"), lazy.has("c")]).toEqual([2, 2, false]);
+      expect(builds).toBe(1);
+      expect(entries(CallMap.thawed(later))).toEqual(entries(later));
+    });
+  });
 });

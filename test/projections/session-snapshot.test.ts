@@ -1,5 +1,7 @@
+import { createHash } from "node:crypto";
 import { copyFile, readdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
+import { deserialize, serialize } from "node:v8";
 import { beforeEach, describe, expect, it } from "vitest";
 import { createRuntime, LevelEventLog } from "../../src/index.js";
 import type { RecordedTurnlogEvent, SessionState } from "../../src/index.js";
@@ -134,5 +136,39 @@ describe("session snapshots on a LevelDB log", () => {
     await log.snapshots.clear();
     await writer.write(stateAt(12), { hash: hashAt(12), pending: [] });
     expect(await new SessionSnapshotReader().newest(log, log.snapshots, stream, 40)).toBeUndefined();
+  });
+
+  it("passes over, when it is opened, a snapshot whose calls (decoded only when read) are in a chunk a newer Node wrote or of another length", async () => {
+    const writer = new SessionSnapshotWriter(log.snapshots, stream, { chunkSize: 2 });
+    for (const position of [12, 24]) await writer.write(stateAt(position), { hash: hashAt(position), pending: [] });
+    const digest = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex");
+    /** The record of 24 written again, its first chunk of calls replaced by `bytes` (stored under their digest). */
+    const replaceFirstCallChunk = async (bytes: Uint8Array) => {
+      const record = (await log.snapshots.getRecord(stream, 24)) as Uint8Array;
+      const payload = deserialize(record.subarray(32)) as { lists: { calls: { chunks: string[] } } };
+      payload.lists.calls.chunks[0] = digest(bytes);
+      await log.snapshots.putChunk(digest(bytes), bytes);
+      const body = serialize(payload);
+      await log.snapshots.putRecord(stream, 24, Buffer.concat([Buffer.from(digest(body), "hex"), body]));
+    };
+    const original = deserialize((await log.snapshots.getChunk((await new SessionSnapshotReader().newest(log, log.snapshots, stream, 24))?.chunks.get("calls")?.[0]?.digest as string)) as Uint8Array) as unknown[];
+    expect(original).toHaveLength(2);
+
+    const newerNode = serialize(original);
+    newerNode[1] = (newerNode[1] as number) + 1;
+    await replaceFirstCallChunk(newerNode);
+    let found = await new SessionSnapshotReader().newest(log, log.snapshots, stream, 24);
+    expect(found?.position).toBe(12);
+    expect(found?.state).toEqual(stateAt(12));
+
+    await writer.write(stateAt(24), { hash: hashAt(24), pending: [] });
+    await replaceFirstCallChunk(serialize(original.slice(0, 1)));
+    found = await new SessionSnapshotReader().newest(log, log.snapshots, stream, 24);
+    expect(found?.position).toBe(12);
+
+    await writer.write(stateAt(24), { hash: hashAt(24), pending: [] });
+    found = await new SessionSnapshotReader().newest(log, log.snapshots, stream, 24);
+    expect(found?.position).toBe(24);
+    expect(found?.state).toEqual(stateAt(24));
   });
 });
