@@ -53,6 +53,9 @@ describe("the required-literal prefilter of the secret rules", () => {
     expect(requiredLiterals(/sk-[a-z]+/giu)).toBeUndefined();
     expect(requiredLiterals(/σκ[a-z]+/gi)).toBeUndefined();
     expect(requiredLiterals(/(\\?)"auth\1"/g)).toBeUndefined();
+    // A `v`-flag class holds classes, and `--` in it is set difference, not text: no literal then.
+    expect(requiredLiterals(new RegExp("[[a-z]--[aeiou]]xyz", "gv"))).toBeUndefined();
+    expect(requiredLiterals(/[[]--x/g)?.literals).toEqual(["--x"]);
   });
 
   for (const pattern of scannedPatterns) {

@@ -161,7 +161,10 @@ function lowerCased(text: string): string {
  * requiredLiterals(/bearer[ \t]+/gi); // { literals: ["bearer"], ignoreCase: true }
  */
 export function requiredLiterals(pattern: RegExp): Prefilter | undefined {
-  if (pattern.ignoreCase && (pattern.unicode || pattern.flags.includes("v"))) return undefined;
+  // With the `v` flag a class can hold classes (`[[a-z]--[aeiou]]`), which `closingIndex` does not
+  // follow: such a pattern always runs. Without `v`, a `[` inside a class is an ordinary character.
+  if (pattern.flags.includes("v")) return undefined;
+  if (pattern.ignoreCase && pattern.unicode) return undefined;
   const literals = alternativesLiterals(pattern.source);
   if (literals === undefined) return undefined;
   // Ignoring case, an ASCII character matches only itself in either case; `σ` also matches `ς`,
