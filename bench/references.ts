@@ -7,8 +7,8 @@
  * - the turn machine: every turn event stepped by the compiled step (`stepTurn`,
  *   machines/provider-turn.step.ts) and by XState's pure `transition` over the machine;
  * - the projection: every event folded by one immer draft per event (`applyEvent`, the
- *   reference), by the immutable fold's draft-free path for a call's events (`evolveCallOnly`)
- *   with immer for the rest, and in place on a thawed state (`applyEventInPlace`);
+ *   reference), by the immutable fold's draft-free path for a call's and a turn's common events
+ *   (`evolveWithoutDraft`) with immer for the rest, and in place on a thawed state (`applyEventInPlace`);
  * - the request history: each build of the last 20 requests, extended from the build before
  *   (`buildNativeHistory`, history-slots.ts) and from scratch (`buildNativeHistoryFromScratch`);
  * - canonical JSON (what every hash is computed over): `canonicalJsonOf` (safe-stable-stringify)
@@ -39,7 +39,7 @@ import { buildNativeHistory, buildNativeHistoryFromScratch, type NativeHistoryOp
 import { createRuntime, defineTool } from "../src/index.js";
 import type { RecordedTurnlogEvent } from "../src/index.js";
 import { applyEvent, applyEventInPlace } from "../src/projections/projection.js";
-import { evolveCallOnly, sessionStateProjection, thawState, type SessionState } from "../src/projections/session-state.js";
+import { evolveWithoutDraft, sessionStateProjection, thawState, type SessionState } from "../src/projections/session-state.js";
 import { MemoryEventLog, scriptedProvider } from "../src/testing/index.js";
 import type { ScriptStep } from "../src/testing/index.js";
 import { canonicalJsonOf } from "../src/util/canonical-json.js";
@@ -168,7 +168,7 @@ const report = (id: string, what: string, count: number, unit: string, timed: { 
   };
   const draftFree = () => {
     let state = sessionStateProjection.initialState();
-    for (const event of events) state = evolveCallOnly(state, event) ?? applyEvent(sessionStateProjection, state, event);
+    for (const event of events) state = evolveWithoutDraft(state, event) ?? applyEvent(sessionStateProjection, state, event);
   };
   const thawed = () => {
     const inPlace = thawState(sessionStateProjection.initialState());
@@ -176,7 +176,7 @@ const report = (id: string, what: string, count: number, unit: string, timed: { 
   };
   const label = `projection, ${events.length} events`;
   const [reference = NaN, fastPath = NaN, whole = NaN] = timeRounds(draftPerEvent, draftFree, thawed);
-  report("foldFastPath", label, events.length, "event", { reference, fast: fastPath }, ["an immer draft per event", "draft-free call events (evolveCallOnly)"], "property-tests/fold-in-place.test.ts");
+  report("foldFastPath", label, events.length, "event", { reference, fast: fastPath }, ["an immer draft per event", "draft-free call and turn events (evolveWithoutDraft)"], "property-tests/fold-in-place.test.ts");
   report("foldInPlace", label, events.length, "event", { reference, fast: whole }, ["an immer draft per event", "in place on a thawed state"], "property-tests/fold-in-place.test.ts");
 }
 
