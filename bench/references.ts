@@ -11,6 +11,8 @@
  *   (`evolveWithoutDraft`) with immer for the rest, and in place on a thawed state (`applyEventInPlace`);
  * - the request history: each build of the last 20 requests, extended from the build before
  *   (`buildNativeHistory`, history-slots.ts) and from scratch (`buildNativeHistoryFromScratch`);
+ * - the staged copy of every event's data and its text: `snapshotData` (a plain copy) and
+ *   `snapshotDataByJson` (JSON.stringify and JSON.parse);
  * - canonical JSON (what every hash is computed over): `canonicalJsonOf` (safe-stable-stringify)
  *   and the `canonicalize` package, over every event's data;
  * - the secret rules' patterns over the realistic workload's tool outputs (bench/realistic-workload.ts,
@@ -43,6 +45,7 @@ import { evolveWithoutDraft, sessionStateProjection, thawState, type SessionStat
 import { MemoryEventLog, scriptedProvider } from "../src/testing/index.js";
 import type { ScriptStep } from "../src/testing/index.js";
 import { canonicalJsonOf } from "../src/util/canonical-json.js";
+import { snapshotData, snapshotDataByJson } from "../src/log/event-recording.js";
 import { matchesOf, matchesOfReference } from "../src/policy/secrets/pattern-matches.js";
 import { createSecretRedactor, redactTextReference } from "../src/policy/secrets/secret-detector.js";
 import { KnownSecrets, scannedPatterns } from "../src/policy/secrets/secret-patterns.js";
@@ -214,6 +217,20 @@ const report = (id: string, what: string, count: number, unit: string, timed: { 
     },
   );
   report("canonicalJson", `canonical JSON, ${values.length} events' data`, values.length, "event", timed, ["the canonicalize package", "canonicalJsonOf (safe-stable-stringify)"], "property-tests/canonical-json.test.ts");
+}
+
+// The copy a staged event's data is folded and appended as (eventDataSnapshot), over every event's data.
+{
+  const values = events.map((event) => JSON.parse(JSON.stringify(event.data)) as unknown);
+  const timed = timePair(
+    () => {
+      for (const value of values) snapshotDataByJson(value, "event");
+    },
+    () => {
+      for (const value of values) snapshotData(value, "event");
+    },
+  );
+  report("dataCopy", `staged copy and text, ${values.length} events' data`, values.length, "event", timed, ["JSON.stringify and JSON.parse", "a plain copy, its text written from it (snapshotData)"], "property-tests/event-data-copy.test.ts");
 }
 
 // The secret rules over realistic tool outputs, and the short texts of realistic calls.
