@@ -126,16 +126,16 @@ export function eventDataSnapshot(data: unknown, type: string): unknown {
 }
 
 /**
- * `data` as JSON and back, and the JSON; a `TypeError` naming `what` for data no backend can
- * store. `JSON.stringify` gives the same text again for the copy (property-tests/canonical-json
- * .test.ts shows it), so the text stands for the copy in the stored form.
+ * A copy of `data` in its JSON form (what `JSON.parse(JSON.stringify(data))` gives), and its JSON
+ * text; a `TypeError` naming `what` for data no backend can store. The text is what
+ * `JSON.stringify` writes for the copy, so it stands for the copy in the stored form.
  *
  * Plain data (what the runtime builds: plain objects, arrays, strings, finite numbers, booleans,
- * null) is copied by `plainJsonCopy` instead of being parsed back from its text, and its text is
- * written from the copy: `JSON.parse` allocated every string again (each tool output twice per
- * call) and made half of a staged event's cost (docs/performance.md#realistic-calls-issue-35).
- * Anything else takes the JSON round trip, the reference: property-tests/event-data-copy.test.ts
- * shows both give the same data, text and refusals for any value.
+ * null) is copied by `plainJsonCopy`, deeply frozen, instead of being parsed back from its text:
+ * `JSON.parse` allocated every string again, each tool output twice per call
+ * (docs/performance.md#realistic-calls-issue-35). Anything else takes the JSON round trip,
+ * `snapshotDataByJson`, the reference: property-tests/event-data-copy.test.ts shows both give the
+ * same data, text and refusals for any value.
  */
 export function snapshotData(data: unknown, what: string): { data: unknown; json: string } {
   let copy: unknown;
