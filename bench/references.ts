@@ -7,10 +7,12 @@
  * - the turn machine: every turn event stepped by the compiled step (`stepTurn`,
  *   machines/provider-turn.step.ts) and by XState's pure `transition` over the machine;
  * - the projection: every event folded by one immer draft per event (`applyEvent`, the
- *   reference), by the immutable fold's draft-free path for a call's events (`evolveCallOnly`)
- *   with immer for the rest, and in place on a thawed state (`applyEventInPlace`);
+ *   reference), by the immutable fold's draft-free path for a call's and a turn's common events
+ *   (`evolveWithoutDraft`) with immer for the rest, and in place on a thawed state (`applyEventInPlace`);
  * - the request history: each build of the last 20 requests, extended from the build before
  *   (`buildNativeHistory`, history-slots.ts) and from scratch (`buildNativeHistoryFromScratch`);
+ * - the staged copy of every event's data and its text: `snapshotData` (a plain copy) and
+ *   `snapshotDataByJson` (JSON.stringify and JSON.parse);
  * - canonical JSON (what every hash is computed over): `canonicalJsonOf` (safe-stable-stringify)
  *   and the `canonicalize` package, over every event's data;
  * - replay's comparison of each decision event with its recomputation (here a copy): `sameJson`
@@ -44,12 +46,13 @@ import { buildNativeHistory, buildNativeHistoryFromScratch, type NativeHistoryOp
 import { createRuntime, defineTool } from "../src/index.js";
 import type { RecordedTurnlogEvent } from "../src/index.js";
 import { applyEvent, applyEventInPlace } from "../src/projections/projection.js";
-import { evolveCallOnly, sessionStateProjection, thawState, type SessionState } from "../src/projections/session-state.js";
+import { evolveWithoutDraft, sessionStateProjection, thawState, type SessionState } from "../src/projections/session-state.js";
 import { MemoryEventLog, scriptedProvider } from "../src/testing/index.js";
 import type { ScriptStep } from "../src/testing/index.js";
 import { canonicalJsonOf } from "../src/util/canonical-json.js";
 import { firstDifference, sameJson } from "../src/util/first-difference.js";
 import { isDecisionEvent } from "../src/contracts/events.js";
+import { snapshotData, snapshotDataByJson } from "../src/log/event-recording.js";
 import { matchesOf, matchesOfReference } from "../src/policy/secrets/pattern-matches.js";
 import { labelledValuePattern, nextLabelledValue } from "../src/policy/secrets/labelled-values.js";
 import { createSecretRedactor, redactTextReference } from "../src/policy/secrets/secret-detector.js";
@@ -178,7 +181,7 @@ const report = (id: string, what: string, count: number, unit: string, timed: { 
   };
   const draftFree = () => {
     let state = sessionStateProjection.initialState();
-    for (const event of events) state = evolveCallOnly(state, event) ?? applyEvent(sessionStateProjection, state, event);
+    for (const event of events) state = evolveWithoutDraft(state, event) ?? applyEvent(sessionStateProjection, state, event);
   };
   const thawed = () => {
     const inPlace = thawState(sessionStateProjection.initialState());
@@ -186,7 +189,7 @@ const report = (id: string, what: string, count: number, unit: string, timed: { 
   };
   const label = `projection, ${events.length} events`;
   const [reference = NaN, fastPath = NaN, whole = NaN] = timeRounds(draftPerEvent, draftFree, thawed);
-  report("foldFastPath", label, events.length, "event", { reference, fast: fastPath }, ["an immer draft per event", "draft-free call events (evolveCallOnly)"], "property-tests/fold-in-place.test.ts");
+  report("foldFastPath", label, events.length, "event", { reference, fast: fastPath }, ["an immer draft per event", "draft-free call and turn events (evolveWithoutDraft)"], "property-tests/fold-in-place.test.ts");
   report("foldInPlace", label, events.length, "event", { reference, fast: whole }, ["an immer draft per event", "in place on a thawed state"], "property-tests/fold-in-place.test.ts");
 }
 
@@ -239,6 +242,20 @@ const report = (id: string, what: string, count: number, unit: string, timed: { 
     },
   );
   report("replayComparison", `replay's comparison of ${pairs.length} equal decision events`, pairs.length, "event", timed, ["firstDifference", "sameJson"], "property-tests/first-difference.test.ts");
+}
+
+// The copy a staged event's data is folded and appended as (eventDataSnapshot), over every event's data.
+{
+  const values = events.map((event) => JSON.parse(JSON.stringify(event.data)) as unknown);
+  const timed = timePair(
+    () => {
+      for (const value of values) snapshotDataByJson(value, "event");
+    },
+    () => {
+      for (const value of values) snapshotData(value, "event");
+    },
+  );
+  report("dataCopy", `staged copy and text, ${values.length} events' data`, values.length, "event", timed, ["JSON.stringify and JSON.parse", "a plain copy, its text written from it (snapshotData)"], "property-tests/event-data-copy.test.ts");
 }
 
 // The secret rules over realistic tool outputs, and the short texts of realistic calls.

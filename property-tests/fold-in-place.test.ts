@@ -45,6 +45,13 @@ async function record(messages: ScriptStep[][], answers: boolean[]): Promise<Rec
   return [...(await runtime.events("p1"))];
 }
 
+/** Whether every plain object and array in `value` is frozen (a state's Maps are not: immer leaves them so too). */
+function deeplyFrozen(value: unknown): boolean {
+  if (typeof value !== "object" || value === null || value instanceof Map || value instanceof Set) return true;
+  if (!Object.isFrozen(value)) return false;
+  return Object.values(value).every(deeplyFrozen);
+}
+
 function logOf(events: RecordedTurnlogEvent[]): EventLog {
   return {
     streamVersion: async () => events.length,
@@ -56,18 +63,20 @@ function logOf(events: RecordedTurnlogEvent[]): EventLog {
 }
 
 describe("any recorded session, folded in place", () => {
-  it("the live fold (draft-free for a call's events) and a fold in place equal an immer draft per event after every event; stateAt cold, from a snapshot and the fold agree at any position", async () => {
+  it("the live fold (draft-free for a call's and a turn's common events, one by one and in runs) and a fold in place equal an immer draft per event after every event; stateAt cold, from a snapshot and the fold agree at any position", async () => {
     await fc.assert(
       fc.asyncProperty(
         fc.array(fc.array(step, { maxLength: 4 }), { minLength: 1, maxLength: 3 }),
         fc.array(fc.boolean(), { minLength: 4, maxLength: 4 }),
         fc.integer({ min: 1, max: 5 }),
         fc.array(fc.nat(), { minLength: 1, maxLength: 4 }),
-        async (messages, answers, every, picks) => {
+        fc.array(fc.integer({ min: 1, max: 40 }), { minLength: 1, maxLength: 8 }),
+        async (messages, answers, every, picks, cuts) => {
           const events = await record(messages, answers);
           const reference: SessionState[] = [];
           // The reference is one immer draft per event (`applyEvent`); the live fold takes its
-          // draft-free path for a call's starts, ends, plans, gates and packets (evolveCallOnly).
+          // draft-free path for a call's starts, ends, plans, gates and packets and for the turn's
+          // own start, request, answer, normalized calls, diagnostics and end (evolveWithoutDraft).
           const live = new SessionFold();
           const mutable = new SessionFold({ mutable: true });
           let state = sessionStateProjection.initialState();
@@ -78,7 +87,21 @@ describe("any recorded session, folded in place", () => {
             mutable.apply(event);
             expect(live.state).toEqual(state);
             expect(mutable.state).toEqual(state);
+            expect(deeplyFrozen(live.state) && [...live.state.calls.values()].every(deeplyFrozen)).toBe(true);
           }
+          // As the session store stages them: runs of a few events in one applyAll (draft-free
+          // when each can be, one draft otherwise), the states taken between runs left unchanged.
+          const batched = new SessionFold();
+          const taken: { state: SessionState; copy: string }[] = [];
+          const text = (value: unknown) => JSON.stringify(value, (_key, member: unknown) => (member instanceof Map || member instanceof Set ? [...member] : member));
+          for (let start = 0, cut = 0; start < events.length; cut += 1) {
+            const end = Math.min(events.length, start + (cuts[cut % cuts.length] as number));
+            batched.applyAll(events.slice(start, end));
+            expect(batched.state).toEqual(reference[end - 1]);
+            taken.push({ state: batched.state, copy: text(batched.state) });
+            start = end;
+          }
+          for (const { state: earlier, copy } of taken) expect(text(earlier)).toBe(copy);
           const log = logOf(events);
           const warm = new SnapshotCache({ every, pageSize: every + 2, maxSnapshots: 4 });
           for (const pick of picks) {

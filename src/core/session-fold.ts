@@ -6,7 +6,7 @@ import type { RecordedTurnlogEvent } from "../log/event-log.js";
 import { owedAfter, owedAfterEvent } from "./actions.js";
 import { CallMap } from "../projections/call-map.js";
 import { applyEvent, applyEventInPlace } from "../projections/projection.js";
-import { evolveCallOnly, isCallOnlyEvent, sessionStateProjection, thawState, type SessionState } from "../projections/session-state.js";
+import { evolveWithoutDraft, isDraftFreeEvent, sessionStateProjection, thawState, type SessionState } from "../projections/session-state.js";
 import { providerTurnMachine, type ProviderTurnInput } from "../../machines/provider-turn.machine.js";
 import { startTurn, stepTurn, type ProviderTurnState, type ProviderTurnStep } from "../../machines/provider-turn.step.js";
 
@@ -84,6 +84,14 @@ function retire(state: SessionState, recorded: RecordedTurnlogEvent): void {
     if (index > 0) state.turns.splice(0, index);
   }
 }
+
+/**
+ * The most events `applyAll` folds one at a time without a draft. Each such event copies the lists
+ * it changes (a message added copies the messages), which one draft for the batch copies once: a
+ * few events, as the live loop stages them, cost less without a draft; a page of a long session
+ * read back costs less with one (linear, not quadratic, in its length).
+ */
+const maxDraftFreeBatch = 32;
 
 /** Events that end a turn (the machine's final states), and what each leaves owed: the turn events of `owedAfterEvent`. */
 export const turnEndings: ReadonlyMap<string, readonly string[]> = new Map(Object.entries(owedAfterEvent).filter(([type]) => type.startsWith("turn.")));
@@ -167,8 +175,8 @@ export class SessionFold {
       return;
     }
     const batch = Array.isArray(events) ? (events as readonly RecordedTurnlogEvent[]) : [...events];
-    if (batch.every((event) => isCallOnlyEvent(event.type))) {
-      // Starts and ends of tool calls: each folds without a draft (see evolveCallOnly).
+    if (batch.length <= maxDraftFreeBatch && batch.every((event) => isDraftFreeEvent(event.type))) {
+      // A few of the events a live turn stages (its own, its calls'): each folds without a draft (see evolveWithoutDraft).
       for (const event of batch) this.apply(event);
       return;
     }
@@ -185,7 +193,7 @@ export class SessionFold {
   #evolve(recorded: RecordedTurnlogEvent): void {
     if (this.#draft !== undefined) sessionStateProjection.evolve(this.#draft, recorded);
     else if (this.options.mutable) applyEventInPlace(sessionStateProjection, this.state, recorded);
-    else this.state = evolveCallOnly(this.state, recorded) ?? applyEvent(sessionStateProjection, this.state, recorded);
+    else this.state = evolveWithoutDraft(this.state, recorded) ?? applyEvent(sessionStateProjection, this.state, recorded);
     if (this.options.retain === "live") retire(this.state, recorded);
   }
 

@@ -126,11 +126,36 @@ export function eventDataSnapshot(data: unknown, type: string): unknown {
 }
 
 /**
- * `data` as JSON and back, and the JSON; a `TypeError` naming `what` for data no backend can
- * store. `JSON.stringify` gives the same text again for the copy (property-tests/canonical-json
- * .test.ts shows it), so the text stands for the copy in the stored form.
+ * A copy of `data` in its JSON form (what `JSON.parse(JSON.stringify(data))` gives), and its JSON
+ * text; a `TypeError` naming `what` for data no backend can store. The text is what
+ * `JSON.stringify` writes for the copy, so it stands for the copy in the stored form.
+ *
+ * Plain data (what the runtime builds: plain objects, arrays, strings, finite numbers, booleans,
+ * null) is copied by `plainJsonCopy`, deeply frozen, instead of being parsed back from its text:
+ * `JSON.parse` allocated every string again, each tool output twice per call
+ * (docs/performance.md#realistic-calls-issue-35). Anything else takes the JSON round trip,
+ * `snapshotDataByJson`, the reference: property-tests/event-data-copy.test.ts shows both give the
+ * same data, text and refusals for any value.
  */
-function snapshotData(data: unknown, what: string): { data: unknown; json: string } {
+export function snapshotData(data: unknown, what: string): { data: unknown; json: string } {
+  let copy: unknown;
+  try {
+    copy = plainJsonCopy(data, 0);
+  } catch {
+    // A getter that throws: the round trip meets it again and says so as an append would.
+    copy = notPlain;
+  }
+  if (copy === notPlain) return snapshotDataByJson(data, what);
+  const json = JSON.stringify(copy) as string;
+  // JSON.stringify lets lone surrogates through (escaped); RFC 8785 (and so the hash) does not.
+  if (hasLoneSurrogateEscape(json)) {
+    throw new TypeError(`${what} contains a string that is not valid Unicode`);
+  }
+  return { data: copy, json };
+}
+
+/** `snapshotData` by `JSON.stringify` and `JSON.parse`: the reference, and the way for data that is not plain. */
+export function snapshotDataByJson(data: unknown, what: string): { data: unknown; json: string } {
   let json: string | undefined;
   try {
     json = JSON.stringify(data);
@@ -145,6 +170,57 @@ function snapshotData(data: unknown, what: string): { data: unknown; json: strin
     throw new TypeError(`${what} contains a string that is not valid Unicode`);
   }
   return { data: JSON.parse(json) as unknown, json };
+}
+
+/** What `plainJsonCopy` returns for a value it leaves to the JSON round trip. */
+const notPlain: unique symbol = Symbol("not plain JSON");
+
+/** Past this depth a value is left to the JSON round trip (a cycle, or a pathological value). */
+const maxPlainCopyDepth = 64;
+
+/**
+ * A deeply frozen copy of `value` equal to `JSON.parse(JSON.stringify(value))` — keys in the same
+ * order, `-0` written as `0`, strings shared (they are immutable) — when `value` is made only of
+ * null, booleans, finite numbers, strings, arrays without holes and objects whose prototype is
+ * `Object.prototype` or null, without a `toJSON` method, an `undefined`, function, symbol or bigint
+ * inside, or a `"__proto__"` key (which an assignment would take for the prototype); otherwise
+ * `notPlain`. Written here because no maintained library copies JSON data this way (structuredClone
+ * keeps what JSON drops and copies strings).
+ */
+function plainJsonCopy(value: unknown, depth: number): unknown {
+  switch (typeof value) {
+    case "string":
+    case "boolean":
+      return value;
+    case "number":
+      if (!Number.isFinite(value)) return notPlain;
+      return value === 0 ? 0 : value;
+    case "object": {
+      if (value === null) return null;
+      if (depth >= maxPlainCopyDepth || typeof (value as { toJSON?: unknown }).toJSON === "function") return notPlain;
+      if (Array.isArray(value)) {
+        const copy: unknown[] = [];
+        for (let index = 0; index < value.length; index += 1) {
+          const item = plainJsonCopy(value[index], depth + 1);
+          if (item === notPlain) return notPlain;
+          copy.push(item);
+        }
+        return Object.freeze(copy);
+      }
+      const prototype: unknown = Object.getPrototypeOf(value);
+      if (prototype !== Object.prototype && prototype !== null) return notPlain;
+      const copy: Record<string, unknown> = {};
+      for (const key of Object.keys(value)) {
+        if (key === "__proto__") return notPlain;
+        const member = plainJsonCopy((value as Record<string, unknown>)[key], depth + 1);
+        if (member === notPlain) return notPlain;
+        copy[key] = member;
+      }
+      return Object.freeze(copy);
+    }
+    default:
+      return notPlain;
+  }
 }
 
 /** What one append adds to a stream, computed before anything is written. */

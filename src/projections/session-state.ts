@@ -433,6 +433,161 @@ export function evolveCallOnly(state: SessionState, recorded: RecordedTurnlogEve
   return Object.freeze({ ...state, position: recorded.meta.streamPosition, lastRecordedAt: recorded.meta.recordedAt, calls, messages });
 }
 
+/**
+ * The turn's own events that the live loop stages on every turn (its start, the request, the answer,
+ * the calls normalized, the history diagnostics, its end), folded without an immer draft: the same
+ * state `evolve` gives, frozen as immer leaves it — the root, the turn changed and each collection
+ * changed are new objects with their keys in the same order, everything else is shared. An immer
+ * draft per batch of them was most of what staging a turn's decisions cost after the calls' events
+ * went draft-free (docs/performance.md#realistic-calls-issue-35). `evolve` stays the reference:
+ * property-tests/fold-in-place.test.ts folds random recorded sessions both ways and compares the
+ * states after every event. Undefined for any other event, while a pause for a person is open (its
+ * end is a change `evolve` makes), or for an event about a turn the state does not hold (which
+ * `evolve` refuses), so the caller folds it with `evolve`.
+ */
+function evolveTurnEvent(state: SessionState, recorded: RecordedTurnlogEvent): SessionState | undefined {
+  if (state.current.pausedSince !== null) return undefined;
+  const position = recorded.meta.streamPosition;
+  const recordedAt = recorded.meta.recordedAt;
+  const moved = { position, lastRecordedAt: recordedAt };
+  switch (recorded.type) {
+    case "session.diagnostic.recorded":
+      return Object.freeze({ ...state, ...moved });
+    case "turn.started": {
+      const { data } = recorded;
+      const turn = freeze(withFields(data, { status: "active" as TurnStatus, attempt: 0, failures: [], callIds: [], startPosition: position }), true);
+      const current = Object.is(state.current.iterations, data.iteration) ? state.current : Object.freeze({ ...state.current, iterations: data.iteration });
+      const totals = Object.freeze({ ...state.totals, turns: state.totals.turns + 1 });
+      return Object.freeze({ ...state, turns: frozenList([...state.turns, turn]), current, totals, ...moved });
+    }
+    case "turn.provider.requested":
+      return withTurn(state, recorded.data.turnId, moved, (turn) => (Object.is(turn.attempt, recorded.data.attempt) ? turn : { ...turn, attempt: recorded.data.attempt }));
+    case "turn.provider.responded": {
+      const { data } = recorded;
+      const inputTokens = state.totals.inputTokens + (data.usage?.inputTokens ?? 0);
+      const outputTokens = state.totals.outputTokens + (data.usage?.outputTokens ?? 0);
+      // immer keeps an object whose members were set to the values they had.
+      const totals = Object.is(inputTokens, state.totals.inputTokens) && Object.is(outputTokens, state.totals.outputTokens) ? state.totals : Object.freeze({ ...state.totals, inputTokens, outputTokens });
+      return withTurn(state, data.turnId, { ...moved, totals }, (turn) => {
+        const changed: TurnState = { ...turn, response: data };
+        if (data.echoDropped !== undefined) changed.echoDropped = data.echoDropped;
+        return changed;
+      });
+    }
+    case "turn.tool_calls.normalized": {
+      const { data } = recorded;
+      const index = turnIndex(state, data.turnId);
+      const turn = state.turns[index];
+      if (turn === undefined) return undefined;
+      const message: SessionMessage = {
+        role: "agent",
+        content: data.content,
+        metadata: {
+          kind: "provider-tool-call-turn",
+          turnId: data.turnId,
+          providerToolCalls: data.calls.map(({ id, name, argumentsText, argumentsRedacted }) => ({
+            id,
+            name,
+            argumentsText: argumentsText ?? "",
+            ...(argumentsRedacted ? { argumentsRedacted } : {}),
+          })),
+          nativeReplaySafe: data.nativeReplaySafe,
+          ...(data.unsafeReasons.length > 0 ? { unsafeReasons: data.unsafeReasons } : {}),
+        },
+        position,
+      };
+      let calls = CallMap.from(state.calls);
+      for (const call of data.calls) {
+        const added: CallState = { callId: call.id, turnId: turn.turnId, index: call.index, name: call.name, status: "proposed", position };
+        if (call.argumentsText !== undefined) added.argumentsText = call.argumentsText;
+        if (call.argumentsRedacted) added.argumentsRedacted = true;
+        calls = calls.with(call.id, freeze(added, true));
+      }
+      const count = data.calls.length;
+      const changedTurn = count === 0 ? turn : Object.freeze({ ...turn, callIds: frozenList([...turn.callIds, ...data.calls.map((call) => call.id)]) });
+      const current = count === 0 ? state.current : Object.freeze({ ...state.current, toolCalls: state.current.toolCalls + count });
+      const totals = count === 0 ? state.totals : Object.freeze({ ...state.totals, toolCalls: state.totals.toolCalls + count });
+      return Object.freeze({
+        ...state,
+        ...moved,
+        messages: frozenList([...state.messages, freeze(message, true)]),
+        turns: replacedTurn(state.turns, index, changedTurn),
+        calls,
+        current,
+        totals,
+      });
+    }
+    case "turn.continued":
+      return withTurn(state, recorded.data.turnId, moved, (turn) => ({ ...turn, status: "continued", reason: recorded.data.reason }));
+    case "turn.completed": {
+      const { text } = recorded.data;
+      const next = withTurn(state, recorded.data.turnId, moved, (turn) => ({ ...turn, status: "completed", text }));
+      if (next === undefined) return undefined;
+      const message = Object.freeze({ role: "agent" as const, content: text, position });
+      return Object.freeze({ ...next, messages: frozenList<SessionMessage>([...state.messages, message]), lastOutcome: Object.freeze({ status: "completed" as const, text }) });
+    }
+    default:
+      return undefined;
+  }
+}
+
+/** `items`, frozen, typed as the mutable list the state's type names (immer's states are frozen too). */
+function frozenList<Item>(items: Item[]): Item[] {
+  return Object.freeze(items) as Item[];
+}
+
+/** The index of the turn `turnId` (the last one with that ID, as `turnOf` finds it), or -1. */
+function turnIndex(state: SessionState, turnId: string): number {
+  for (let index = state.turns.length - 1; index >= 0; index -= 1) if (state.turns[index]?.turnId === turnId) return index;
+  return -1;
+}
+
+/** `turns` with the one at `index` replaced by `turn` (the same list when it is the same turn), frozen. */
+function replacedTurn(turns: readonly TurnState[], index: number, turn: TurnState): TurnState[] {
+  if (turns[index] === turn) return turns as TurnState[];
+  const copy = [...turns];
+  copy[index] = turn;
+  return frozenList(copy);
+}
+
+/**
+ * The state with `fields` set and the turn `turnId` replaced by `change(turn)` (frozen; its new
+ * values deep-frozen, as immer leaves them); undefined when the state holds no such turn.
+ */
+function withTurn(state: SessionState, turnId: string, fields: Partial<SessionState>, change: (turn: TurnState) => TurnState): SessionState | undefined {
+  const index = turnIndex(state, turnId);
+  const turn = state.turns[index];
+  if (turn === undefined) return undefined;
+  const changed = change(turn);
+  if (changed !== turn) {
+    Object.freeze(changed);
+    for (const key in changed) freeze(changed[key as keyof TurnState], true);
+  }
+  return Object.freeze({ ...state, ...fields, turns: replacedTurn(state.turns, index, changed) });
+}
+
+const turnEventTypes = new Set(["session.diagnostic.recorded", "turn.started", "turn.provider.requested", "turn.provider.responded", "turn.tool_calls.normalized", "turn.continued", "turn.completed"]);
+
+/** Whether `evolveWithoutDraft` may be able to fold an event of this type. */
+export function isDraftFreeEvent(type: string): boolean {
+  return callChangeTypes.has(type) || turnEventTypes.has(type);
+}
+
+/**
+ * Folds the events a live turn stages most — a call's start and end, a plan with nothing rejected, a
+ * gate that allowed every call, the packets (`evolveCallOnly`), and the turn's own start, request,
+ * answer, normalized calls, diagnostics and end — into a new frozen state without an immer draft:
+ * the state `evolve` gives. Undefined when it cannot (see `evolveCallOnly`, `evolveTurnEvent`);
+ * the caller then folds the event with `evolve`.
+ *
+ * @example
+ * const next = evolveWithoutDraft(state, event) ?? applyEvent(sessionStateProjection, state, event);
+ */
+export function evolveWithoutDraft(state: SessionState, recorded: RecordedTurnlogEvent): SessionState | undefined {
+  if (callChangeTypes.has(recorded.type)) return evolveCallOnly(state, recorded);
+  return turnEventTypes.has(recorded.type) ? evolveTurnEvent(state, recorded) : undefined;
+}
+
 /** Applies `callChanges` of the event in a draft (or in place); false when it has none (the event does more). */
 function applyCallChanges(draft: Draft, recorded: RecordedTurnlogEvent): boolean {
   const described = callChanges(recorded);
