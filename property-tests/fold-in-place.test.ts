@@ -1,49 +1,12 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { createRuntime, SnapshotCache } from "../src/index.js";
+import { SnapshotCache } from "../src/index.js";
 import type { EventLog, ReadStreamOptions, RecordedTurnlogEvent, SessionState } from "../src/index.js";
 import { SessionFold } from "../src/core/session-fold.js";
 import { CallMap } from "../src/projections/call-map.js";
 import { applyEvent } from "../src/projections/projection.js";
 import { sessionStateProjection } from "../src/projections/session-state.js";
-import { MemoryEventLog, scriptedProvider } from "../src/testing/index.js";
-import type { ScriptStep } from "../src/testing/index.js";
-import { sequentialIds, steppingClock, workspace } from "../test/support/tools.js";
-
-const toolCall = fc.oneof(
-  fc.record({ name: fc.constant("read_file"), arguments: fc.constantFrom('{"path":"a.txt"}', '{"path":"nope.txt"}', "{bad") }),
-  fc.record({ name: fc.constant("write_file"), arguments: fc.constantFrom('{"path":"c.txt","content":"x"}', '{"path":1}') }),
-  fc.record({ name: fc.constantFrom("unknown_tool", "__proto__"), arguments: fc.constant("{}") }),
-  fc.record({ id: fc.constantFrom("call_1", "call_1"), name: fc.constant("read_file"), arguments: fc.constant('{"path":"a.txt"}') }),
-);
-
-const step: fc.Arbitrary<ScriptStep> = fc.oneof(
-  { weight: 5, arbitrary: fc.record({ content: fc.constantFrom("", "working"), toolCalls: fc.array(toolCall, { minLength: 1, maxLength: 4 }) }) },
-  { weight: 1, arbitrary: fc.record({ error: fc.record({ kind: fc.constantFrom("transport" as const, "http-status" as const), retryable: fc.boolean() }) }) },
-);
-
-/** Records user messages of scripted steps (approving or denying held calls), with a small history budget so that it compacts. */
-async function record(messages: ScriptStep[][], answers: boolean[]): Promise<RecordedTurnlogEvent[]> {
-  const ws = workspace({ "a.txt": "alpha ".repeat(40) });
-  const log = new MemoryEventLog({ clock: steppingClock(), ids: sequentialIds("event") });
-  const steps = messages.flatMap((steps, index) => [...steps, { content: `done ${index}` }]);
-  const runtime = await createRuntime({ log, provider: scriptedProvider(steps), tools: ws.tools, clock: steppingClock(), history: { maxTokens: 600 }, providerRetry: { baseDelayMs: 0 } });
-  const session = await runtime.openSession("p1");
-  for (const [index] of messages.entries()) {
-    let outcome = await session.send(`message ${index}`);
-    for (let round = 0; outcome.status === "awaiting-approval" && round < 20; round += 1) {
-      for (const [position, call] of outcome.pendingApprovals.entries()) {
-        if (answers[(round + position) % answers.length]) await session.approve(call.callId, { by: "p" });
-        else await session.deny(call.callId, { by: "p" });
-      }
-      outcome = await session.resume();
-    }
-    // A failed or stopped message leaves the provider's later steps for the next message: the
-    // script may then run out, which ends the session there.
-    if (outcome.status !== "completed") break;
-  }
-  return [...(await runtime.events("p1"))];
-}
+import { recordScriptedSession, scriptStep as step } from "../test/support/scripted-sessions.js";
 
 /** Whether every plain object and array in `value` is frozen (a state's Maps are not: immer leaves them so too). */
 function deeplyFrozen(value: unknown): boolean {
@@ -72,7 +35,7 @@ describe("any recorded session, folded in place", () => {
         fc.array(fc.nat(), { minLength: 1, maxLength: 4 }),
         fc.array(fc.integer({ min: 1, max: 40 }), { minLength: 1, maxLength: 8 }),
         async (messages, answers, every, picks, cuts) => {
-          const events = await record(messages, answers);
+          const { events } = await recordScriptedSession(messages, answers);
           const reference: SessionState[] = [];
           // The reference is one immer draft per event (`applyEvent`); the live fold takes its
           // draft-free path for a call's starts, ends, plans, gates and packets and for the turn's

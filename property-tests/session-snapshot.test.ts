@@ -1,47 +1,11 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { createRuntime } from "../src/index.js";
 import type { RecordedTurnlogEvent, SessionState } from "../src/index.js";
 import { SessionFold } from "../src/core/session-fold.js";
 import { CallMap } from "../src/projections/call-map.js";
 import { SessionSnapshotReader, SessionSnapshotWriter } from "../src/projections/session-snapshot.js";
 import { MemorySnapshotStore } from "../src/log/snapshot-store.js";
-import { MemoryEventLog, scriptedProvider } from "../src/testing/index.js";
-import type { ScriptStep } from "../src/testing/index.js";
-import { sequentialIds, steppingClock, workspace } from "../test/support/tools.js";
-
-const toolCall = fc.oneof(
-  fc.record({ name: fc.constant("read_file"), arguments: fc.constantFrom('{"path":"a.txt"}', '{"path":"nope.txt"}', "{bad") }),
-  fc.record({ name: fc.constant("write_file"), arguments: fc.constantFrom('{"path":"c.txt","content":"x"}', '{"path":1}') }),
-  fc.record({ name: fc.constantFrom("unknown_tool", "__proto__"), arguments: fc.constant("{}") }),
-  fc.record({ id: fc.constantFrom("call_1", "call_1"), name: fc.constant("read_file"), arguments: fc.constant('{"path":"a.txt"}') }),
-);
-
-const step: fc.Arbitrary<ScriptStep> = fc.oneof(
-  { weight: 5, arbitrary: fc.record({ content: fc.constantFrom("", "working"), toolCalls: fc.array(toolCall, { minLength: 1, maxLength: 4 }) }) },
-  { weight: 1, arbitrary: fc.record({ error: fc.record({ kind: fc.constantFrom("transport" as const, "http-status" as const), retryable: fc.boolean() }) }) },
-);
-
-/** Records user messages of scripted steps (approving or denying held calls), with a small history budget so that it compacts. */
-async function record(messages: ScriptStep[][], answers: boolean[]): Promise<{ log: MemoryEventLog; events: RecordedTurnlogEvent[] }> {
-  const ws = workspace({ "a.txt": "alpha ".repeat(40) });
-  const log = new MemoryEventLog({ clock: steppingClock(), ids: sequentialIds("event") });
-  const steps = messages.flatMap((steps, index) => [...steps, { content: `done ${index}` }]);
-  const runtime = await createRuntime({ log, provider: scriptedProvider(steps), tools: ws.tools, clock: steppingClock(), history: { maxTokens: 600 }, providerRetry: { baseDelayMs: 0 } });
-  const session = await runtime.openSession("p1");
-  for (const [index] of messages.entries()) {
-    let outcome = await session.send(`message ${index}`);
-    for (let round = 0; outcome.status === "awaiting-approval" && round < 20; round += 1) {
-      for (const [position, call] of outcome.pendingApprovals.entries()) {
-        if (answers[(round + position) % answers.length]) await session.approve(call.callId, { by: "p" });
-        else await session.deny(call.callId, { by: "p" });
-      }
-      outcome = await session.resume();
-    }
-    if (outcome.status !== "completed") break;
-  }
-  return { log, events: [...(await runtime.events("p1"))] };
-}
+import { recordScriptedSession, scriptStep as step } from "../test/support/scripted-sessions.js";
 
 describe("any recorded session, snapshotted", () => {
   it("a state saved and loaded equals the folded one at any position, with what the fold owed there; chunks are shared between snapshots", async () => {
@@ -52,7 +16,7 @@ describe("any recorded session, snapshotted", () => {
         fc.integer({ min: 1, max: 6 }),
         fc.array(fc.nat(), { minLength: 1, maxLength: 5 }),
         async (messages, answers, chunkSize, picks) => {
-          const { log, events } = await record(messages, answers);
+          const { log, events } = await recordScriptedSession(messages, answers);
           // The reference: the live fold, event by event; where it rests between turns, what it owes.
           const fold = new SessionFold();
           const states: { state: SessionState; pending: readonly string[] | null }[] = [];
