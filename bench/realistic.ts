@@ -30,7 +30,7 @@ import { createRuntime, defineTool, LevelEventLog } from "../src/index.js";
 import { scriptedProvider } from "../src/testing/index.js";
 import type { ScriptStep } from "../src/testing/index.js";
 import { realisticAnswer, realisticCallsPerTurn, realisticPrompt, realisticScript, realisticTools, type RealisticCall } from "./realistic-workload.js";
-import { median, printRows, recordResult } from "./results.js";
+import { median, printRows, recordResult, roundsByDurability } from "./results.js";
 
 const { values: options } = parseArgs({
   options: {
@@ -188,14 +188,7 @@ for (const durability of ["sync", "relaxed"] as const) {
 }
 for (let index = 0; index < warmups; index += 1) await aiSdk(longTurns);
 
-const perDurability = new Map<Durability, Round[]>([
-  ["sync", []],
-  ["relaxed", []],
-]);
-for (let index = 0; index < rounds; index += 1) {
-  const order: Durability[] = index % 2 === 0 ? ["sync", "relaxed"] : ["relaxed", "sync"];
-  for (const durability of order) perDurability.get(durability)!.push(await round(durability, index % 2 === 1));
-}
+const perDurability = await roundsByDurability(rounds, round);
 
 const characters = script.flat().reduce((sum, call) => sum + call.output.length, 0) / (longTurns * realisticCallsPerTurn);
 const rows: string[][] = [[`realistic calls (median of ${rounds} rounds; outputs ${Math.round(characters)} characters on average)`, "µs per tool call"]];

@@ -58,6 +58,24 @@ export function writeResults(file: string, results: Iterable<BenchResult>): void
   writeFileSync(file, [...results].map((result) => `${JSON.stringify(result)}\n`).join(""));
 }
 
+/**
+ * Each durability's rounds, measured in alternating order — `sync` then `relaxed` in even rounds,
+ * the reverse in odd ones, which `round` is told (`reversed`) so that it can run its own parts
+ * backwards too. A shared machine's load drifts over seconds; every ratio is taken within one
+ * round, so a load spike moves one round, not the median (docs/performance.md#the-scenarios).
+ */
+export async function roundsByDurability<Round>(rounds: number, round: (durability: "sync" | "relaxed", reversed: boolean) => Promise<Round>): Promise<Map<"sync" | "relaxed", Round[]>> {
+  const measured = new Map<"sync" | "relaxed", Round[]>([
+    ["sync", []],
+    ["relaxed", []],
+  ]);
+  for (let index = 0; index < rounds; index += 1) {
+    const order = index % 2 === 0 ? (["sync", "relaxed"] as const) : (["relaxed", "sync"] as const);
+    for (const durability of order) measured.get(durability)!.push(await round(durability, index % 2 === 1));
+  }
+  return measured;
+}
+
 export function median(values: readonly number[]): number {
   if (values.length === 0) return Number.NaN;
   const sorted = [...values].sort((a, b) => a - b);

@@ -23,7 +23,7 @@ import { z } from "zod";
 import { createRuntime, defineTool, generateSealKey, LevelEventLog, SealWitness } from "../src/index.js";
 import { scriptedProvider } from "../src/testing/index.js";
 import type { ScriptStep } from "../src/testing/index.js";
-import { median, printRows, recordResult } from "./results.js";
+import { median, printRows, recordResult, roundsByDurability } from "./results.js";
 
 const { values: options } = parseArgs({
   options: {
@@ -163,14 +163,7 @@ for (const durability of ["sync", "relaxed"] as const) {
 // So each round measures a durability's floor right beside its scenarios, in alternating order
 // (forwards, then backwards), every ratio is taken within one round, and the figures printed are
 // the medians over the rounds — a load spike moves one round, not the median.
-const perDurability = new Map<Durability, Round[]>([
-  ["sync", []],
-  ["relaxed", []],
-]);
-for (let index = 0; index < rounds; index += 1) {
-  const order: Durability[] = index % 2 === 0 ? ["sync", "relaxed"] : ["relaxed", "sync"];
-  for (const durability of order) perDurability.get(durability)!.push(await round(durability, index % 2 === 1));
-}
+const perDurability = await roundsByDurability(rounds, round);
 
 const rows: string[][] = [[`scenario (median of ${rounds} rounds)`, "µs per tool call"]];
 const floorNames: Record<Durability, string> = { sync: "sync floor: one fsynced LevelDB batch of 3 events", relaxed: "no-fsync floor: the same batch without sync" };
