@@ -6,7 +6,7 @@ import { SessionFold } from "../src/core/session-fold.js";
 import { CallMap } from "../src/projections/call-map.js";
 import { applyEvent } from "../src/projections/projection.js";
 import { sessionStateProjection } from "../src/projections/session-state.js";
-import { recordScriptedSession, scriptStep as step } from "../test/support/scripted-sessions.js";
+import { approvalAnswers, recordScriptedSession, scriptedMessages } from "../test/support/scripted-sessions.js";
 
 /** Whether every plain object and array in `value` is frozen (a state's Maps are not: immer leaves them so too). */
 function deeplyFrozen(value: unknown): boolean {
@@ -29,8 +29,8 @@ describe("any recorded session, folded in place", () => {
   it("the live fold (draft-free for a call's and a turn's common events, one by one and in runs) and a fold in place equal an immer draft per event after every event; stateAt cold, from a snapshot and the fold agree at any position", async () => {
     await fc.assert(
       fc.asyncProperty(
-        fc.array(fc.array(step, { maxLength: 4 }), { minLength: 1, maxLength: 3 }),
-        fc.array(fc.boolean(), { minLength: 4, maxLength: 4 }),
+        scriptedMessages,
+        approvalAnswers,
         fc.integer({ min: 1, max: 5 }),
         fc.array(fc.nat(), { minLength: 1, maxLength: 4 }),
         fc.array(fc.integer({ min: 1, max: 40 }), { minLength: 1, maxLength: 8 }),

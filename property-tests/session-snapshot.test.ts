@@ -5,14 +5,14 @@ import { SessionFold } from "../src/core/session-fold.js";
 import { CallMap } from "../src/projections/call-map.js";
 import { SessionSnapshotReader, SessionSnapshotWriter } from "../src/projections/session-snapshot.js";
 import { MemorySnapshotStore } from "../src/log/snapshot-store.js";
-import { recordScriptedSession, scriptStep as step } from "../test/support/scripted-sessions.js";
+import { approvalAnswers, recordScriptedSession, scriptedMessages } from "../test/support/scripted-sessions.js";
 
 describe("any recorded session, snapshotted", () => {
   it("a state saved and loaded equals the folded one at any position, with what the fold owed there; chunks are shared between snapshots", async () => {
     await fc.assert(
       fc.asyncProperty(
-        fc.array(fc.array(step, { maxLength: 4 }), { minLength: 1, maxLength: 3 }),
-        fc.array(fc.boolean(), { minLength: 4, maxLength: 4 }),
+        scriptedMessages,
+        approvalAnswers,
         fc.integer({ min: 1, max: 6 }),
         fc.array(fc.nat(), { minLength: 1, maxLength: 5 }),
         async (messages, answers, chunkSize, picks) => {

@@ -25,6 +25,12 @@ export const scriptStep: fc.Arbitrary<ScriptStep> = fc.oneof(
   { weight: 1, arbitrary: fc.record({ error: fc.record({ kind: fc.constantFrom("transport" as const, "http-status" as const), retryable: fc.boolean() }) }) },
 );
 
+/** Up to three user messages of up to four scripted steps each, for `recordScriptedSession`. */
+export const scriptedMessages: fc.Arbitrary<ScriptStep[][]> = fc.array(fc.array(scriptStep, { maxLength: 4 }), { minLength: 1, maxLength: 3 });
+
+/** How held calls are answered, in turn (approve or deny), for `recordScriptedSession`. */
+export const approvalAnswers: fc.Arbitrary<boolean[]> = fc.array(fc.boolean(), { minLength: 4, maxLength: 4 });
+
 /**
  * Records user messages of scripted steps (each message's steps, then an answer), approving or
  * denying held calls as `answers` says in turn, into a new MemoryEventLog as session "p1".
