@@ -28,7 +28,6 @@ export function firstDifference(expected: unknown, actual: unknown, path = ""): 
   return { path: path === "" ? "$" : path, expected, actual };
 }
 
-
 /**
  * Whether `firstDifference(expected, actual)` finds no difference, without building a path or
  * sorting keys: the same comparison (`Object.is` for everything else, arrays by index up to the
